@@ -1,0 +1,111 @@
+"""The Starlette application: /graphql (HTTP, websockets, GraphiQL) and /health."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TypedDict
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
+
+from dealroom.config import Settings
+from dealroom.persistence.engine import create_engine, create_sessionmaker
+from dealroom.realtime import Broker, create_broker
+from dealroom.schema.context import AppState, Context
+from dealroom.schema.root import create_schema
+from dealroom.services.clock import Clock, SystemClock
+
+CONTEXTS = "dealroom.contexts"
+
+
+class GraphQLView(GraphQL[Context, None]):
+    """strawberry's ASGI view with our typed context; each request's unit of work is closed
+    when the request (or the websocket) ends, so no connection outlives its use."""
+
+    def __init__(self, state: AppState) -> None:
+        super().__init__(
+            create_schema(state.settings),
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL),
+            max_subscriptions_per_connection=100,
+        )
+        self.state = state
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> Context:
+        context = Context(self.state, request, response if isinstance(response, Response) else None)
+        request.scope.setdefault(CONTEXTS, []).append(context)
+        return context
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            for context in scope.get(CONTEXTS, ()):
+                await context.db.close()
+
+
+class State(TypedDict):
+    app_state: AppState
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    clock: Clock | None = None,
+    engine: AsyncEngine | None = None,
+    broker: Broker | None = None,
+) -> Starlette:
+    """Build the app. Tests may hand in their own engine, broker and clock (the edges)."""
+    settings = settings or Settings()
+    own_engine = engine is None
+    engine = engine or create_engine(settings.resolved_database_url)
+    own_broker = broker is None
+    broker = broker or create_broker(settings.redis_url)
+    state = AppState(
+        settings=settings,
+        sessionmaker=create_sessionmaker(engine),
+        broker=broker,
+        clock=clock or SystemClock(),
+    )
+    view = GraphQLView(state)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[State]:
+        if own_broker:
+            await broker.start()
+        try:
+            yield {"app_state": state}
+        finally:
+            if own_broker:
+                await broker.close()
+            if own_engine:
+                await engine.dispose()
+
+    async def health(_request: Request) -> Response:
+        async with engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
+        return JSONResponse({"status": "ok"})
+
+    async def index(_request: Request) -> Response:
+        return RedirectResponse("/graphql")
+
+    return Starlette(
+        debug=settings.debug,
+        routes=[
+            Route("/", index),
+            Route("/health", health),
+            Route("/graphql", view, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", view),
+        ],
+        lifespan=lifespan,
+    )

@@ -1,0 +1,48 @@
+"""Typed errors carrying a stable code; the GraphQL layer maps them to ``extensions.code``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    BAD_USER_INPUT = "BAD_USER_INPUT"
+    CONFLICT = "CONFLICT"
+    RATE_LIMITED = "RATE_LIMITED"
+    INTERNAL = "INTERNAL"
+
+
+class DomainError(Exception):
+    """An expected failure: shown to the client with its code, never masked."""
+
+    def __init__(self, code: ErrorCode, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+    @property
+    def extensions(self) -> dict[str, object]:
+        # graphql-core copies an original error's ``extensions`` dict onto the GraphQLError.
+        return {"code": str(self.code), **self.details}
+
+
+def not_found(what: str) -> DomainError:
+    return DomainError(ErrorCode.NOT_FOUND, f"{what} not found.")
+
+
+def forbidden(message: str = "You may not do that.") -> DomainError:
+    return DomainError(ErrorCode.FORBIDDEN, message)
+
+
+def bad_input(message: str, field: str | None = None) -> DomainError:
+    if field is None:
+        return DomainError(ErrorCode.BAD_USER_INPUT, message)
+    return DomainError(ErrorCode.BAD_USER_INPUT, message, field=field)
+
+
+def unauthenticated(message: str = "Sign in first.") -> DomainError:
+    return DomainError(ErrorCode.UNAUTHENTICATED, message)

@@ -1,0 +1,95 @@
+"""A unit of work: one session per request or job, committed at the boundary.
+
+Services and repositories ``flush()``; only the boundary (a mutation resolver, a job) commits.
+Side effects such as broker publishes are registered with ``after_commit`` and run only once
+the transaction is durable; a rollback drops them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import structlog
+from sqlalchemy import Executable, Result, Select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+AfterCommit = Callable[[], Awaitable[None]]
+
+
+class Db:
+    """A request's session, serialised behind a lock.
+
+    strawberry resolves sibling fields concurrently and an ``AsyncSession`` must never be used
+    by two coroutines at once, so every statement goes through this lock."""
+
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+        self._sessionmaker = sessionmaker
+        self._session: AsyncSession | None = None
+        self._lock = asyncio.Lock()
+        self._after_commit: list[AfterCommit] = []
+
+    @property
+    def session(self) -> AsyncSession:
+        if self._session is None:
+            self._session = self._sessionmaker()
+        return self._session
+
+    async def execute(
+        self, statement: Executable, params: dict[str, Any] | None = None
+    ) -> Result[Any]:
+        async with self._lock:
+            return await self.session.execute(statement, params)
+
+    async def scalar(self, statement: Select[T]) -> T | None:
+        async with self._lock:
+            return await self.session.scalar(statement)
+
+    async def scalars(self, statement: Select[T]) -> Sequence[T]:
+        async with self._lock:
+            return (await self.session.scalars(statement)).all()
+
+    async def get(self, model: type[T], ident: object) -> T | None:
+        async with self._lock:
+            return await self.session.get(model, ident)
+
+    async def add(self, *rows: object) -> None:
+        async with self._lock:
+            self.session.add_all(rows)
+            await self.session.flush()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            await self.session.flush()
+
+    def after_commit(self, callback: AfterCommit) -> None:
+        self._after_commit.append(callback)
+
+    async def commit(self) -> None:
+        async with self._lock:
+            if self._session is not None:
+                await self._session.commit()
+        callbacks, self._after_commit = self._after_commit, []
+        for callback in callbacks:
+            try:
+                await callback()
+            except Exception:
+                # The record is committed; a lost wake-up is recovered by cursor replay.
+                log.exception("after_commit_failed")
+
+    async def rollback(self) -> None:
+        self._after_commit.clear()
+        async with self._lock:
+            if self._session is not None:
+                await self._session.rollback()
+
+    async def close(self) -> None:
+        self._after_commit.clear()
+        async with self._lock:
+            if self._session is not None:
+                await self._session.close()
+                self._session = None

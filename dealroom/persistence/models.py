@@ -1,0 +1,220 @@
+"""SQLAlchemy 2 models. Relationships are not mapped: repositories load what callers need.
+
+GraphQL types are never these rows; resolvers map them (``from_row``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+    Uuid,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC on the way out, whatever the backend stores (SQLite stores naive)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime, dict[str, Any]: JSON}
+
+
+class Account(Base):
+    """A person or business. No stored type: roles are derived per room (seed 000)."""
+
+    __tablename__ = "accounts"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    handle: Mapped[str] = mapped_column(String(32), unique=True)
+    display_name: Mapped[str] = mapped_column(String(80))
+    avatar_url: Mapped[str | None] = mapped_column(String(500))
+    is_operator: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class Credential(Base):
+    __tablename__ = "credentials"
+
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    )
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    updated_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class AuthSession(Base):
+    """An opaque bearer token, stored only as its SHA-256."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+
+class AccountManager(Base):
+    """The act-as permission edge: ``manager`` may act as ``managed``."""
+
+    __tablename__ = "account_managers"
+
+    manager_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    )
+    managed_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    )
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class Service(Base):
+    """Something an account offers (a sponsored post, a keynote)."""
+
+    __tablename__ = "services"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(120))
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class AccountMemory(Base):
+    """One long-term document per account (seed 000 "Two memory layers")."""
+
+    __tablename__ = "account_memory"
+
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    )
+    document: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class Room(Base):
+    __tablename__ = "rooms"
+    __table_args__ = (Index("ix_rooms_host_activity", "host_account_id", "last_activity_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    kind: Mapped[str] = mapped_column(String(16))
+    mode: Mapped[str] = mapped_column(String(16))
+    host_account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE")
+    )
+    service_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("services.id", ondelete="SET NULL")
+    )
+    title: Mapped[str] = mapped_column(String(200))
+    memory: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    memory_version: Mapped[int] = mapped_column(Integer, default=0)
+    event_seq: Mapped[int] = mapped_column(Integer, default=0)
+    """The room's event sequence: the last number handed out, under the room's row lock."""
+    model_picks: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+    last_activity_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class Participant(Base):
+    """A seat in a room, with exactly one pane."""
+
+    __tablename__ = "participants"
+    __table_args__ = (
+        UniqueConstraint("room_id", "key", name="uq_participants_room_key"),
+        Index("ix_participants_account", "account_id"),
+        Index("ix_participants_guest", "guest_key_hash"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    room_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(32))
+    account_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="SET NULL")
+    )
+    guest_key_hash: Mapped[str | None] = mapped_column(String(64))
+    last_merged_memory_version: Mapped[int] = mapped_column(Integer, default=0)
+    spoke_at: Mapped[datetime | None]
+    """When this participant last posted: a visitor who has spoken ends empty-room reuse."""
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("room_id", "seq", name="uq_messages_room_seq"),
+        UniqueConstraint("participant_id", "client_message_id", name="uq_messages_pane_client_id"),
+        Index("ix_messages_pane_seq", "participant_id", "seq"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    room_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"))
+    participant_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("participants.id", ondelete="CASCADE")
+    )
+    seq: Mapped[int] = mapped_column(Integer)
+    author_kind: Mapped[str] = mapped_column(String(16))
+    author_account_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="SET NULL")
+    )
+    body: Mapped[str] = mapped_column(Text)
+    session_no: Mapped[int] = mapped_column(Integer, default=1)
+    client_message_id: Mapped[str | None] = mapped_column(String(64))
+    relayed_dispatch_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class PendingEffect(Base):
+    """An outbound effect held while the visitor is an unclaimed guest (seed 000 "login gate")."""
+
+    __tablename__ = "pending_effects"
+    __table_args__ = (UniqueConstraint("room_id", "seq", name="uq_pending_effects_room_seq"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    room_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="held")
+    created_at: Mapped[datetime] = mapped_column(default=_now)

@@ -1,0 +1,295 @@
+"""Every query lives here. Repositories flush, never commit."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
+from sqlalchemy.orm import aliased
+
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import (
+    Account,
+    AccountManager,
+    AccountMemory,
+    AuthSession,
+    Credential,
+    Message,
+    Participant,
+    PendingEffect,
+    Room,
+)
+
+
+class AccountRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def by_id(self, account_id: uuid.UUID) -> Account | None:
+        return await self.db.get(Account, account_id)
+
+    async def by_ids(self, ids: Sequence[uuid.UUID]) -> list[Account]:
+        return list(await self.db.scalars(select(Account).where(Account.id.in_(ids))))
+
+    async def by_handle(self, handle: str, *, lock: bool = False) -> Account | None:
+        statement = select(Account).where(Account.handle == handle)
+        if lock:
+            statement = statement.with_for_update()
+        return await self.db.scalar(statement)
+
+    async def credential_by_email(self, email: str) -> Credential | None:
+        return await self.db.scalar(select(Credential).where(Credential.email == email))
+
+    async def credential_for(self, account_id: uuid.UUID) -> Credential | None:
+        return await self.db.get(Credential, account_id)
+
+    async def handle_or_email_taken(self, handle: str, email: str) -> str | None:
+        if await self.db.scalar(select(Account.id).where(Account.handle == handle)):
+            return "handle"
+        if await self.db.scalar(select(Credential.account_id).where(Credential.email == email)):
+            return "email"
+        return None
+
+    async def manages(self, manager_id: uuid.UUID, managed_id: uuid.UUID) -> bool:
+        found = await self.db.scalar(
+            select(AccountManager.manager_id).where(
+                AccountManager.manager_id == manager_id, AccountManager.managed_id == managed_id
+            )
+        )
+        return found is not None
+
+    async def managed_by(self, manager_id: uuid.UUID) -> list[Account]:
+        return list(
+            await self.db.scalars(
+                select(Account)
+                .join(AccountManager, AccountManager.managed_id == Account.id)
+                .where(AccountManager.manager_id == manager_id)
+                .order_by(Account.handle)
+            )
+        )
+
+    async def memories(self, ids: Sequence[uuid.UUID]) -> list[AccountMemory]:
+        return list(
+            await self.db.scalars(select(AccountMemory).where(AccountMemory.account_id.in_(ids)))
+        )
+
+
+class SessionRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def live_by_hash(self, token_hash: str, now: datetime) -> AuthSession | None:
+        return await self.db.scalar(
+            select(AuthSession).where(
+                AuthSession.token_hash == token_hash,
+                AuthSession.expires_at > now,
+                AuthSession.revoked_at.is_(None),
+            )
+        )
+
+    async def revoke(self, token_hash: str, now: datetime) -> None:
+        await self.db.execute(
+            update(AuthSession)
+            .where(AuthSession.token_hash == token_hash, AuthSession.revoked_at.is_(None))
+            .values(revoked_at=now)
+        )
+
+
+class RoomRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def by_id(self, room_id: uuid.UUID) -> Room | None:
+        return await self.db.get(Room, room_id)
+
+    async def by_ids(self, ids: Sequence[uuid.UUID]) -> list[Room]:
+        return list(await self.db.scalars(select(Room).where(Room.id.in_(ids))))
+
+    async def home_room(self, account_id: uuid.UUID) -> Room | None:
+        return await self.db.scalar(
+            select(Room).where(Room.host_account_id == account_id, Room.kind == "home")
+        )
+
+    async def participants(self, room_id: uuid.UUID) -> list[Participant]:
+        return list(
+            await self.db.scalars(
+                select(Participant).where(Participant.room_id == room_id).order_by(Participant.key)
+            )
+        )
+
+    async def participants_of(self, room_ids: Sequence[uuid.UUID]) -> list[Participant]:
+        return list(
+            await self.db.scalars(
+                select(Participant)
+                .where(Participant.room_id.in_(room_ids))
+                .order_by(Participant.room_id, Participant.key)
+            )
+        )
+
+    async def newest_visit(
+        self, host_id: uuid.UUID, *, account_id: uuid.UUID | None, guest_key_hash: str | None
+    ) -> tuple[Room, Participant] | None:
+        """The visitor's newest deal room with this host, with its visitor seat."""
+        visitor = aliased(Participant)
+        bound = (
+            visitor.account_id == account_id
+            if account_id is not None
+            else and_(visitor.guest_key_hash == guest_key_hash, visitor.account_id.is_(None))
+        )
+        result = await self.db.execute(
+            select(Room, visitor)
+            .join(visitor, and_(visitor.room_id == Room.id, visitor.key == "visitor"))
+            .where(Room.host_account_id == host_id, Room.kind == "deal", bound)
+            .order_by(Room.created_at.desc(), Room.id.desc())
+            .limit(1)
+        )
+        row = result.first()
+        if row is None:
+            return None
+        room, participant = tuple(row)
+        return room, participant
+
+    def _reader_filter(
+        self, account_id: uuid.UUID | None, guest_key_hash: str | None
+    ) -> ColumnElement[bool]:
+        seat_match: list[ColumnElement[bool]] = []
+        if account_id is not None:
+            seat_match.append(Participant.account_id == account_id)
+        if guest_key_hash is not None:
+            seat_match.append(Participant.guest_key_hash == guest_key_hash)
+        held = select(Participant.room_id).where(or_(*seat_match))
+        conditions: list[ColumnElement[bool]] = [Room.id.in_(held)]
+        if account_id is not None:
+            conditions.append(Room.host_account_id == account_id)
+        return or_(*conditions)
+
+    async def page_for_reader(
+        self,
+        *,
+        account_id: uuid.UUID | None,
+        guest_key_hash: str | None,
+        limit: int,
+        after: tuple[datetime, uuid.UUID] | None,
+    ) -> list[Room]:
+        """Rooms the reader holds a seat in, most recently active first (keyset paging)."""
+        statement = select(Room).where(self._reader_filter(account_id, guest_key_hash))
+        if after is not None:
+            stamp, room_id = after
+            statement = statement.where(
+                or_(
+                    Room.last_activity_at < stamp,
+                    and_(Room.last_activity_at == stamp, Room.id < room_id),
+                )
+            )
+        statement = statement.order_by(Room.last_activity_at.desc(), Room.id.desc()).limit(limit)
+        return list(await self.db.scalars(statement))
+
+    async def count_for_reader(
+        self, *, account_id: uuid.UUID | None, guest_key_hash: str | None
+    ) -> int:
+        statement = select(func.count(Room.id)).where(
+            self._reader_filter(account_id, guest_key_hash)
+        )
+        return int(await self.db.scalar(statement) or 0)
+
+    async def next_event_seq(self, room_id: uuid.UUID, now: datetime) -> int:
+        """Take the room's row lock and hand out its next event number.
+
+        The UPDATE holds the row lock until commit (PostgreSQL; SQLite has one writer), so two
+        writers to one room commit in cursor order and a resuming reader never skips a row."""
+        result = await self.db.execute(
+            update(Room)
+            .where(Room.id == room_id)
+            .values(event_seq=Room.event_seq + 1, last_activity_at=now)
+            .returning(Room.event_seq)
+        )
+        return int(result.scalar_one())
+
+    async def unclaimed_rooms_with_held_effects(
+        self, room_ids: Sequence[uuid.UUID]
+    ) -> set[uuid.UUID]:
+        """Rooms whose visitor is an unclaimed guest and that hold effects waiting on sign-in
+        (seed 000 "The login gate lives in the mechanism"): exactly what makes loginRequired."""
+        rows = await self.db.scalars(
+            select(PendingEffect.room_id)
+            .join(
+                Participant,
+                and_(Participant.room_id == PendingEffect.room_id, Participant.key == "visitor"),
+            )
+            .where(
+                PendingEffect.room_id.in_(room_ids),
+                PendingEffect.status == "held",
+                Participant.account_id.is_(None),
+            )
+            .distinct()
+        )
+        return set(rows)
+
+
+class MessageRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def by_client_id(self, participant_id: uuid.UUID, client_id: str) -> Message | None:
+        return await self.db.scalar(
+            select(Message).where(
+                Message.participant_id == participant_id, Message.client_message_id == client_id
+            )
+        )
+
+    async def page(
+        self,
+        participant_id: uuid.UUID,
+        *,
+        after: int | None,
+        before: int | None,
+        limit: int,
+        newest_first: bool,
+    ) -> list[Message]:
+        statement = select(Message).where(Message.participant_id == participant_id)
+        if after is not None:
+            statement = statement.where(Message.seq > after)
+        if before is not None:
+            statement = statement.where(Message.seq < before)
+        order = Message.seq.desc() if newest_first else Message.seq.asc()
+        return list(await self.db.scalars(statement.order_by(order).limit(limit)))
+
+    async def last_in_pane(self, participant_id: uuid.UUID) -> Message | None:
+        return await self.db.scalar(
+            select(Message)
+            .where(Message.participant_id == participant_id)
+            .order_by(Message.seq.desc())
+            .limit(1)
+        )
+
+    async def last_in_panes(self, participant_ids: Sequence[uuid.UUID]) -> list[Message]:
+        """The newest message of each pane, in one statement."""
+        newest = (
+            select(Message.participant_id, func.max(Message.seq).label("seq"))
+            .where(Message.participant_id.in_(participant_ids))
+            .group_by(Message.participant_id)
+            .subquery()
+        )
+        return list(
+            await self.db.scalars(
+                select(Message).join(
+                    newest,
+                    and_(
+                        Message.participant_id == newest.c.participant_id,
+                        Message.seq == newest.c.seq,
+                    ),
+                )
+            )
+        )
+
+    async def nth_latest_post_at(self, participant_id: uuid.UUID, n: int) -> datetime | None:
+        """When the participant posted its n-th newest message in this pane (index-bounded)."""
+        return await self.db.scalar(
+            select(Message.created_at)
+            .where(Message.participant_id == participant_id, Message.author_kind == "participant")
+            .order_by(Message.seq.desc())
+            .offset(n - 1)
+            .limit(1)
+        )

@@ -1,0 +1,93 @@
+"""Redis pub/sub broker: one connection for publishing, one pub/sub connection for all
+local subscribers of this process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+
+import structlog
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from dealroom.realtime.broker import RESYNC, Subscription, _Fanout
+
+log = structlog.get_logger(__name__)
+
+
+class RedisBroker:
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._redis: Redis = Redis.from_url(url, decode_responses=True)
+        self._pubsub: PubSub = self._redis.pubsub(ignore_subscribe_messages=True)
+        self._fanout = _Fanout()
+        self._reader: asyncio.Task[None] | None = None
+        self._ops = asyncio.Lock()
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        await self._redis.ping()  # fail fast: an unreachable Redis is a startup error
+        self._reader = asyncio.create_task(self._read_loop(), name="redis-broker-reader")
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+        await self._redis.aclose()
+
+    async def publish(self, channel: str, payload: str) -> None:
+        await self._redis.publish(channel, payload)
+
+    @contextlib.asynccontextmanager
+    async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:
+        sub = Subscription(tuple(channels))
+        fresh = self._fanout.add(sub)
+        try:
+            if fresh:
+                async with self._ops:
+                    await self._pubsub.subscribe(*fresh)
+                self._ready.set()
+            yield sub
+        finally:
+            emptied = self._fanout.remove(sub)
+            if emptied:
+                with contextlib.suppress(RedisConnectionError, RedisTimeoutError):
+                    async with self._ops:
+                        await self._pubsub.unsubscribe(*emptied)
+
+    async def _read_loop(self) -> None:
+        backoff = 0.1
+        while True:
+            try:
+                if not self._pubsub.subscribed:
+                    # Nothing to listen to yet; get_message would return at once.
+                    self._ready.clear()
+                    await self._ready.wait()
+                    continue
+                message = await self._pubsub.get_message(timeout=1.0)
+                backoff = 0.1
+                if message is not None and message.get("type") == "message":
+                    self._fanout.deliver(str(message["channel"]), str(message["data"]))
+            except asyncio.CancelledError:
+                raise
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                log.warning("redis_broker_reconnect", backoff=backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                await self._resubscribe()
+
+    async def _resubscribe(self) -> None:
+        with contextlib.suppress(RedisConnectionError, RedisTimeoutError, OSError):
+            async with self._ops:
+                await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                channels = self._fanout.channels
+                if channels:
+                    await self._pubsub.subscribe(*channels)
+            # Anything published while we were away is in the database, not here.
+            self._fanout.deliver_all(RESYNC)

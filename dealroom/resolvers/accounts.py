@@ -1,0 +1,70 @@
+"""Account resolvers: parse input, call a service, map the result."""
+
+from __future__ import annotations
+
+from dealroom.domain.errors import not_found
+from dealroom.persistence.repositories import AccountRepository
+from dealroom.schema.context import ACT_AS_COOKIE, SESSION_COOKIE, Info
+from dealroom.schema.inputs import SignInInput, SignUpInput
+from dealroom.schema.types import Account, AuthPayload, Me
+from dealroom.services import accounts
+
+
+async def me(info: Info) -> Me | None:
+    identity = await info.context.identity()
+    if identity.account is None or identity.signed_in is None:
+        return None
+    return Me.from_rows(identity.account, identity.signed_in)
+
+
+async def account(info: Info, handle: str) -> Account:
+    row = await AccountRepository(info.context.db).by_handle(handle.strip().lower())
+    if row is None:
+        raise not_found("Account")
+    return Account.from_row(row)
+
+
+def _signed_in(info: Info, result: accounts.SignedIn) -> AuthPayload:
+    settings = info.context.app.settings
+    info.context.adopt_account(result.account)
+    info.context.set_cookie(SESSION_COOKIE, result.token, int(settings.session_ttl.total_seconds()))
+    return AuthPayload(token=result.token, account=Me.from_rows(result.account, result.account))
+
+
+async def sign_up(info: Info, input: SignUpInput) -> AuthPayload:
+    ctx = info.context
+    async with ctx.transaction() as db:
+        result = await accounts.sign_up(
+            db,
+            ctx.app.clock,
+            email=input.email,
+            password=input.password,
+            handle=input.handle,
+            display_name=input.display_name,
+            ttl_days=ctx.app.settings.session_ttl_days,
+        )
+    return _signed_in(info, result)
+
+
+async def sign_in(info: Info, input: SignInInput) -> AuthPayload:
+    ctx = info.context
+    async with ctx.transaction() as db:
+        result = await accounts.sign_in(
+            db,
+            ctx.app.clock,
+            email=input.email,
+            password=input.password,
+            ttl_days=ctx.app.settings.session_ttl_days,
+        )
+    return _signed_in(info, result)
+
+
+async def sign_out(info: Info) -> bool:
+    ctx = info.context
+    token = ctx.credentials().token
+    if token:
+        async with ctx.transaction() as db:
+            await accounts.sign_out(db, ctx.app.clock, token)
+    ctx.delete_cookie(SESSION_COOKIE)
+    ctx.delete_cookie(ACT_AS_COOKIE)
+    return token is not None

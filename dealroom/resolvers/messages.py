@@ -1,0 +1,63 @@
+"""Message resolvers and the pane subscription."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+import strawberry
+
+from dealroom.domain.cursors import event_cursor, parse_event_cursor
+from dealroom.domain.seats import Seat
+from dealroom.persistence.db import Db
+from dealroom.schema.context import Info
+from dealroom.schema.inputs import PostMessageInput
+from dealroom.schema.types import Message, MessageAdded, PaneEvent
+from dealroom.services import messages, rooms
+
+
+async def post_message(info: Info, input: PostMessageInput) -> Message:
+    ctx = info.context
+    identity = await ctx.identity()
+    room_id = rooms.parse_id(input.room_id, "room")
+    async with ctx.transaction() as db:
+        view = await messages.post_message(
+            db,
+            ctx.app.broker,
+            ctx.app.clock,
+            identity,
+            room_id=room_id,
+            body=input.body,
+            client_message_id=input.client_message_id,
+            seat=Seat(input.seat) if input.seat is not None else None,
+            limits=messages.PostLimits(per_minute=ctx.app.settings.posts_per_minute),
+        )
+    # The author reads its own message from the pane it wrote into.
+    return Message.from_view(view, view.seat)
+
+
+async def pane_events(
+    info: Info, room_id: strawberry.ID, seat: Seat, after: str | None = None
+) -> AsyncGenerator[PaneEvent, None]:
+    ctx = info.context
+    room_uuid = rooms.parse_id(room_id, "room")
+    start = parse_event_cursor(after) if after is not None else None
+    # A short-lived unit of work: a subscription must never hold a connection while it waits.
+    db = Db(ctx.app.sessionmaker)
+    try:
+        identity = await ctx.fresh_identity()
+        room = await rooms.room_for_reader(db, identity, room_uuid)
+        participant_id = messages.readable_pane(room, Seat(seat))
+        reader = room.reader_seat
+    finally:
+        await db.close()
+    async for event in messages.follow_pane(
+        ctx.app.sessionmaker,
+        ctx.app.broker,
+        room_id=room_uuid,
+        participant_id=participant_id,
+        seat=Seat(seat),
+        after=start,
+    ):
+        yield MessageAdded(
+            cursor=event_cursor(event.cursor), message=Message.from_view(event.message, reader)
+        )

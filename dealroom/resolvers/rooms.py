@@ -1,0 +1,59 @@
+"""Room resolvers."""
+
+from __future__ import annotations
+
+import strawberry
+
+from dealroom.domain.cursors import room_cursor
+from dealroom.domain.errors import bad_input
+from dealroom.schema.context import GUEST_COOKIE, Info
+from dealroom.schema.types import OpenRoomPayload, PageInfo, Room, RoomConnection, RoomEdge
+from dealroom.services import rooms
+
+GUEST_COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetimes at 400 days
+
+
+async def room(info: Info, id: strawberry.ID) -> Room:
+    identity = await info.context.identity()
+    found = await rooms.room_for_reader(info.context.db, identity, rooms.parse_id(id, "room"))
+    info.context.loaders.participants.prime(found.room.id, found.participants)
+    return Room.for_reader(found.room)
+
+
+async def list_rooms(info: Info, first: int, after: str | None) -> RoomConnection:
+    cap = info.context.app.settings.max_page_size
+    if not 0 < first <= cap:
+        raise bad_input(f"first must be between 1 and {cap}.", "first")
+    identity = await info.context.identity()
+    page = await rooms.rooms_for_reader(info.context.db, identity, first=first, after=after)
+    edges = [
+        RoomEdge(cursor=room_cursor(r.last_activity_at, r.id), node=Room.for_reader(r))
+        for r in page.rooms
+    ]
+    return RoomConnection(
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=after is not None,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+        total_count=page.total,
+    )
+
+
+async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> OpenRoomPayload:
+    ctx = info.context
+    identity = await ctx.identity()
+    async with ctx.transaction() as db:
+        opened = await rooms.open_visitor_room(
+            db, ctx.app.clock, identity, handle=handle, new_conversation=new_conversation
+        )
+    if opened.guest_key is not None:
+        ctx.set_cookie(GUEST_COOKIE, opened.guest_key, GUEST_COOKIE_MAX_AGE)
+        if identity.guest_key != opened.guest_key:
+            # The rest of this response reads the room as the new guest.
+            ctx.adopt_guest_key(opened.guest_key)
+    return OpenRoomPayload(
+        room=Room.for_reader(opened.room), guest_key=opened.guest_key, created=opened.created
+    )

@@ -1,0 +1,133 @@
+"""The typed per-request context: app state, one unit of work, loaders and the identity."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.websockets import WebSocket
+from strawberry.types import Info as StrawberryInfo
+
+from dealroom.config import Settings
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Account
+from dealroom.realtime.broker import Broker
+from dealroom.schema.loaders import Loaders, create_loaders
+from dealroom.services.clock import Clock
+from dealroom.services.identity import Credentials, Identity, resolve_identity
+
+SESSION_COOKIE = "dealroom_session"
+GUEST_COOKIE = "dealroom_guest"
+ACT_AS_COOKIE = "dealroom_act_as"
+
+
+@dataclass(frozen=True)
+class AppState:
+    settings: Settings
+    sessionmaker: async_sessionmaker[AsyncSession]
+    broker: Broker
+    clock: Clock
+
+
+class Context:
+    def __init__(
+        self, app: AppState, request: Request | WebSocket, response: Response | None
+    ) -> None:
+        self.app = app
+        self.request = request
+        self.response = response
+        self.connection_params: dict[str, Any] | None = None
+        """A websocket's connection_init payload (set by strawberry)."""
+        self.db = Db(app.sessionmaker)
+        self.loaders: Loaders = create_loaders(self.db)
+        self._identity: Identity | None = None
+
+    @property
+    def is_websocket(self) -> bool:
+        return isinstance(self.request, WebSocket)
+
+    def credentials(self) -> Credentials:
+        """Bearer header, then cookie; a websocket may also pass them in connection_init
+        (browsers cannot set headers on a websocket)."""
+        headers = self.request.headers
+        cookies = self.request.cookies
+        params = self.connection_params or {}
+        token: str | None = None
+        from_cookie = False
+        authorization = headers.get("authorization") or _str(params.get("authorization"))
+        if authorization:
+            scheme, _, value = authorization.partition(" ")
+            token = value.strip() if scheme.lower() == "bearer" else None
+        elif cookies.get(SESSION_COOKIE):
+            token, from_cookie = cookies[SESSION_COOKIE], True
+        guest_key = (
+            headers.get("x-guest-key") or _str(params.get("guestKey")) or cookies.get(GUEST_COOKIE)
+        )
+        act_as = headers.get("x-act-as") or _str(params.get("actAs")) or cookies.get(ACT_AS_COOKIE)
+        return Credentials(
+            token=token, token_from_cookie=from_cookie, guest_key=guest_key, act_as=act_as
+        )
+
+    async def identity(self) -> Identity:
+        """Resolved once per HTTP request. A websocket resolves per operation (``fresh``)."""
+        if self._identity is None:
+            self._identity = await resolve_identity(self.db, self.app.clock, self.credentials())
+        return self._identity
+
+    def adopt_account(self, account: Account) -> None:
+        """A sign-up or sign-in just succeeded: the rest of this response reads as that account."""
+        guest_key = self._identity.guest_key if self._identity else None
+        self._identity = Identity(signed_in=account, account=account, guest_key=guest_key)
+
+    def adopt_guest_key(self, guest_key: str) -> None:
+        """A visit just minted a guest key: the rest of this request reads as that guest."""
+        if self._identity is not None:
+            self._identity = dataclasses.replace(self._identity, guest_key=guest_key)
+
+    async def fresh_identity(self) -> Identity:
+        db = Db(self.app.sessionmaker)
+        try:
+            return await resolve_identity(db, self.app.clock, self.credentials())
+        finally:
+            await db.close()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Db]:
+        """A mutation's boundary: commit on success (then run after-commit publishes),
+        roll back on any error so bad input changes nothing."""
+        try:
+            yield self.db
+        except BaseException:
+            await self.db.rollback()
+            raise
+        await self.db.commit()
+
+    def set_cookie(self, name: str, value: str, max_age: int) -> None:
+        if self.response is None:
+            return
+        self.response.set_cookie(
+            name,
+            value,
+            max_age=max_age,
+            httponly=True,
+            samesite="lax",
+            secure=self.app.settings.cookie_secure,
+            path="/",
+        )
+
+    def delete_cookie(self, name: str) -> None:
+        if self.response is not None:
+            self.response.delete_cookie(name, path="/")
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+Info: TypeAlias = StrawberryInfo[Context, None]

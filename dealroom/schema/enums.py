@@ -1,0 +1,28 @@
+"""GraphQL enums: the domain's StrEnums, registered with strawberry (GraphQL names are the
+member names, so ``Seat.HOST`` is ``HOST``)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from dealroom.domain.seats import Alignment, AuthorKind, RoomKind, RoomMode, Seat
+
+strawberry.enum(Seat, description="A participant's place in a room; each seat has one pane.")
+strawberry.enum(
+    RoomKind,
+    description="HOME: an account with its own agent. DEAL: a visitor negotiating with a host.",
+)
+strawberry.enum(
+    RoomMode,
+    description="LIVE: a real negotiation. DEMO: the host previewing its own agent. "
+    "SCRIPTED: a mock tape (never written to durable memory).",
+)
+strawberry.enum(
+    AuthorKind, description="Who wrote a message: the pane's participant, its agent, or the system."
+)
+strawberry.enum(
+    Alignment,
+    description="Which side of the reader's screen a message sits on (computed per reader).",
+)
+
+__all__ = ["Alignment", "AuthorKind", "RoomKind", "RoomMode", "Seat"]

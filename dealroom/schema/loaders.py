@@ -1,0 +1,81 @@
+"""Per-request DataLoaders: one statement per kind of thing a page needs, whatever its size."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from strawberry.dataloader import DataLoader
+
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Account, AccountMemory, Message, Participant
+from dealroom.persistence.repositories import AccountRepository, MessageRepository, RoomRepository
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Loader(Generic[K, V]):
+    """A DataLoader whose shared futures survive one waiter's cancellation.
+
+    graphql-core cancels sibling fields once a non-null error nulls their parent; a cancelled
+    waiter would cancel the batch future every other field of the page is awaiting too."""
+
+    def __init__(self, load_fn: Callable[[Sequence[K]], Awaitable[Sequence[V]]]) -> None:
+        self._loader: DataLoader[K, V] = DataLoader(load_fn)
+
+    async def load(self, key: K) -> V:
+        return await asyncio.shield(self._loader.load(key))
+
+    def prime(self, key: K, value: V) -> None:
+        self._loader.prime(key, value)
+
+
+@dataclass
+class Loaders:
+    participants: Loader[uuid.UUID, list[Participant]]
+    accounts: Loader[uuid.UUID, Account | None]
+    last_message: Loader[uuid.UUID, Message | None]
+    """Keyed by pane (participant id)."""
+    memory: Loader[uuid.UUID, AccountMemory | None]
+    login_required: Loader[uuid.UUID, bool]
+
+
+def create_loaders(db: Db) -> Loaders:
+    rooms = RoomRepository(db)
+    accounts = AccountRepository(db)
+    messages = MessageRepository(db)
+
+    async def load_participants(keys: Sequence[uuid.UUID]) -> list[list[Participant]]:
+        grouped: dict[uuid.UUID, list[Participant]] = defaultdict(list)
+        for row in await rooms.participants_of(list(keys)):
+            grouped[row.room_id].append(row)
+        return [grouped.get(key, []) for key in keys]
+
+    async def load_accounts(keys: Sequence[uuid.UUID]) -> list[Account | None]:
+        found = {row.id: row for row in await accounts.by_ids(list(keys))}
+        return [found.get(key) for key in keys]
+
+    async def load_last_message(keys: Sequence[uuid.UUID]) -> list[Message | None]:
+        found = {row.participant_id: row for row in await messages.last_in_panes(list(keys))}
+        return [found.get(key) for key in keys]
+
+    async def load_memory(keys: Sequence[uuid.UUID]) -> list[AccountMemory | None]:
+        found = {row.account_id: row for row in await accounts.memories(list(keys))}
+        return [found.get(key) for key in keys]
+
+    async def load_login_required(keys: Sequence[uuid.UUID]) -> list[bool]:
+        held = await rooms.unclaimed_rooms_with_held_effects(list(keys))
+        return [key in held for key in keys]
+
+    return Loaders(
+        participants=Loader(load_participants),
+        accounts=Loader(load_accounts),
+        last_message=Loader(load_last_message),
+        memory=Loader(load_memory),
+        login_required=Loader(load_login_required),
+    )

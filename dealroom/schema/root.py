@@ -1,0 +1,128 @@
+"""The root types and the Schema object. No business logic here: resolvers do the work."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.types import ExecutionContext
+
+from dealroom.config import Settings
+from dealroom.domain.seats import Seat
+from dealroom.resolvers import accounts, messages, rooms
+from dealroom.schema.context import Info
+from dealroom.schema.errors import ErrorCodes
+from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
+from dealroom.schema.types import (
+    Account,
+    AuthPayload,
+    Me,
+    Message,
+    OpenRoomPayload,
+    PaneEvent,
+    Room,
+    RoomConnection,
+)
+
+
+@strawberry.type(description="Reads.")
+class Query:
+    @strawberry.field(
+        description="The signed-in account (the managed account when acting as one); "
+        "null when anonymous."
+    )
+    async def me(self, info: Info) -> Me | None:
+        return await accounts.me(info)
+
+    @strawberry.field(description="An account's public profile by handle. NOT_FOUND if unknown.")
+    async def account(self, info: Info, handle: str) -> Account:
+        return await accounts.account(info, handle)
+
+    @strawberry.field(
+        description="A room the reader holds a seat in. NOT_FOUND for any other room."
+    )
+    async def room(self, info: Info, id: strawberry.ID) -> Room:
+        return await rooms.room(info, id)
+
+    @strawberry.field(
+        description="The reader's rooms (hosted, visited, or bound to its guest key), "
+        "most recently active first. first: 1-100."
+    )
+    async def rooms(self, info: Info, first: int = 20, after: str | None = None) -> RoomConnection:
+        return await rooms.list_rooms(info, first, after)
+
+
+@strawberry.type(description="Writes. Each mutation is one transaction: on error, nothing changes.")
+class Mutation:
+    @strawberry.mutation(
+        description="Create an account (and its home room) and sign in. CONFLICT if the "
+        "handle or email is taken."
+    )
+    async def sign_up(self, info: Info, input: SignUpInput) -> AuthPayload:
+        return await accounts.sign_up(info, input)
+
+    @strawberry.mutation(description="Sign in. UNAUTHENTICATED on a wrong email or password.")
+    async def sign_in(self, info: Info, input: SignInInput) -> AuthPayload:
+        return await accounts.sign_in(info, input)
+
+    @strawberry.mutation(
+        description="End the presented session and clear auth cookies. True if a session "
+        "token was presented."
+    )
+    async def sign_out(self, info: Info) -> bool:
+        return await accounts.sign_out(info)
+
+    @strawberry.mutation(
+        description="Visit a host's link. Anonymous visitors get a guest key; a bare visit "
+        "reuses the visitor's newest room with the host while they have not spoken in it; "
+        "newConversation always starts a new room; the host's own visit opens a demo room."
+    )
+    async def open_visitor_room(
+        self, info: Info, handle: str, new_conversation: bool = False
+    ) -> OpenRoomPayload:
+        return await rooms.open_visitor_room(info, handle, new_conversation)
+
+    @strawberry.mutation(
+        description="Post into the reader's own pane. Idempotent on clientMessageId per pane. "
+        "Never waits for an agent."
+    )
+    async def post_message(self, info: Info, input: PostMessageInput) -> Message:
+        return await messages.post_message(info, input)
+
+
+@strawberry.type(description="Live streams.")
+class Subscription:
+    @strawberry.subscription(
+        description="A pane's events. With `after`, first replays every stored event after "
+        "that cursor, then goes live, with no gap and no duplicate. Without it, starts live."
+    )
+    async def pane_events(
+        self, info: Info, room_id: strawberry.ID, seat: Seat, after: str | None = None
+    ) -> AsyncGenerator[PaneEvent, None]:
+        async for event in messages.pane_events(info, room_id, seat, after):
+            yield event
+
+
+class Schema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        """Expected errors are answers, not incidents; ErrorCodes logs the unexpected ones."""
+
+
+def create_schema(settings: Settings | None = None) -> strawberry.Schema:
+    settings = settings or Settings()
+    return Schema(
+        query=Query,
+        mutation=Mutation,
+        subscription=Subscription,
+        extensions=[
+            # Factories: extensions hold per-operation state, so each operation gets its own.
+            lambda: QueryDepthLimiter(max_depth=settings.max_query_depth),
+            lambda: MaxAliasesLimiter(max_alias_count=settings.max_aliases),
+            lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
+            lambda: ErrorCodes(debug=settings.debug),
+        ],
+    )

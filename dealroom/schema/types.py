@@ -1,0 +1,426 @@
+"""GraphQL object types. Never ORM rows: each is built from a row or view (``from_*``)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, cast
+
+import strawberry
+from strawberry.scalars import JSON
+
+from dealroom.domain import access
+from dealroom.domain.cursors import event_cursor, parse_event_cursor, room_cursor
+from dealroom.domain.errors import bad_input, forbidden
+from dealroom.domain.seats import (
+    GUEST_NAME,
+    RoomKind,
+    RoomMode,
+    RoomNames,
+    Seat,
+    conversation_subtitle,
+    message_alignment,
+    pane_relationship_label,
+)
+from dealroom.persistence import models
+from dealroom.persistence.repositories import AccountRepository, RoomRepository
+from dealroom.schema.context import Info
+from dealroom.schema.enums import Alignment, AuthorKind
+from dealroom.services import messages as message_service
+from dealroom.services.events import MessageView
+from dealroom.services.rooms import holders
+
+
+@strawberry.type(description="Relay page info.")
+class PageInfo:
+    has_next_page: bool = strawberry.field(description="More items follow the last edge.")
+    has_previous_page: bool = strawberry.field(description="More items precede the first edge.")
+    start_cursor: str | None = strawberry.field(description="Cursor of the first edge.")
+    end_cursor: str | None = strawberry.field(description="Cursor of the last edge.")
+
+
+@strawberry.type(description="An account's public profile: what anyone may see.")
+class Account:
+    id: strawberry.ID = strawberry.field(description="The account id.")
+    handle: str = strawberry.field(description="The handle in the account's link, /z/<handle>.")
+    display_name: str = strawberry.field(description="The name shown to others.")
+    avatar_url: str | None = strawberry.field(description="Avatar image URL, if any.")
+
+    @strawberry.field(description="The account's public link path, where visitors start a deal.")
+    def link(self) -> str:
+        return f"/z/{self.handle}"
+
+    @classmethod
+    def from_row(cls, row: models.Account) -> Account:
+        return cls(
+            id=strawberry.ID(str(row.id)),
+            handle=row.handle,
+            display_name=row.display_name,
+            avatar_url=row.avatar_url,
+        )
+
+
+@strawberry.type(description="The signed-in account (or the account acted as), seen by itself.")
+class Me:
+    id: strawberry.ID = strawberry.field(description="The effective account's id.")
+    handle: str = strawberry.field(description="The effective account's handle.")
+    display_name: str = strawberry.field(description="The effective account's display name.")
+    avatar_url: str | None = strawberry.field(description="Avatar image URL, if any.")
+    is_operator: bool = strawberry.field(description="Operators see the ops views.")
+    acting: bool = strawberry.field(
+        description="True when a manager is acting as this account (X-Act-As)."
+    )
+    _account_id: strawberry.Private[uuid.UUID]
+    _signed_in_id: strawberry.Private[uuid.UUID]
+
+    @classmethod
+    def from_rows(cls, account: models.Account, signed_in: models.Account) -> Me:
+        return cls(
+            id=strawberry.ID(str(account.id)),
+            handle=account.handle,
+            display_name=account.display_name,
+            avatar_url=account.avatar_url,
+            is_operator=account.is_operator,
+            acting=account.id != signed_in.id,
+            _account_id=account.id,
+            _signed_in_id=signed_in.id,
+        )
+
+    @strawberry.field(description="The email the account signs in with.")
+    async def email(self, info: Info) -> str | None:
+        credential = await AccountRepository(info.context.db).credential_for(self._account_id)
+        return credential.email if credential else None
+
+    @strawberry.field(description="The account that holds the session (differs when acting).")
+    async def signed_in_as(self, info: Info) -> Account:
+        row = await info.context.loaders.accounts.load(self._signed_in_id)
+        assert row is not None
+        return Account.from_row(row)
+
+    @strawberry.field(description="The account's one home room, where it talks with its agent.")
+    async def home_room(self, info: Info) -> Room | None:
+        row = await RoomRepository(info.context.db).home_room(self._account_id)
+        return Room.for_reader(row) if row else None
+
+    @strawberry.field(description="Accounts the signed-in account may act as (X-Act-As).")
+    async def managed_accounts(self, info: Info) -> list[Account]:
+        rows = await AccountRepository(info.context.db).managed_by(self._signed_in_id)
+        return [Account.from_row(row) for row in rows]
+
+    @strawberry.field(description="The account's long-term memory document (its own only).")
+    async def memory(self, info: Info) -> JSON:
+        row = await info.context.loaders.memory.load(self._account_id)
+        return cast(JSON, dict(row.document) if row else {})  # JSON is an opaque NewType
+
+
+@strawberry.type(description="A seat in a room, as the reader may see it.")
+class Participant:
+    seat: Seat = strawberry.field(description="The participant's seat.")
+    display_name: str = strawberry.field(description="Account display name, or 'A visitor'.")
+    is_guest: bool = strawberry.field(description="An anonymous visitor not yet signed in.")
+    account: Account | None = strawberry.field(description="Public profile, unless a guest.")
+
+
+@strawberry.type(description="A message in a pane, projected for the reader.")
+class Message:
+    id: strawberry.ID = strawberry.field(description="The message id.")
+    cursor: str = strawberry.field(description="Position in the room's event sequence.")
+    body: str = strawberry.field(description="The text.")
+    author_kind: AuthorKind = strawberry.field(description="Participant, agent or system.")
+    seat: Seat = strawberry.field(description="The pane the message is in.")
+    alignment: Alignment = strawberry.field(description="Left or right for this reader.")
+    session_no: int = strawberry.field(description="The conversation session it belongs to.")
+    client_message_id: str | None = strawberry.field(
+        description="The client's idempotency key, for participant messages."
+    )
+    created_at: datetime = strawberry.field(description="When it was stored (UTC).")
+    room_id: strawberry.ID = strawberry.field(description="The room it belongs to.")
+
+    @classmethod
+    def from_view(cls, view: MessageView, reader_seat: Seat) -> Message:
+        return cls(
+            id=strawberry.ID(str(view.id)),
+            cursor=event_cursor(view.seq),
+            body=view.body,
+            author_kind=view.author_kind,
+            seat=view.seat,
+            alignment=message_alignment(reader_seat, view.seat, view.author_kind),
+            session_no=view.session_no,
+            client_message_id=view.client_message_id,
+            created_at=view.created_at,
+            room_id=strawberry.ID(str(view.room_id)),
+        )
+
+
+@strawberry.type(description="An edge in a message connection.")
+class MessageEdge:
+    cursor: str = strawberry.field(description="The message's cursor.")
+    node: Message = strawberry.field(description="The message.")
+
+
+@strawberry.type(description="A page of a pane's messages, oldest first.")
+class MessageConnection:
+    edges: list[MessageEdge] = strawberry.field(description="The messages, oldest first.")
+    page_info: PageInfo = strawberry.field(description="Paging state.")
+
+
+def _optional_cursor(value: str | None) -> int | None:
+    return parse_event_cursor(value) if value is not None else None
+
+
+@strawberry.type(description="One participant's side of a room: its conversation with its agent.")
+class Pane:
+    seat: Seat = strawberry.field(description="Whose pane this is.")
+    relationship_label: str = strawberry.field(
+        description="Who talks with whom here, from the reader's side."
+    )
+    _participant_id: strawberry.Private[uuid.UUID]
+    _reader_seat: strawberry.Private[Seat]
+
+    @strawberry.field(
+        description="Messages. first/after page forward; last/before page backward "
+        "(the newest `last` before `before`). At most 100 per page."
+    )
+    async def messages(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> MessageConnection:
+        limit_cap = info.context.app.settings.max_page_size
+        for name, value in (("first", first), ("last", last)):
+            if value is not None and not 0 < value <= limit_cap:
+                raise bad_input(f"{name} must be between 1 and {limit_cap}.", name)
+        if first is not None and last is not None:
+            raise bad_input("Pass first or last, not both.", "last")
+        page = await message_service.page_messages(
+            info.context.db,
+            self._participant_id,
+            Seat(self.seat),
+            first=first,
+            after=_optional_cursor(after),
+            last=last,
+            before=_optional_cursor(before),
+        )
+        edges = [
+            MessageEdge(cursor=event_cursor(m.seq), node=Message.from_view(m, self._reader_seat))
+            for m in page.messages
+        ]
+        return MessageConnection(
+            edges=edges,
+            page_info=PageInfo(
+                has_next_page=page.has_next,
+                has_previous_page=page.has_previous,
+                start_cursor=edges[0].cursor if edges else None,
+                end_cursor=edges[-1].cursor if edges else None,
+            ),
+        )
+
+
+@strawberry.type(description="A permanent room, seen from the reader's seat.")
+class Room:
+    id: strawberry.ID = strawberry.field(description="The room id.")
+    kind: RoomKind = strawberry.field(description="HOME or DEAL.")
+    mode: RoomMode = strawberry.field(description="LIVE, DEMO or SCRIPTED.")
+    title: str = strawberry.field(description="The room's title.")
+    created_at: datetime = strawberry.field(description="When the room was opened (UTC).")
+    last_activity_at: datetime = strawberry.field(description="Last event in the room (UTC).")
+    _row: strawberry.Private[models.Room]
+
+    @classmethod
+    def for_reader(cls, row: models.Room) -> Room:
+        return cls(
+            id=strawberry.ID(str(row.id)),
+            kind=RoomKind(row.kind),
+            mode=RoomMode(row.mode),
+            title=row.title,
+            created_at=row.created_at,
+            last_activity_at=row.last_activity_at,
+            _row=row,
+        )
+
+    @property
+    def cursor(self) -> str:
+        return room_cursor(self._row.last_activity_at, self._row.id)
+
+    async def _seats(self, info: Info) -> tuple[list[models.Participant], frozenset[Seat]]:
+        participants = await info.context.loaders.participants.load(self._row.id)
+        identity = await info.context.identity()
+        return participants, access.seats_of(identity.viewer, holders(participants))
+
+    async def _names(self, info: Info, participants: list[models.Participant]) -> RoomNames:
+        by_seat = {p.key: p for p in participants}
+        host = await info.context.loaders.accounts.load(self._row.host_account_id)
+        visitor_row = by_seat.get(Seat.VISITOR)
+        visitor = None
+        if visitor_row is not None and visitor_row.account_id is not None:
+            visitor = await info.context.loaders.accounts.load(visitor_row.account_id)
+        return RoomNames(
+            host=host.display_name if host else "",
+            visitor=visitor.display_name if visitor else None,
+        )
+
+    @strawberry.field(description="The seat the reader writes from by default.")
+    async def reader_seat(self, info: Info) -> Seat:
+        _, seats = await self._seats(info)
+        seat = access.reader_seat(RoomMode(self._row.mode), seats)
+        assert seat is not None  # a Room is only built for seat holders
+        return seat
+
+    @strawberry.field(description="Panes the reader may read: both for the host, else its own.")
+    async def readable_seats(self, info: Info) -> list[Seat]:
+        _, seats = await self._seats(info)
+        return sorted(access.readable_panes(seats), key=list(Seat).index)
+
+    @strawberry.field(
+        description="True when something is waiting for the guest visitor to sign in."
+    )
+    async def login_required(self, info: Info) -> bool:
+        _, seats = await self._seats(info)
+        if Seat.VISITOR not in seats:
+            return False  # seed 000: the gate is the visitor view's
+        return await info.context.loaders.login_required.load(self._row.id)
+
+    @strawberry.field(description="The room's participants.")
+    async def participants(self, info: Info) -> list[Participant]:
+        rows, _ = await self._seats(info)
+        result = []
+        for row in rows:
+            account = (
+                await info.context.loaders.accounts.load(row.account_id) if row.account_id else None
+            )
+            result.append(
+                Participant(
+                    seat=Seat(row.key),
+                    display_name=account.display_name if account else GUEST_NAME,
+                    is_guest=account is None,
+                    account=Account.from_row(account) if account else None,
+                )
+            )
+        return result
+
+    @strawberry.field(description="The host: the account whose agent speaks in this room.")
+    async def host(self, info: Info) -> Account:
+        row = await info.context.loaders.accounts.load(self._row.host_account_id)
+        assert row is not None
+        return Account.from_row(row)
+
+    @strawberry.field(description="A header for the room, said from the reader's side.")
+    async def subtitle(self, info: Info) -> str:
+        participants, seats = await self._seats(info)
+        seat = access.reader_seat(RoomMode(self._row.mode), seats)
+        assert seat is not None
+        names = await self._names(info, participants)
+        return conversation_subtitle(
+            RoomKind(self._row.kind), RoomMode(self._row.mode), seat, names
+        )
+
+    @strawberry.field(
+        description="One pane: FORBIDDEN unless the reader may read it (the host reads both); "
+        "null when the room has no such seat (a home room has no visitor)."
+    )
+    async def pane(self, info: Info, seat: Seat) -> Pane | None:
+        participants, seats = await self._seats(info)
+        if Seat(seat) not in access.readable_panes(seats):
+            raise forbidden("You cannot read that pane.")
+        participant = next((p for p in participants if p.key == seat), None)
+        if participant is None:
+            return None
+        reader = access.reader_seat(RoomMode(self._row.mode), seats)
+        assert reader is not None
+        names = await self._names(info, participants)
+        return Pane(
+            seat=Seat(seat),
+            relationship_label=pane_relationship_label(reader, Seat(seat), names),
+            _participant_id=participant.id,
+            _reader_seat=reader,
+        )
+
+    @strawberry.field(description="The newest message in a pane the reader may read.")
+    async def last_message(self, info: Info) -> Message | None:
+        participants, seats = await self._seats(info)
+        readable = access.readable_panes(seats)
+        reader = access.reader_seat(RoomMode(self._row.mode), seats)
+        assert reader is not None
+        newest: MessageView | None = None
+        for participant in participants:
+            if participant.key not in readable:
+                continue
+            row = await info.context.loaders.last_message.load(participant.id)
+            if row is not None and (newest is None or row.seq > newest.seq):
+                newest = MessageView.from_row(row, Seat(participant.key))
+        return Message.from_view(newest, reader) if newest else None
+
+
+@strawberry.type(description="An edge in a room connection.")
+class RoomEdge:
+    cursor: str = strawberry.field(description="The room's cursor.")
+    node: Room = strawberry.field(description="The room.")
+
+
+@strawberry.type(description="The reader's rooms, most recently active first.")
+class RoomConnection:
+    edges: list[RoomEdge] = strawberry.field(description="The rooms.")
+    page_info: PageInfo = strawberry.field(description="Paging state.")
+    total_count: int = strawberry.field(description="How many rooms the reader has in all.")
+
+
+@strawberry.type(description="A signed-in session.")
+class AuthPayload:
+    token: str = strawberry.field(
+        description="Opaque session token: send as 'Authorization: Bearer <token>'. "
+        "Also set as an HttpOnly cookie."
+    )
+    account: Me = strawberry.field(description="The signed-in account.")
+
+
+@strawberry.type(description="The room a visit opened.")
+class OpenRoomPayload:
+    room: Room = strawberry.field(description="The deal (or demo) room.")
+    guest_key: str | None = strawberry.field(
+        description="For anonymous visitors: the guest key binding them to their rooms. "
+        "Send it back as X-Guest-Key (also set as an HttpOnly cookie)."
+    )
+    created: bool = strawberry.field(description="True when this visit started a new room.")
+
+
+# --- pane events -------------------------------------------------------------------------
+
+
+@strawberry.type(description="A message was stored in the pane.")
+class MessageAdded:
+    cursor: str = strawberry.field(description="Resume after this cursor to continue from here.")
+    message: Message = strawberry.field(description="The message.")
+
+
+@strawberry.type(description="A streamed fragment of an agent's reply (not stored).")
+class MessageDelta:
+    cursor: str = strawberry.field(description="The cursor of the last stored event before it.")
+    message_id: strawberry.ID = strawberry.field(description="The reply being composed.")
+    delta: str = strawberry.field(description="Text to append.")
+
+
+@strawberry.type(description="A system line in the pane (a merge, a failed turn being retried).")
+class SystemLine:
+    cursor: str = strawberry.field(description="Resume after this cursor.")
+    message: Message = strawberry.field(description="The system message.")
+
+
+@strawberry.type(description="The room's written-offer stage changed.")
+class StageChanged:
+    cursor: str = strawberry.field(description="Resume after this cursor.")
+    stage: str = strawberry.field(description="The new stage.")
+
+
+@strawberry.type(description="The visitor view's loginRequired flag changed.")
+class LoginRequiredChanged:
+    cursor: str = strawberry.field(description="Resume after this cursor.")
+    login_required: bool = strawberry.field(description="The new value.")
+
+
+PaneEvent = Annotated[
+    MessageAdded | MessageDelta | SystemLine | StageChanged | LoginRequiredChanged,
+    strawberry.union("PaneEvent", description="Something that happened in a pane."),
+]

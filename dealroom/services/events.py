@@ -1,0 +1,112 @@
+"""Pane events: what the broker carries and what subscribers receive.
+
+A payload holds the event and ``prev``, the cursor of the previous event in the same pane.
+A subscriber that has delivered up to cursor ``c`` delivers a live event only if its ``prev``
+is ``c``; anything else means it missed something and it re-reads the database. So a lost
+or reordered wake-up costs a query, never an event.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.persistence.models import Message
+
+
+def pane_channel(room_id: uuid.UUID, seat: Seat) -> str:
+    return f"pane:{room_id}:{seat.value}"
+
+
+def room_channel(room_id: uuid.UUID) -> str:
+    return f"room:{room_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """A stored message with its pane's seat: everything a reader projection needs."""
+
+    id: uuid.UUID
+    room_id: uuid.UUID
+    seat: Seat
+    seq: int
+    author_kind: AuthorKind
+    body: str
+    session_no: int
+    client_message_id: str | None
+    created_at: datetime
+
+    @classmethod
+    def from_row(cls, row: Message, seat: Seat) -> MessageView:
+        return cls(
+            id=row.id,
+            room_id=row.room_id,
+            seat=seat,
+            seq=row.seq,
+            author_kind=AuthorKind(row.author_kind),
+            body=row.body,
+            session_no=row.session_no,
+            client_message_id=row.client_message_id,
+            created_at=row.created_at,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["id"] = str(self.id)
+        data["room_id"] = str(self.room_id)
+        data["created_at"] = self.created_at.isoformat()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MessageView:
+        return cls(
+            id=uuid.UUID(data["id"]),
+            room_id=uuid.UUID(data["room_id"]),
+            seat=Seat(data["seat"]),
+            seq=int(data["seq"]),
+            author_kind=AuthorKind(data["author_kind"]),
+            body=data["body"],
+            session_no=int(data["session_no"]),
+            client_message_id=data["client_message_id"],
+            created_at=datetime.fromisoformat(data["created_at"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAddedEvent:
+    cursor: int
+    prev: int
+    message: MessageView
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "type": "MessageAdded",
+                "cursor": self.cursor,
+                "prev": self.prev,
+                "message": self.message.to_json(),
+            },
+            separators=(",", ":"),
+        )
+
+
+PaneEvent = MessageAddedEvent
+
+
+def decode(payload: str) -> PaneEvent | None:
+    """Parse a broker payload; an unknown or malformed one is dropped (and forces a resync)."""
+    try:
+        data = json.loads(payload)
+        if data.get("type") == "MessageAdded":
+            return MessageAddedEvent(
+                cursor=int(data["cursor"]),
+                prev=int(data["prev"]),
+                message=MessageView.from_json(data["message"]),
+            )
+    except (ValueError, KeyError, TypeError):
+        return None
+    return None

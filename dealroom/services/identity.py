@@ -1,0 +1,109 @@
+"""Who is asking: a signed-in account, an account acted as, a guest key, or nobody."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import uuid
+from dataclasses import dataclass
+
+from dealroom.domain.access import Viewer
+from dealroom.domain.errors import DomainError, ErrorCode, bad_input, forbidden, unauthenticated
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Account
+from dealroom.persistence.repositories import AccountRepository, SessionRepository
+from dealroom.services.clock import Clock
+
+GUEST_KEY_RE = re.compile(r"^g_[A-Za-z0-9_-]{20,64}$")
+
+
+def digest(secret: str) -> str:
+    """Tokens and guest keys are stored only as their SHA-256."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return "s_" + secrets.token_urlsafe(32)
+
+
+def new_guest_key() -> str:
+    return "g_" + secrets.token_urlsafe(24)
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """What a request presented, raw, from headers, cookies or a websocket's init payload."""
+
+    token: str | None = None
+    token_from_cookie: bool = False
+    guest_key: str | None = None
+    act_as: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    signed_in: Account | None
+    """The account whose session this is."""
+    account: Account | None
+    """The effective account: ``signed_in``, or the managed account it acts as."""
+    guest_key: str | None
+
+    @property
+    def acting(self) -> bool:
+        return (
+            self.account is not None
+            and self.signed_in is not None
+            and self.account.id != self.signed_in.id
+        )
+
+    @property
+    def viewer(self) -> Viewer:
+        return Viewer(
+            account_id=self.account.id if self.account else None,
+            guest_key_hash=digest(self.guest_key) if self.guest_key else None,
+        )
+
+    def require_account(self) -> Account:
+        if self.account is None:
+            raise unauthenticated()
+        return self.account
+
+
+ANONYMOUS = Identity(signed_in=None, account=None, guest_key=None)
+
+
+async def resolve_identity(db: Db, clock: Clock, presented: Credentials) -> Identity:
+    """Turn presented credentials into an identity, or raise with a stable code.
+
+    A bad bearer header is UNAUTHENTICATED; a stale session cookie is ignored (the browser
+    keeps sending it after expiry). Act-as is honoured only along an account_managers edge
+    from the signed-in account (seed 002 "Act-As Mode"); otherwise FORBIDDEN."""
+    signed_in: Account | None = None
+    if presented.token:
+        session = await SessionRepository(db).live_by_hash(digest(presented.token), clock.now())
+        if session is not None:
+            signed_in = await AccountRepository(db).by_id(session.account_id)
+        elif not presented.token_from_cookie:
+            raise DomainError(
+                ErrorCode.UNAUTHENTICATED, "That session token is not valid or has expired."
+            )
+    guest_key = presented.guest_key
+    if guest_key is not None and not GUEST_KEY_RE.match(guest_key):
+        raise bad_input("That guest key is not one this server issued.", "guestKey")
+
+    account = signed_in
+    if presented.act_as:
+        if signed_in is None:
+            raise unauthenticated("Sign in before acting as another account.")
+        try:
+            target_id = uuid.UUID(presented.act_as)
+        except ValueError as exc:
+            raise bad_input("X-Act-As must be an account id.", "actAs") from exc
+        if target_id != signed_in.id:
+            if not await AccountRepository(db).manages(signed_in.id, target_id):
+                raise forbidden("You do not manage that account.")
+            account = await AccountRepository(db).by_id(target_id)
+            if account is None:  # the edge cascades on delete; defensive only
+                raise forbidden("You do not manage that account.")
+    return Identity(signed_in=signed_in, account=account, guest_key=guest_key)

@@ -1,0 +1,239 @@
+"""Posting into a pane, paging a pane, and following a pane live."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from dealroom.domain import access, validation
+from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
+from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.sessions import session_number
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Message
+from dealroom.persistence.repositories import MessageRepository, RoomRepository
+from dealroom.realtime.broker import RESYNC, Broker
+from dealroom.services.clock import Clock
+from dealroom.services.events import MessageAddedEvent, MessageView, decode, pane_channel
+from dealroom.services.identity import Identity
+from dealroom.services.rooms import RoomAccess, room_for_reader
+
+log = structlog.get_logger(__name__)
+
+REPLAY_BATCH = 200
+
+
+@dataclass(frozen=True, slots=True)
+class PostLimits:
+    per_minute: int
+
+
+async def post_message(
+    db: Db,
+    broker: Broker,
+    clock: Clock,
+    identity: Identity,
+    *,
+    room_id: uuid.UUID,
+    body: str,
+    client_message_id: str,
+    seat: Seat | None,
+    limits: PostLimits,
+) -> MessageView:
+    """Store a participant's message in its own pane and publish it after commit.
+
+    Idempotent on ``client_message_id`` per pane: a retry returns the original and stores
+    nothing new. The mutation never waits for a model (ARCHITECTURE "The turn", step 1)."""
+    body = validation.message_body(body)
+    client_message_id = validation.client_message_id(client_message_id)
+    room = await room_for_reader(db, identity, room_id)
+    pane = _writable_pane(room, seat)
+    participant = room.participant(pane)
+    if participant is None:
+        raise not_found("Pane")
+    messages = MessageRepository(db)
+
+    existing = await messages.by_client_id(participant.id, client_message_id)
+    if existing is not None:
+        return MessageView.from_row(existing, pane)
+
+    now = clock.now()
+    # Rate limit per pane: the n-th newest post must be older than a minute.
+    nth = await messages.nth_latest_post_at(participant.id, limits.per_minute)
+    if nth is not None and now - nth < timedelta(minutes=1):
+        raise DomainError(
+            ErrorCode.RATE_LIMITED,
+            f"At most {limits.per_minute} messages a minute in one pane; wait a moment.",
+            retryAfterSeconds=max(1, int(60 - (now - nth).total_seconds())),
+        )
+
+    seq = await RoomRepository(db).next_event_seq(room.room.id, now)
+    # Under the room lock now: re-check the retry, and read the pane's previous event.
+    existing = await messages.by_client_id(participant.id, client_message_id)
+    if existing is not None:
+        return MessageView.from_row(existing, pane)
+    previous = await messages.last_in_pane(participant.id)
+    row = Message(
+        id=uuid.uuid4(),
+        room_id=room.room.id,
+        participant_id=participant.id,
+        seq=seq,
+        author_kind=AuthorKind.PARTICIPANT,
+        author_account_id=identity.account.id if identity.account else None,
+        body=body,
+        session_no=session_number(
+            previous.session_no if previous else None,
+            previous.created_at if previous else None,
+            now,
+        ),
+        client_message_id=client_message_id,
+        created_at=now,
+    )
+    participant.spoke_at = now
+    await db.add(row)
+    view = MessageView.from_row(row, pane)
+    event = MessageAddedEvent(cursor=seq, prev=previous.seq if previous else 0, message=view)
+    channel = pane_channel(room.room.id, pane)
+    payload = event.encode()
+
+    async def publish() -> None:
+        await broker.publish(channel, payload)
+
+    db.after_commit(publish)
+    return view
+
+
+def _writable_pane(room: RoomAccess, seat: Seat | None) -> Seat:
+    """R6: only one's own pane; a host may not write into the visitor's pane."""
+    pane = seat or room.reader_seat
+    if pane not in access.writable_panes(room.seats):
+        raise forbidden("You can only write in your own pane.")
+    return pane
+
+
+def readable_pane(room: RoomAccess, seat: Seat) -> uuid.UUID:
+    """The pane's participant id if the reader may read it (R2, R3)."""
+    if seat not in room.readable:
+        raise forbidden("You cannot read that pane.")
+    participant = room.participant(seat)
+    if participant is None:
+        raise not_found("Pane")
+    return participant.id
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePage:
+    messages: list[MessageView]
+    has_next: bool
+    has_previous: bool
+
+
+async def page_messages(
+    db: Db,
+    participant_id: uuid.UUID,
+    seat: Seat,
+    *,
+    first: int | None,
+    after: int | None,
+    last: int | None,
+    before: int | None,
+) -> MessagePage:
+    """Cursor pagination both ways. ``first``/``after`` walk forward in time; ``last``/``before``
+    walk backward (the newest ``last`` messages before ``before``), returned oldest first."""
+    repo = MessageRepository(db)
+    if last is not None:
+        rows = await repo.page(
+            participant_id, after=after, before=before, limit=last + 1, newest_first=True
+        )
+        has_previous = len(rows) > last
+        rows = list(reversed(rows[:last]))
+        return MessagePage(
+            [MessageView.from_row(r, seat) for r in rows],
+            has_next=before is not None,
+            has_previous=has_previous,
+        )
+    limit = first if first is not None else 50
+    rows = await repo.page(
+        participant_id, after=after, before=before, limit=limit + 1, newest_first=False
+    )
+    return MessagePage(
+        [MessageView.from_row(r, seat) for r in rows[:limit]],
+        has_next=len(rows) > limit,
+        has_previous=after is not None,
+    )
+
+
+async def follow_pane(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    broker: Broker,
+    *,
+    room_id: uuid.UUID,
+    participant_id: uuid.UUID,
+    seat: Seat,
+    after: int | None,
+) -> AsyncIterator[MessageAddedEvent]:
+    """Replay what the database holds after ``after``, then go live: no gap, no duplicate.
+
+    Subscribes first, then reads, so an event committed during the replay is either in the
+    read or in the queue; ``prev`` links tell a queued duplicate from a missed event.
+    ``after=None`` starts from the pane's current end."""
+    async with broker.subscribe([pane_channel(room_id, seat)]) as subscription:
+        delivered = after
+        if delivered is None:
+            delivered = await _pane_end(sessionmaker, participant_id)
+        async for event in _replay(sessionmaker, participant_id, seat, delivered):
+            delivered = event.cursor
+            yield event
+        async for payload in subscription:
+            live = decode(payload) if payload != RESYNC else None
+            if live is not None and live.cursor <= delivered:
+                continue  # already delivered by a replay
+            if live is not None and live.prev == delivered:
+                delivered = live.cursor
+                yield live
+                continue
+            # A resync signal, a gap, or a payload we cannot read: the database decides.
+            async for missed in _replay(sessionmaker, participant_id, seat, delivered):
+                delivered = missed.cursor
+                yield missed
+
+
+async def _pane_end(
+    sessionmaker: async_sessionmaker[AsyncSession], participant_id: uuid.UUID
+) -> int:
+    db = Db(sessionmaker)
+    try:
+        last = await MessageRepository(db).last_in_pane(participant_id)
+        return last.seq if last else 0
+    finally:
+        await db.close()
+
+
+async def _replay(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    participant_id: uuid.UUID,
+    seat: Seat,
+    after: int,
+) -> AsyncIterator[MessageAddedEvent]:
+    while True:
+        db = Db(sessionmaker)
+        try:
+            rows = await MessageRepository(db).page(
+                participant_id, after=after, before=None, limit=REPLAY_BATCH, newest_first=False
+            )
+        finally:
+            await db.close()  # never hold a connection while the client reads
+        prev = after
+        for row in rows:
+            yield MessageAddedEvent(
+                cursor=row.seq, prev=prev, message=MessageView.from_row(row, seat)
+            )
+            prev = row.seq
+        if len(rows) < REPLAY_BATCH:
+            return
+        after = prev

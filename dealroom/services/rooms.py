@@ -1,0 +1,171 @@
+"""Opening, reading and listing rooms, with every read projected for the reader's seat."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from dealroom.domain import access, visits
+from dealroom.domain.cursors import parse_room_cursor
+from dealroom.domain.errors import DomainError, ErrorCode, not_found
+from dealroom.domain.seats import RoomKind, RoomMode, Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Account, Participant, Room
+from dealroom.persistence.repositories import AccountRepository, RoomRepository
+from dealroom.services.clock import Clock
+from dealroom.services.identity import Identity, digest, new_guest_key
+
+
+@dataclass(frozen=True, slots=True)
+class RoomAccess:
+    """A room as one reader may see it."""
+
+    room: Room
+    participants: list[Participant]
+    seats: frozenset[Seat]
+
+    @property
+    def reader_seat(self) -> Seat:
+        seat = access.reader_seat(RoomMode(self.room.mode), self.seats)
+        assert seat is not None  # a RoomAccess exists only for seat holders
+        return seat
+
+    @property
+    def readable(self) -> frozenset[Seat]:
+        return access.readable_panes(self.seats)
+
+    def participant(self, seat: Seat) -> Participant | None:
+        return next((p for p in self.participants if p.key == seat), None)
+
+
+_SEAT_KEYS = frozenset(s.value for s in Seat)
+
+
+def holders(participants: list[Participant]) -> list[access.SeatHolder]:
+    return [
+        access.SeatHolder(Seat(p.key), p.account_id, p.guest_key_hash)
+        for p in participants
+        if p.key in _SEAT_KEYS
+    ]
+
+
+def parse_id(raw: str, what: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(raw)
+    except ValueError as exc:
+        raise DomainError(
+            ErrorCode.BAD_USER_INPUT, f"That is not a valid {what} id.", field=f"{what}Id"
+        ) from exc
+
+
+async def room_for_reader(db: Db, identity: Identity, room_id: uuid.UUID) -> RoomAccess:
+    """The room if the reader holds a seat in it. Anyone else gets NOT_FOUND: a room's
+    existence is not revealed to those outside it."""
+    rooms = RoomRepository(db)
+    room = await rooms.by_id(room_id)
+    if room is None:
+        raise not_found("Room")
+    participants = await rooms.participants(room.id)
+    seats = access.seats_of(identity.viewer, holders(participants))
+    if not seats:
+        raise not_found("Room")
+    return RoomAccess(room, participants, seats)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedRoom:
+    room: Room
+    guest_key: str | None
+    created: bool
+
+
+async def open_visitor_room(
+    db: Db, clock: Clock, identity: Identity, *, handle: str, new_conversation: bool
+) -> OpenedRoom:
+    """A visit to ``/z/<handle>`` (seed 002 "Authentication Modes & Visitor Resolution")."""
+    accounts = AccountRepository(db)
+    rooms = RoomRepository(db)
+    # Locking the host row serialises visits to one host, so two racing bare visits by the
+    # same visitor cannot both decide to create a room (the empty-room reuse rule holds).
+    host = await accounts.by_handle(handle.strip().lower(), lock=True)
+    if host is None:
+        raise not_found("Account")
+    visitor = identity.account
+    guest_key = None
+    if visitor is None:
+        guest_key = identity.guest_key or new_guest_key()
+    kind = visits.visitor_kind(host.id, visitor.id if visitor else None)
+    guest_hash = digest(guest_key) if guest_key else None
+
+    prior = await rooms.newest_visit(
+        host.id, account_id=visitor.id if visitor else None, guest_key_hash=guest_hash
+    )
+    reuse = visits.room_to_reuse(
+        None if prior is None else visits.PriorRoom(prior[0].id, prior[1].spoke_at is not None),
+        new_conversation,
+    )
+    if reuse is not None and prior is not None:
+        return OpenedRoom(prior[0], guest_key, created=False)
+
+    plan = visits.new_room(kind, host.display_name, visitor.display_name if visitor else None)
+    now = clock.now()
+    memory = await _seed_memory(db, host)
+    room = Room(
+        id=uuid.uuid4(),
+        kind=RoomKind.DEAL,
+        mode=plan.mode,
+        host_account_id=host.id,
+        title=plan.title,
+        memory=memory,
+        created_at=now,
+        last_activity_at=now,
+    )
+    await db.add(room)
+    await db.add(
+        Participant(room_id=room.id, key=Seat.HOST, account_id=host.id, created_at=now),
+        Participant(
+            room_id=room.id,
+            key=Seat.VISITOR,
+            account_id=visitor.id if visitor else None,
+            guest_key_hash=guest_hash,
+            created_at=now,
+        ),
+    )
+    return OpenedRoom(room, guest_key, created=True)
+
+
+async def _seed_memory(db: Db, host: Account) -> dict[str, object]:
+    """seed 002 layer 1: only the host's durable memory seeds a deal room (into the host
+    branch). The visitor's account memory is never read here, whoever the visitor is."""
+    memories = await AccountRepository(db).memories([host.id])
+    document = memories[0].document if memories else {}
+    return {"host": copy.deepcopy(document)} if document else {}
+
+
+@dataclass(frozen=True, slots=True)
+class RoomPage:
+    rooms: list[Room]
+    has_next: bool
+    total: int
+
+
+async def rooms_for_reader(
+    db: Db, identity: Identity, *, first: int, after: str | None
+) -> RoomPage:
+    viewer = identity.viewer
+    if viewer.anonymous:
+        return RoomPage([], False, 0)
+    position: tuple[datetime, uuid.UUID] | None = parse_room_cursor(after) if after else None
+    repo = RoomRepository(db)
+    found = await repo.page_for_reader(
+        account_id=viewer.account_id,
+        guest_key_hash=viewer.guest_key_hash,
+        limit=first + 1,
+        after=position,
+    )
+    total = await repo.count_for_reader(
+        account_id=viewer.account_id, guest_key_hash=viewer.guest_key_hash
+    )
+    return RoomPage(found[:first], len(found) > first, total)
