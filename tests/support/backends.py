@@ -1,0 +1,55 @@
+"""The run's real backends: SQLite + in-process broker by default; PostgreSQL and Redis when
+DEALROOM_TEST_DATABASE_URL / DEALROOM_TEST_REDIS_URL are set (CI's second pass)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+from pathlib import Path
+
+import asyncpg
+from sqlalchemy.engine import make_url
+
+PG_URL = os.environ.get("DEALROOM_TEST_DATABASE_URL")
+REDIS_URL = os.environ.get("DEALROOM_TEST_REDIS_URL")
+# Tests that are about Redis itself (the broker contract, two server processes) use this one
+# even on the embedded pass: Redis runs on every machine of this project, and a test that
+# cannot reach it fails rather than skips.
+REDIS_FOR_BROKER_TESTS = REDIS_URL or "redis://127.0.0.1:6379/0"
+
+
+def backend_name() -> str:
+    return "postgresql" if PG_URL else "sqlite"
+
+
+async def create_database() -> str:
+    """A fresh, empty database for this test run; returns its SQLAlchemy URL."""
+    if PG_URL is None:
+        folder = Path(tempfile.mkdtemp(prefix="dealroom-test-"))
+        return f"sqlite+aiosqlite:///{folder / 'test.sqlite3'}"
+    url = make_url(PG_URL)
+    name = f"dealroom_t_{os.getpid()}_{secrets.token_hex(3)}"
+    conn = await asyncpg.connect(_dsn(PG_URL))
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+async def drop_database(db_url: str) -> None:
+    if PG_URL is None:
+        return
+    name = make_url(db_url).database
+    conn = await asyncpg.connect(_dsn(PG_URL))
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+def _dsn(sqlalchemy_url: str) -> str:
+    return (
+        make_url(sqlalchemy_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    )
