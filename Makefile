@@ -1,0 +1,38 @@
+# dealroom: `make serve` runs the server on embedded defaults; `make test` passes the tests.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: serve test lint typecheck check schema bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/dealroom serve
+
+test: $(STAMP)
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check dealroom tests bench
+	$(BIN)/ruff format --check dealroom tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy dealroom
+
+check: lint typecheck test
+
+schema: $(STAMP)
+	$(BIN)/dealroom export-schema --output schema.graphql
+
+bench: $(STAMP)
+	$(BIN)/python bench/queries.py
+	$(BIN)/python bench/realtime.py
+
+clean:
+	rm -rf $(VENV) .dealroom .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,122 @@
+"""Two `dealroom serve` processes on one database and one Redis deliver each other's events."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.support.backends import REDIS_FOR_BROKER_TESTS
+from tests.support.graphql import (
+    PANE_EVENTS,
+    Client,
+    open_room,
+    post,
+    sign_up,
+    subscribe,
+    ws_init_for,
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    env = {
+        **os.environ,
+        "DEALROOM_DATABASE_URL": database_url,
+        "DEALROOM_REDIS_URL": REDIS_FOR_BROKER_TESTS,
+        "DEALROOM_PORT": str(port),
+        "DEALROOM_HOST": "127.0.0.1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dealroom.cli", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+async def _wait_healthy(base_url: str, process: subprocess.Popen[bytes]) -> None:
+    async with httpx.AsyncClient(base_url=base_url) as http:
+        for _ in range(300):
+            if process.poll() is not None:
+                raise AssertionError(f"server exited with {process.returncode}")
+            try:
+                if (await http.get("/health")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"{base_url} never became healthy")
+
+
+@pytest.fixture
+async def two_servers(
+    database_url: str, engine: AsyncEngine, tmp_path: Path
+) -> AsyncIterator[tuple[str, str]]:
+    del engine  # migrated by the session fixture
+    ports = _free_port(), _free_port()
+    logs = [(tmp_path / f"server-{port}.log").open("wb") for port in ports]
+    with _serve(database_url, ports[0], logs[0]) as a, _serve(database_url, ports[1], logs[1]) as b:
+        urls = f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
+        await _wait_healthy(urls[0], a)
+        await _wait_healthy(urls[1], b)
+        yield urls
+    for log in logs:
+        log.close()
+        # Shown by pytest when the test fails.
+        print(Path(log.name).read_text())  # noqa: ASYNC240  # teardown, once
+
+
+async def test_events_cross_between_two_server_processes(two_servers: tuple[str, str]) -> None:
+    url_a, url_b = two_servers
+    async with (
+        httpx.AsyncClient(base_url=url_a) as http_a,
+        httpx.AsyncClient(base_url=url_b) as http_b,
+    ):
+        host = Client(http_a)
+        await sign_up(host, "twoproc", "Two Proc")
+        guest = Client(http_b)
+        opened = await open_room(guest, "twoproc")
+        room_id = opened["room"]["id"]
+        ws_a = url_a.replace("http", "ws") + "/graphql"
+        ws_b = url_b.replace("http", "ws") + "/graphql"
+        watch = {"roomId": room_id, "seat": "VISITOR"}
+        # The host watches on A; the guest writes on B — and the other way round.
+        async with (
+            subscribe(ws_a, PANE_EVENTS, watch, init=ws_init_for(host)) as on_a,
+            subscribe(ws_b, PANE_EVENTS, watch, init=ws_init_for(guest)) as on_b,
+        ):
+            await asyncio.sleep(0.3)
+            via_b = await post(guest, room_id, "written on B")
+            async with httpx.AsyncClient(base_url=url_a) as guest_on_a:
+                # The same guest (its key), through the other process.
+                via_a = await post(Client(guest_on_a, dict(guest.headers)), room_id, "written on A")
+            seen_a = await on_a.events(2, timeout=10)
+            seen_b = await on_b.events(2, timeout=10)
+    assert [e["message"]["id"] for e in seen_a] == [via_b["id"], via_a["id"]]
+    assert [e["message"]["id"] for e in seen_b] == [via_b["id"], via_a["id"]]

@@ -1,0 +1,159 @@
+"""The pane stream against a broker that loses wake-ups: the database is the record."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Iterable
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.domain.seats import Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.models import Participant
+from dealroom.persistence.repositories import RoomRepository
+from dealroom.realtime.broker import RESYNC, Broker, InProcessBroker, Subscription
+from dealroom.services import accounts, messages, rooms
+from dealroom.services.events import MessageAddedEvent
+from dealroom.services.identity import Identity, new_guest_key
+from tests.support.clock import ManualClock
+
+
+class LossyBroker:
+    """The edge faked: a broker that drops the publishes a test names (Redis pub/sub is
+    at-most-once)."""
+
+    def __init__(self, drop: set[int]) -> None:
+        self.inner = InProcessBroker()
+        self.drop = drop
+        self.count = 0
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def publish(self, channel: str, payload: str) -> None:
+        self.count += 1
+        if self.count not in self.drop:
+            await self.inner.publish(channel, payload)
+
+    def subscribe(
+        self, channels: Iterable[str]
+    ) -> contextlib.AbstractAsyncContextManager[Subscription]:
+        return self.inner.subscribe(channels)
+
+
+async def _room(engine: AsyncEngine, clock: ManualClock) -> tuple[Identity, rooms.OpenedRoom]:
+    db = Db(create_sessionmaker(engine))
+    try:
+        await accounts.sign_up(
+            db,
+            clock,
+            email="h@example.com",
+            password="long enough",
+            handle="lossy",
+            display_name="Lossy",
+            ttl_days=1,
+        )
+        guest = Identity(signed_in=None, account=None, guest_key=new_guest_key())
+        opened = await rooms.open_visitor_room(
+            db, clock, guest, handle="lossy", new_conversation=False
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    return guest, opened
+
+
+async def _post(
+    engine: AsyncEngine,
+    broker: Broker,
+    clock: ManualClock,
+    who: Identity,
+    room_id: object,
+    body: str,
+) -> int:
+    db = Db(create_sessionmaker(engine))
+    try:
+        view = await messages.post_message(
+            db,
+            broker,
+            clock,
+            who,
+            room_id=room_id,
+            body=body,
+            client_message_id=body.replace(" ", "-"),
+            seat=None,
+            limits=messages.PostLimits(per_minute=1000),
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    return view.seq
+
+
+async def _collect(stream: AsyncIterator[MessageAddedEvent], count: int) -> list[MessageAddedEvent]:
+    return [await asyncio.wait_for(anext(stream), 5) for _ in range(count)]
+
+
+async def test_a_lost_wake_up_is_recovered_from_the_database_on_the_next_one(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    broker = LossyBroker(drop={2, 3})
+    guest, opened = await _room(engine, clock)
+    participant = next(
+        p for p in await _participants(engine, opened.room.id) if p.key == Seat.VISITOR
+    )
+    stream = messages.follow_pane(
+        create_sessionmaker(engine),
+        broker,
+        room_id=opened.room.id,
+        participant_id=participant.id,
+        seat=Seat.VISITOR,
+        after=None,
+    )
+    first = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.05)  # subscribed and at the pane's end
+    seqs = [await _post(engine, broker, clock, guest, opened.room.id, f"m {i}") for i in range(4)]
+    events = [await asyncio.wait_for(first, 5), *await _collect(stream, 3)]
+    assert [e.cursor for e in events] == seqs
+    await stream.aclose()
+
+
+async def test_a_resync_signal_rereads_without_duplicates(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    broker = LossyBroker(drop=set())
+    guest, opened = await _room(engine, clock)
+    participant = next(
+        p for p in await _participants(engine, opened.room.id) if p.key == Seat.VISITOR
+    )
+    stream = messages.follow_pane(
+        create_sessionmaker(engine),
+        broker,
+        room_id=opened.room.id,
+        participant_id=participant.id,
+        seat=Seat.VISITOR,
+        after=0,
+    )
+    first_seq = await _post(engine, broker, clock, guest, opened.room.id, "one")
+    assert (await asyncio.wait_for(anext(stream), 5)).cursor == first_seq
+    broker.drop = {broker.count + 1}
+    lost_seq = await _post(engine, broker, clock, guest, opened.room.id, "two")
+    next_event = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.05)
+    await broker.inner.publish(f"pane:{opened.room.id}:visitor", RESYNC)
+    assert (await asyncio.wait_for(next_event, 5)).cursor == lost_seq
+    third = await _post(engine, broker, clock, guest, opened.room.id, "three")
+    assert (await asyncio.wait_for(anext(stream), 5)).cursor == third
+    await stream.aclose()
+
+
+async def _participants(engine: AsyncEngine, room_id: uuid.UUID) -> list[Participant]:
+    db = Db(create_sessionmaker(engine))
+    try:
+        return await RoomRepository(db).participants(room_id)
+    finally:
+        await db.close()
