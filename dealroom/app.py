@@ -9,6 +9,8 @@ from typing import TypedDict
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -36,6 +38,8 @@ class GraphQLView(GraphQL[Context, None]):
             create_schema(state.settings),
             subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL),
             max_subscriptions_per_connection=100,
+            # Cross-site pages could otherwise open a websocket with the user's cookies.
+            allowed_origins=state.settings.cors_origin_list,
         )
         self.state = state
 
@@ -99,8 +103,20 @@ def create_app(
     async def index(_request: Request) -> Response:
         return RedirectResponse("/graphql")
 
+    middleware = []
+    if settings.cors_origin_list:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=settings.cors_origin_list,
+                allow_credentials=True,
+                allow_methods=["GET", "POST"],
+                allow_headers=["authorization", "content-type", "x-guest-key", "x-act-as"],
+            )
+        )
     return Starlette(
         debug=settings.debug,
+        middleware=middleware,
         routes=[
             Route("/", index),
             Route("/health", health),

@@ -39,6 +39,13 @@ class Settings(BaseSettings):
     posts_per_minute: int = 60
     """Messages one participant may post into one pane per minute."""
     max_page_size: int = 100
+    cors_origins: str = ""
+    """Comma-separated origins (``https://app.example.com``) whose pages may call the API with
+    credentials, over HTTP (CORS) and websockets. Same-origin pages always may."""
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        return [origin.strip() for origin in self.cors_origins.split(",") if origin.strip()]
 
     @property
     def resolved_database_url(self) -> str:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from datetime import datetime
 from uuid import UUID
 
 from dealroom.domain.errors import bad_input
+
+_SEQ_RE = re.compile(r"[0-9]{1,19}")
 
 
 def _encode(text: str) -> str:
@@ -17,7 +20,7 @@ def _encode(text: str) -> str:
 def _decode(cursor: str, prefix: str) -> str:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        text = base64.urlsafe_b64decode(padded.encode()).decode()
+        text = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
         raise bad_input("That cursor is not one this server issued.", "cursor") from exc
     if not text.startswith(prefix):
@@ -32,7 +35,7 @@ def event_cursor(seq: int) -> str:
 
 def parse_event_cursor(cursor: str) -> int:
     raw = _decode(cursor, "e:")
-    if not raw.isdigit():
+    if not _SEQ_RE.fullmatch(raw):
         raise bad_input("That cursor is not one this server issued.", "cursor")
     return int(raw)
 

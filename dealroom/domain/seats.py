@@ -43,7 +43,7 @@ GUEST_NAME = "A visitor"
 
 
 def message_alignment(reader_seat: Seat, pane_seat: Seat, author: AuthorKind) -> Alignment:
-    """R1 (seed 002 layer 5): in one's own pane one's own words are on the right and the agent
+    """A1 (seed 002 layer 5): in one's own pane one's own words are on the right and the agent
     on the left; when the host reads the visitor's pane, the agent (the host's
     representative) is on the right and the visitor on the left."""
     if reader_seat == pane_seat:

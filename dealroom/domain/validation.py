@@ -7,9 +7,9 @@ import re
 from dealroom.domain.errors import bad_input
 
 MAX_BODY = 8000
-HANDLE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{1,30}[a-z0-9])$")
-EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")
-CLIENT_MESSAGE_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+HANDLE_RE = re.compile(r"[a-z0-9][a-z0-9_-]{1,30}[a-z0-9]")
+EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}")
+CLIENT_MESSAGE_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 MIN_PASSWORD = 8
 MAX_PASSWORD = 256
 
@@ -24,7 +24,7 @@ def message_body(raw: str) -> str:
 
 
 def client_message_id(raw: str) -> str:
-    if not CLIENT_MESSAGE_ID_RE.match(raw):
+    if not CLIENT_MESSAGE_ID_RE.fullmatch(raw):
         raise bad_input(
             "clientMessageId must be 1-64 characters of letters, digits, '.', '_', ':' or '-'.",
             "clientMessageId",
@@ -34,7 +34,7 @@ def client_message_id(raw: str) -> str:
 
 def handle(raw: str) -> str:
     value = raw.strip().lower()
-    if not HANDLE_RE.match(value):
+    if not HANDLE_RE.fullmatch(value):
         raise bad_input(
             "A handle is 3-32 lowercase letters, digits, '-' or '_', "
             "starting and ending with a letter or digit.",
@@ -45,7 +45,7 @@ def handle(raw: str) -> str:
 
 def email(raw: str) -> str:
     value = raw.strip().lower()
-    if not EMAIL_RE.match(value):
+    if not EMAIL_RE.fullmatch(value):
         raise bad_input("That is not an email address.", "email")
     return value
 

@@ -15,7 +15,7 @@ from dealroom.persistence.models import Account
 from dealroom.persistence.repositories import AccountRepository, SessionRepository
 from dealroom.services.clock import Clock
 
-GUEST_KEY_RE = re.compile(r"^g_[A-Za-z0-9_-]{20,64}$")
+GUEST_KEY_RE = re.compile(r"g_[A-Za-z0-9_-]{20,64}")
 
 
 def digest(secret: str) -> str:
@@ -89,7 +89,7 @@ async def resolve_identity(db: Db, clock: Clock, presented: Credentials) -> Iden
                 ErrorCode.UNAUTHENTICATED, "That session token is not valid or has expired."
             )
     guest_key = presented.guest_key
-    if guest_key is not None and not GUEST_KEY_RE.match(guest_key):
+    if guest_key is not None and not GUEST_KEY_RE.fullmatch(guest_key):
         raise bad_input("That guest key is not one this server issued.", "guestKey")
 
     account = signed_in
