@@ -58,6 +58,7 @@ def serve(host: str | None, port: int | None) -> None:
         port=port,
         # Per-message deflate costs tens of KiB per websocket; our frames are small.
         ws_per_message_deflate=False,
+        ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames
         log_level="info",
         lifespan="on",
     )

@@ -175,8 +175,8 @@ class Participant(Base):
     )
     guest_key_hash: Mapped[str | None] = mapped_column(String(64))
     last_merged_memory_version: Mapped[int] = mapped_column(Integer, default=0)
-    spoke_at: Mapped[datetime | None]
-    """When this participant last posted: a visitor who has spoken ends empty-room reuse."""
+    first_spoke_at: Mapped[datetime | None]
+    """When this participant first posted: a visitor who has spoken ends empty-room reuse."""
     created_at: Mapped[datetime] = mapped_column(default=_now)
 
 

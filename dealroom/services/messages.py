@@ -94,7 +94,8 @@ async def post_message(
         client_message_id=client_message_id,
         created_at=now,
     )
-    participant.spoke_at = now
+    if participant.first_spoke_at is None:
+        participant.first_spoke_at = now
     await db.add(row)
     view = MessageView.from_row(row, pane)
     event = MessageAddedEvent(cursor=seq, prev=previous.seq if previous else 0, message=view)

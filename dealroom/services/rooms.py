@@ -103,7 +103,9 @@ async def open_visitor_room(
         host.id, account_id=visitor.id if visitor else None, guest_key_hash=guest_hash
     )
     reuse = visits.room_to_reuse(
-        None if prior is None else visits.PriorRoom(prior[0].id, prior[1].spoke_at is not None),
+        None
+        if prior is None
+        else visits.PriorRoom(prior[0].id, prior[1].first_spoke_at is not None),
         new_conversation,
     )
     if reuse is not None and prior is not None:

@@ -109,7 +109,7 @@ def upgrade() -> None:
     sa.Column('account_id', sa.Uuid(), nullable=True),
     sa.Column('guest_key_hash', sa.String(length=64), nullable=True),
     sa.Column('last_merged_memory_version', sa.Integer(), nullable=False),
-    sa.Column('spoke_at', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('first_spoke_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['account_id'], ['accounts.id'], ondelete='SET NULL'),
     sa.ForeignKeyConstraint(['room_id'], ['rooms.id'], ondelete='CASCADE'),
