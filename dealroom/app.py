@@ -6,6 +6,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TypedDict
 
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
+from graphql import GraphQLError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
@@ -17,9 +19,15 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import MissingQueryError
+from strawberry.http import GraphQLRequestData
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
+from strawberry.types import ExecutionResult
+from strawberry.types.graphql import OperationType
 
 from dealroom.config import Settings
+from dealroom.domain.errors import ErrorCode
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
 from dealroom.schema.context import AppState, Context
@@ -49,6 +57,43 @@ class GraphQLView(GraphQL[Context, None]):
         context = Context(self.state, request, response if isinstance(response, Response) else None)
         request.scope.setdefault(CONTEXTS, []).append(context)
         return context
+
+    async def execute_single(  # strawberry's signature
+        self,
+        request: Request,
+        request_adapter: AsyncHTTPRequestAdapter,
+        sub_response: Response,
+        context: Context,
+        root_value: None,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        """Queries and mutations over HTTP; a subscription sent over HTTP gets a GraphQL error
+        with a code instead of being executed as a query (which fails obscurely)."""
+        allowed = {OperationType.QUERY}
+        if request_adapter.method == "POST":
+            allowed.add(OperationType.MUTATION)
+        try:
+            return await self.schema.execute(
+                request_data.query,
+                root_value=root_value,
+                variable_values=request_data.variables,
+                context_value=context,
+                operation_name=request_data.operation_name,
+                allowed_operation_types=allowed,
+                operation_extensions=request_data.extensions,
+            )
+        except InvalidOperationTypeError as exc:
+            message = (
+                "Subscriptions are served over a websocket at /graphql."
+                if exc.operation_type is OperationType.SUBSCRIPTION
+                else exc.as_http_error_reason(request_adapter.method)
+            )
+            error = GraphQLError(message, extensions={"code": str(ErrorCode.BAD_USER_INPUT)})
+            return ExecutionResult(data=None, errors=[error])
+        except CannotGetOperationTypeError as exc:
+            raise HTTPException(400, exc.as_http_error_reason()) from exc
+        except MissingQueryError as exc:
+            raise HTTPException(400, "No GraphQL query found in the request") from exc
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:

@@ -21,7 +21,7 @@ class ErrorCodes(MaskErrors):
 
     def _should_mask(self, error: GraphQLError) -> bool:
         original = error.original_error
-        if original is None or isinstance(original, DomainError):
+        if _is_request_error(error) or isinstance(original, DomainError):
             return False
         log.error("graphql_internal_error", path=error.path, exc_info=original)
         return not self.debug
@@ -36,6 +36,12 @@ class ErrorCodes(MaskErrors):
         for error in processed:
             if "code" in (error.extensions or {}):
                 continue
-            code = ErrorCode.BAD_USER_INPUT if error.original_error is None else ErrorCode.INTERNAL
+            code = ErrorCode.BAD_USER_INPUT if _is_request_error(error) else ErrorCode.INTERNAL
             error.extensions = {**(error.extensions or {}), "code": str(code)}
         return processed
+
+
+def _is_request_error(error: GraphQLError) -> bool:
+    """Syntax, validation and variable-coercion errors: the request's fault, never masked.
+    graphql-core records a bad variable's own GraphQLError as ``original_error``."""
+    return error.original_error is None or isinstance(error.original_error, GraphQLError)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from typing import Annotated
 
 import strawberry
 from graphql import GraphQLError
@@ -37,20 +38,31 @@ class Query:
         return await accounts.me(info)
 
     @strawberry.field(description="An account's public profile by handle. NOT_FOUND if unknown.")
-    async def account(self, info: Info, handle: str) -> Account:
+    async def account(
+        self, info: Info, handle: Annotated[str, strawberry.argument(description="The handle.")]
+    ) -> Account:
         return await accounts.account(info, handle)
 
     @strawberry.field(
         description="A room the reader holds a seat in. NOT_FOUND for any other room."
     )
-    async def room(self, info: Info, id: strawberry.ID) -> Room:
+    async def room(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description="Room id.")]
+    ) -> Room:
         return await rooms.room(info, id)
 
     @strawberry.field(
         description="The reader's rooms (hosted, visited, or bound to its guest key), "
         "most recently active first. first: 1-100."
     )
-    async def rooms(self, info: Info, first: int = 20, after: str | None = None) -> RoomConnection:
+    async def rooms(
+        self,
+        info: Info,
+        first: Annotated[int, strawberry.argument(description="Page size, 1-100.")] = 20,
+        after: Annotated[
+            str | None, strawberry.argument(description="endCursor of the previous page.")
+        ] = None,
+    ) -> RoomConnection:
         return await rooms.list_rooms(info, first, after)
 
 
@@ -60,11 +72,19 @@ class Mutation:
         description="Create an account (and its home room) and sign in. CONFLICT if the "
         "handle or email is taken."
     )
-    async def sign_up(self, info: Info, input: SignUpInput) -> AuthPayload:
+    async def sign_up(
+        self,
+        info: Info,
+        input: Annotated[SignUpInput, strawberry.argument(description="The account.")],
+    ) -> AuthPayload:
         return await accounts.sign_up(info, input)
 
     @strawberry.mutation(description="Sign in. UNAUTHENTICATED on a wrong email or password.")
-    async def sign_in(self, info: Info, input: SignInInput) -> AuthPayload:
+    async def sign_in(
+        self,
+        info: Info,
+        input: Annotated[SignInInput, strawberry.argument(description="Credentials.")],
+    ) -> AuthPayload:
         return await accounts.sign_in(info, input)
 
     @strawberry.mutation(
@@ -80,7 +100,12 @@ class Mutation:
         "newConversation always starts a new room; the host's own visit opens a demo room."
     )
     async def open_visitor_room(
-        self, info: Info, handle: str, new_conversation: bool = False
+        self,
+        info: Info,
+        handle: Annotated[str, strawberry.argument(description="The host's handle.")],
+        new_conversation: Annotated[
+            bool, strawberry.argument(description="Always start a new room.")
+        ] = False,
     ) -> OpenRoomPayload:
         return await rooms.open_visitor_room(info, handle, new_conversation)
 
@@ -88,7 +113,11 @@ class Mutation:
         description="Post into the reader's own pane. Idempotent on clientMessageId per pane. "
         "Never waits for an agent."
     )
-    async def post_message(self, info: Info, input: PostMessageInput) -> Message:
+    async def post_message(
+        self,
+        info: Info,
+        input: Annotated[PostMessageInput, strawberry.argument(description="The message.")],
+    ) -> Message:
         return await messages.post_message(info, input)
 
 
@@ -99,10 +128,16 @@ class Subscription:
         "that cursor, then goes live, with no gap and no duplicate. Without it, starts live."
     )
     async def pane_events(
-        self, info: Info, room_id: strawberry.ID, seat: Seat, after: str | None = None
+        self,
+        info: Info,
+        room_id: Annotated[strawberry.ID, strawberry.argument(description="The room.")],
+        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+        after: Annotated[
+            str | None,
+            strawberry.argument(description="Replay stored events after this cursor first."),
+        ] = None,
     ) -> AsyncGenerator[PaneEvent, None]:
-        async for event in messages.pane_events(info, room_id, seat, after):
-            yield event
+        return messages.pane_events(info, room_id, seat, after)
 
 
 class Schema(strawberry.Schema):

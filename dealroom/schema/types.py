@@ -184,10 +184,10 @@ class Pane:
     async def messages(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
+        first: Annotated[int | None, strawberry.argument(description="Page forward.")] = None,
+        after: Annotated[str | None, strawberry.argument(description="Start after.")] = None,
+        last: Annotated[int | None, strawberry.argument(description="Page backward.")] = None,
+        before: Annotated[str | None, strawberry.argument(description="End before.")] = None,
     ) -> MessageConnection:
         limit_cap = info.context.app.settings.max_page_size
         for name, value in (("first", first), ("last", last)):
@@ -321,7 +321,9 @@ class Room:
         description="One pane: FORBIDDEN unless the reader may read it (the host reads both); "
         "null when the room has no such seat (a home room has no visitor)."
     )
-    async def pane(self, info: Info, seat: Seat) -> Pane | None:
+    async def pane(
+        self, info: Info, seat: Annotated[Seat, strawberry.argument(description="Whose pane.")]
+    ) -> Pane | None:
         participants, seats = await self._seats(info)
         if Seat(seat) not in access.readable_panes(seats):
             raise forbidden("You cannot read that pane.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 
 from dealroom.domain import access, visits
 from dealroom.domain.cursors import parse_room_cursor
@@ -157,9 +156,9 @@ async def rooms_for_reader(
     db: Db, identity: Identity, *, first: int, after: str | None
 ) -> RoomPage:
     viewer = identity.viewer
+    position = parse_room_cursor(after) if after is not None else None
     if viewer.anonymous:
         return RoomPage([], False, 0)
-    position: tuple[datetime, uuid.UUID] | None = parse_room_cursor(after) if after else None
     repo = RoomRepository(db)
     found = await repo.page_for_reader(
         account_id=viewer.account_id,
