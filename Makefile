@@ -23,7 +23,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check dealroom tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy dealroom
+	$(BIN)/mypy dealroom tests
 
 check: lint typecheck test
 

@@ -113,7 +113,6 @@ async def start_uvicorn(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], i
         lifespan="on",
     )
     server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # pytest owns signals
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():

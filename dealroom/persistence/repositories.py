@@ -80,9 +80,12 @@ class SessionRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
 
-    async def live_by_hash(self, token_hash: str, now: datetime) -> AuthSession | None:
+    async def account_for_live_token(self, token_hash: str, now: datetime) -> Account | None:
+        """The account of a live (unexpired, unrevoked) session, in one statement."""
         return await self.db.scalar(
-            select(AuthSession).where(
+            select(Account)
+            .join(AuthSession, AuthSession.account_id == Account.id)
+            .where(
                 AuthSession.token_hash == token_hash,
                 AuthSession.expires_at > now,
                 AuthSession.revoked_at.is_(None),

@@ -58,6 +58,10 @@ class Broker(Protocol):
 
     async def close(self) -> None: ...
 
+    def listening(self) -> list[str]:
+        """Channels this process has local subscribers for (diagnostics)."""
+        ...
+
 
 class _Fanout:
     def __init__(self) -> None:
@@ -117,6 +121,9 @@ class InProcessBroker:
 
     async def publish(self, channel: str, payload: str) -> None:
         self._fanout.deliver(channel, payload)
+
+    def listening(self) -> list[str]:
+        return self._fanout.channels
 
     @contextlib.asynccontextmanager
     async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:

@@ -40,6 +40,9 @@ class RedisBroker:
         await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
         await self._redis.aclose()
 
+    def listening(self) -> list[str]:
+        return self._fanout.channels
+
     async def publish(self, channel: str, payload: str) -> None:
         await self._redis.publish(channel, payload)
 

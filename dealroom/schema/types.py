@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import Awaitable
 from datetime import datetime
 from typing import Annotated, cast
 
@@ -252,11 +254,13 @@ class Room:
 
     async def _names(self, info: Info, participants: list[models.Participant]) -> RoomNames:
         by_seat = {p.key: p for p in participants}
-        host = await info.context.loaders.accounts.load(self._row.host_account_id)
         visitor_row = by_seat.get(Seat.VISITOR)
-        visitor = None
-        if visitor_row is not None and visitor_row.account_id is not None:
-            visitor = await info.context.loaders.accounts.load(visitor_row.account_id)
+        visitor_id = visitor_row.account_id if visitor_row is not None else None
+        # Both loads in one tick, so a page's rooms share one accounts batch.
+        host, visitor = await asyncio.gather(
+            info.context.loaders.accounts.load(self._row.host_account_id),
+            _maybe(info.context.loaders.accounts.load(visitor_id) if visitor_id else None),
+        )
         return RoomNames(
             host=host.display_name if host else "",
             visitor=visitor.display_name if visitor else None,
@@ -286,11 +290,16 @@ class Room:
     @strawberry.field(description="The room's participants.")
     async def participants(self, info: Info) -> list[Participant]:
         rows, _ = await self._seats(info)
-        result = []
-        for row in rows:
-            account = (
-                await info.context.loaders.accounts.load(row.account_id) if row.account_id else None
+        accounts = await asyncio.gather(
+            *(
+                _maybe(
+                    info.context.loaders.accounts.load(row.account_id) if row.account_id else None
+                )
+                for row in rows
             )
+        )
+        result = []
+        for row, account in zip(rows, accounts, strict=True):
             result.append(
                 Participant(
                     seat=Seat(row.key),
@@ -346,11 +355,10 @@ class Room:
         readable = access.readable_panes(seats)
         reader = access.reader_seat(RoomMode(self._row.mode), seats)
         assert reader is not None
+        panes = [p for p in participants if p.key in readable]
+        rows = await asyncio.gather(*(info.context.loaders.last_message.load(p.id) for p in panes))
         newest: MessageView | None = None
-        for participant in participants:
-            if participant.key not in readable:
-                continue
-            row = await info.context.loaders.last_message.load(participant.id)
+        for participant, row in zip(panes, rows, strict=True):
             if row is not None and (newest is None or row.seq > newest.seq):
                 newest = MessageView.from_row(row, Seat(participant.key))
         return Message.from_view(newest, reader) if newest else None
@@ -426,3 +434,7 @@ PaneEvent = Annotated[
     MessageAdded | MessageDelta | SystemLine | StageChanged | LoginRequiredChanged,
     strawberry.union("PaneEvent", description="Something that happened in a pane."),
 ]
+
+
+async def _maybe(load: Awaitable[models.Account | None] | None) -> models.Account | None:
+    return await load if load is not None else None

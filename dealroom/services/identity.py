@@ -81,10 +81,10 @@ async def resolve_identity(db: Db, clock: Clock, presented: Credentials) -> Iden
     from the signed-in account (seed 002 "Act-As Mode"); otherwise FORBIDDEN."""
     signed_in: Account | None = None
     if presented.token:
-        session = await SessionRepository(db).live_by_hash(digest(presented.token), clock.now())
-        if session is not None:
-            signed_in = await AccountRepository(db).by_id(session.account_id)
-        elif not presented.token_from_cookie:
+        signed_in = await SessionRepository(db).account_for_live_token(
+            digest(presented.token), clock.now()
+        )
+        if signed_in is None and not presented.token_from_cookie:
             raise DomainError(
                 ErrorCode.UNAUTHENTICATED, "That session token is not valid or has expired."
             )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -177,7 +177,7 @@ async def follow_pane(
     participant_id: uuid.UUID,
     seat: Seat,
     after: int | None,
-) -> AsyncIterator[MessageAddedEvent]:
+) -> AsyncGenerator[MessageAddedEvent, None]:
     """Replay what the database holds after ``after``, then go live: no gap, no duplicate.
 
     Subscribes first, then reads, so an event committed during the replay is either in the

@@ -62,6 +62,8 @@ async def test_a_rooms_page_runs_the_same_few_statements_for_10_and_50_rooms(
 
     print(f"\nrooms(first: 10): {len(small_sql)} statements")
     print(f"rooms(first: 50): {len(large_sql)} statements")
+    for statement in large_sql:
+        print("  " + " ".join(statement.split())[:110])
     # The page really carried what was asked, so the counts are of real work.
     assert len(small) == 10
     assert len(large) == 50

@@ -39,6 +39,9 @@ class LossyBroker:
         if self.count not in self.drop:
             await self.inner.publish(channel, payload)
 
+    def listening(self) -> list[str]:
+        return self.inner.listening()
+
     def subscribe(
         self, channels: Iterable[str]
     ) -> contextlib.AbstractAsyncContextManager[Subscription]:
@@ -72,7 +75,7 @@ async def _post(
     broker: Broker,
     clock: ManualClock,
     who: Identity,
-    room_id: object,
+    room_id: uuid.UUID,
     body: str,
 ) -> int:
     db = Db(create_sessionmaker(engine))

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import websockets
+from websockets.typing import Subprotocol
 
 TRANSPORT_WS = "graphql-transport-ws"
 LEGACY_WS = "graphql-ws"
@@ -185,7 +186,10 @@ async def subscribe(
     headers: dict[str, str] | None = None,
 ) -> AsyncIterator[Subscription]:
     async with websockets.connect(
-        ws_url, subprotocols=[protocol], additional_headers=headers or {}, compression=None
+        ws_url,
+        subprotocols=[Subprotocol(protocol)],
+        additional_headers=headers or {},
+        compression=None,
     ) as ws:
         await ws.send(json.dumps({"type": "connection_init", "payload": init or {}}))
         while True:
