@@ -1,0 +1,82 @@
+"""The `dealroom` command as an operator runs it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sqlalchemy import select
+
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Account, AccountManager
+from dealroom.schema.root import create_schema
+from dealroom.services import accounts
+from tests.support.backends import create_database, drop_database
+from tests.support.clock import ManualClock
+
+
+def _dealroom(*args: str, database_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEALROOM_")}
+    if database_url:
+        env["DEALROOM_DATABASE_URL"] = database_url
+    return subprocess.run(
+        [sys.executable, "-m", "dealroom.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_export_schema_prints_the_sdl_and_writes_it_with_output(tmp_path: Path) -> None:
+    printed = _dealroom("export-schema")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == create_schema().as_str() + "\n"
+    target = tmp_path / "schema.graphql"
+    written = _dealroom("export-schema", "--output", str(target))
+    assert written.returncode == 0, written.stderr
+    assert target.read_text() == printed.stdout
+
+
+async def test_migrate_brings_an_empty_database_to_head() -> None:
+    url = await create_database()
+    try:
+        result = _dealroom("migrate", database_url=url)
+        assert result.returncode == 0, result.stderr
+        assert "migrated to head" in result.stdout
+        again = _dealroom("migrate", database_url=url)
+        assert again.returncode == 0, again.stderr
+    finally:
+        await drop_database(url)
+
+
+async def test_grant_manager_creates_the_act_as_edge(db: Db, database_url: str) -> None:
+    clock = ManualClock()
+    for handle in ("agency", "talent"):
+        await accounts.sign_up(
+            db,
+            clock,
+            email=f"{handle}@example.com",
+            password="long enough",
+            handle=handle,
+            display_name=handle,
+            ttl_days=1,
+        )
+    await db.commit()
+    await db.close()
+    result = _dealroom("accounts", "grant-manager", "agency", "talent", database_url=database_url)
+    assert result.returncode == 0, result.stderr
+    edges = await db.scalars(select(AccountManager))
+    handles = {a.id: a.handle for a in await db.scalars(select(Account))}
+    await db.close()
+    assert [(handles[e.manager_id], handles[e.managed_id]) for e in edges] == [("agency", "talent")]
+
+
+async def test_an_unknown_handle_is_a_clear_cli_error(database_url: str, db: Db) -> None:
+    del db  # the database is migrated and empty
+    result = _dealroom("accounts", "set-operator", "nobody", database_url=database_url)
+    assert result.returncode != 0
+    assert "NOT_FOUND" in result.stderr
