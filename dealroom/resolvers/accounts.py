@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from dealroom.domain.errors import not_found
+import dataclasses
+
+import strawberry
+
+from dealroom.domain.errors import not_found, unauthenticated
 from dealroom.persistence.repositories import AccountRepository
 from dealroom.schema.context import ACT_AS_COOKIE, SESSION_COOKIE, Info
 from dealroom.schema.inputs import SignInInput, SignUpInput
 from dealroom.schema.types import Account, AuthPayload, Me
 from dealroom.services import accounts
+from dealroom.services.identity import resolve_identity
 
 
 async def me(info: Info) -> Me | None:
@@ -57,6 +62,27 @@ async def sign_in(info: Info, input: SignInInput) -> AuthPayload:
             ttl_days=ctx.app.settings.session_ttl_days,
         )
     return _signed_in(info, result)
+
+
+async def act_as(info: Info, account_id: strawberry.ID | None) -> Me:
+    """Set (or, with null, clear) the act-as cookie for browser clients. Resolved without the
+    current act-as choice, so a revoked edge can always be cleared."""
+    ctx = info.context
+    presented = dataclasses.replace(ctx.credentials(), act_as=None)
+    signed_in = (await resolve_identity(ctx.db, ctx.app.clock, presented)).signed_in
+    if signed_in is None:
+        raise unauthenticated("Sign in before acting as another account.")
+    if account_id is None:
+        ctx.delete_cookie(ACT_AS_COOKIE)
+        return Me.from_rows(signed_in, signed_in)
+    chosen = await resolve_identity(
+        ctx.db, ctx.app.clock, dataclasses.replace(presented, act_as=str(account_id))
+    )
+    assert chosen.account is not None
+    ctx.set_cookie(
+        ACT_AS_COOKIE, str(chosen.account.id), int(ctx.app.settings.session_ttl.total_seconds())
+    )
+    return Me.from_rows(chosen.account, signed_in)
 
 
 async def sign_out(info: Info) -> bool:

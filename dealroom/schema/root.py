@@ -88,6 +88,20 @@ class Mutation:
         return await accounts.sign_in(info, input)
 
     @strawberry.mutation(
+        description="For browser clients: act as a managed account on later requests by "
+        "setting the HttpOnly dealroom_act_as cookie (null clears it). FORBIDDEN without a "
+        "management edge. API clients may send X-Act-As instead."
+    )
+    async def act_as(
+        self,
+        info: Info,
+        account_id: Annotated[
+            strawberry.ID | None, strawberry.argument(description="The managed account, or null.")
+        ],
+    ) -> Me:
+        return await accounts.act_as(info, account_id)
+
+    @strawberry.mutation(
         description="End the presented session and clear auth cookies. True if a session "
         "token was presented."
     )
