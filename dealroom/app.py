@@ -100,7 +100,8 @@ class GraphQLView(GraphQL[Context, None]):
             await super().__call__(scope, receive, send)
         finally:
             for context in scope.get(CONTEXTS, ()):
-                await context.db.close()
+                if "db" in vars(context):  # made only if the request used the database
+                    await context.db.close()
 
 
 class State(TypedDict):

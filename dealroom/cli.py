@@ -60,6 +60,7 @@ def serve(host: str | None, port: int | None) -> None:
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames
         log_level="info",
+        access_log=settings.access_log,
         lifespan="on",
     )
 

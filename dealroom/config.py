@@ -27,6 +27,8 @@ class Settings(BaseSettings):
     """Where the embedded SQLite file lives."""
     debug: bool = False
     """Unmasks internal errors in GraphQL responses. Never in production."""
+    access_log: bool = True
+    """uvicorn's per-request access log lines."""
     log_format: str = "console"
     """``console`` or ``json``."""
     session_ttl_days: int = 30

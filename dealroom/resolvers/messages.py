@@ -13,6 +13,7 @@ from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.types import Message, MessageAdded, PaneEvent
 from dealroom.services import messages, rooms
+from dealroom.services.identity import resolve_identity
 
 
 async def post_message(info: Info, input: PostMessageInput) -> Message:
@@ -44,7 +45,8 @@ async def pane_events(
     # A short-lived unit of work: a subscription must never hold a connection while it waits.
     db = Db(ctx.app.sessionmaker)
     try:
-        identity = await ctx.fresh_identity()
+        # Resolved per operation: a session revoked since the socket opened no longer reads.
+        identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
         room = await rooms.room_for_reader(db, identity, room_uuid)
         participant_id = messages.readable_pane(room, Seat(seat))
         reader = room.reader_seat

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -44,9 +45,16 @@ class Context:
         self.response = response
         self.connection_params: dict[str, Any] | None = None
         """A websocket's connection_init payload (set by strawberry)."""
-        self.db = Db(app.sessionmaker)
-        self.loaders: Loaders = create_loaders(self.db)
         self._identity: Identity | None = None
+
+    @functools.cached_property
+    def db(self) -> Db:
+        """The request's unit of work (made on first use: a websocket never needs one)."""
+        return Db(self.app.sessionmaker)
+
+    @functools.cached_property
+    def loaders(self) -> Loaders:
+        return create_loaders(self.db)
 
     @property
     def is_websocket(self) -> bool:
@@ -89,13 +97,6 @@ class Context:
         """A visit just minted a guest key: the rest of this request reads as that guest."""
         if self._identity is not None:
             self._identity = dataclasses.replace(self._identity, guest_key=guest_key)
-
-    async def fresh_identity(self) -> Identity:
-        db = Db(self.app.sessionmaker)
-        try:
-            return await resolve_identity(db, self.app.clock, self.credentials())
-        finally:
-            await db.close()
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Db]:

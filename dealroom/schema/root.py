@@ -7,12 +7,18 @@ from typing import Annotated
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import (
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    QueryDepthLimiter,
+    ValidationCache,
+)
 from strawberry.types import ExecutionContext
 
 from dealroom.config import Settings
 from dealroom.domain.seats import Seat
 from dealroom.resolvers import accounts, messages, rooms
+from dealroom.schema.caching import CachedParser
 from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
@@ -169,6 +175,9 @@ def create_schema(settings: Settings | None = None) -> strawberry.Schema:
         subscription=Subscription,
         extensions=[
             # Factories: extensions hold per-operation state, so each operation gets its own.
+            # Parsing and validating a document costs ~5 ms; clients send the same few.
+            lambda: CachedParser(maxsize=256),
+            lambda: ValidationCache(maxsize=256),
             lambda: QueryDepthLimiter(max_depth=settings.max_query_depth),
             lambda: MaxAliasesLimiter(max_alias_count=settings.max_aliases),
             lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),

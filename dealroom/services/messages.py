@@ -57,13 +57,15 @@ async def post_message(
     if participant is None:
         raise not_found("Pane")
     messages = MessageRepository(db)
-
+    now = clock.now()
+    seq = await RoomRepository(db).next_event_seq(room.room.id, now)
+    # Under the room lock, so a concurrent retry cannot slip between check and insert. (A
+    # retry spends a sequence number; cursors only need to grow, not to be contiguous.)
     existing = await messages.by_client_id(participant.id, client_message_id)
     if existing is not None:
         return MessageView.from_row(existing, pane)
-
-    now = clock.now()
-    # Rate limit per pane: the n-th newest post must be older than a minute.
+    # Rate limit per pane (a retry above is never limited): the n-th newest post must be older
+    # than a minute. Raising rolls the sequence number back with the rest.
     nth = await messages.nth_latest_post_at(participant.id, limits.per_minute)
     if nth is not None and now - nth < timedelta(minutes=1):
         raise DomainError(
@@ -71,12 +73,6 @@ async def post_message(
             f"At most {limits.per_minute} messages a minute in one pane; wait a moment.",
             retryAfterSeconds=max(1, int(60 - (now - nth).total_seconds())),
         )
-
-    seq = await RoomRepository(db).next_event_seq(room.room.id, now)
-    # Under the room lock now: re-check the retry, and read the pane's previous event.
-    existing = await messages.by_client_id(participant.id, client_message_id)
-    if existing is not None:
-        return MessageView.from_row(existing, pane)
     previous = await messages.last_in_pane(participant.id)
     row = Message(
         id=uuid.uuid4(),
@@ -184,12 +180,13 @@ async def follow_pane(
     read or in the queue; ``prev`` links tell a queued duplicate from a missed event.
     ``after=None`` starts from the pane's current end."""
     async with broker.subscribe([pane_channel(room_id, seat)]) as subscription:
-        delivered = after
-        if delivered is None:
+        if after is None:
             delivered = await _pane_end(sessionmaker, participant_id)
-        async for event in _replay(sessionmaker, participant_id, seat, delivered):
-            delivered = event.cursor
-            yield event
+        else:
+            delivered = after
+            async for event in _replay(sessionmaker, participant_id, seat, after):
+                delivered = event.cursor
+                yield event
         async for payload in subscription:
             live = decode(payload) if payload != RESYNC else None
             if live is not None and live.cursor <= delivered:
