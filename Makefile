@@ -23,7 +23,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check dealroom tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy dealroom tests
+	$(BIN)/mypy dealroom tests bench
 
 check: lint typecheck test
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import (
+    AddValidationRules,
     MaxAliasesLimiter,
     MaxTokensLimiter,
     QueryDepthLimiter,
@@ -169,6 +170,13 @@ class Schema(strawberry.Schema):
 
 def create_schema(settings: Settings | None = None) -> strawberry.Schema:
     settings = settings or Settings()
+    # The limiters build their validator classes in __init__. Build them once and hand each
+    # operation a fresh extension over the same classes: the validation cache is keyed by
+    # them, so a class per request would never hit.
+    limits = [
+        *QueryDepthLimiter(max_depth=settings.max_query_depth).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=settings.max_aliases).validation_rules,
+    ]
     return Schema(
         query=Query,
         mutation=Mutation,
@@ -178,8 +186,7 @@ def create_schema(settings: Settings | None = None) -> strawberry.Schema:
             # Parsing and validating a document costs ~5 ms; clients send the same few.
             lambda: CachedParser(maxsize=256),
             lambda: ValidationCache(maxsize=256),
-            lambda: QueryDepthLimiter(max_depth=settings.max_query_depth),
-            lambda: MaxAliasesLimiter(max_alias_count=settings.max_aliases),
+            lambda: AddValidationRules(limits),
             lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
             lambda: ErrorCodes(debug=settings.debug),
         ],
