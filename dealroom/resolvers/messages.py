@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncGenerator
 
 import strawberry
@@ -42,16 +43,7 @@ async def pane_events(
     ctx = info.context
     room_uuid = rooms.parse_id(room_id, "room")
     start = parse_event_cursor(after) if after is not None else None
-    # A short-lived unit of work: a subscription must never hold a connection while it waits.
-    db = Db(ctx.app.sessionmaker)
-    try:
-        # Resolved per operation: a session revoked since the socket opened no longer reads.
-        identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
-        room = await rooms.room_for_reader(db, identity, room_uuid)
-        participant_id = messages.readable_pane(room, Seat(seat))
-        reader = room.reader_seat
-    finally:
-        await db.close()
+    participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
     async for event in messages.follow_pane(
         ctx.app.sessionmaker,
         ctx.app.broker,
@@ -63,3 +55,20 @@ async def pane_events(
         yield MessageAdded(
             cursor=event_cursor(event.cursor), message=Message.from_view(event.message, reader)
         )
+
+
+async def _authorise_pane(info: Info, room_id: uuid.UUID, seat: Seat) -> tuple[uuid.UUID, Seat]:
+    """Check the reader may follow the pane; return only what the stream needs.
+
+    A separate frame on purpose: the rows loaded here (room, participants, account) would
+    otherwise live as long as the subscription, about 10 KiB each."""
+    ctx = info.context
+    # A short-lived unit of work: a subscription must never hold a connection while it waits.
+    db = Db(ctx.app.sessionmaker)
+    try:
+        # Resolved per operation: a session revoked since the socket opened no longer reads.
+        identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
+        room = await rooms.room_for_reader(db, identity, room_id)
+        return messages.readable_pane(room, seat), room.reader_seat
+    finally:
+        await db.close()
