@@ -20,7 +20,6 @@ log = structlog.get_logger(__name__)
 
 class RedisBroker:
     def __init__(self, url: str) -> None:
-        self._url = url
         self._redis: Redis = Redis.from_url(url, decode_responses=True)
         self._pubsub: PubSub = self._redis.pubsub(ignore_subscribe_messages=True)
         self._fanout = _Fanout()

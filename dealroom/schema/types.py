@@ -12,7 +12,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.domain import access
-from dealroom.domain.cursors import event_cursor, parse_event_cursor, room_cursor
+from dealroom.domain.cursors import event_cursor, parse_event_cursor
 from dealroom.domain.errors import bad_input, forbidden
 from dealroom.domain.seats import (
     GUEST_NAME,
@@ -30,7 +30,7 @@ from dealroom.schema.context import Info
 from dealroom.schema.enums import Alignment, AuthorKind
 from dealroom.services import messages as message_service
 from dealroom.services.events import MessageView
-from dealroom.services.rooms import holders
+from dealroom.services.rooms import RoomAccess, holders
 
 
 @strawberry.type(description="Relay page info.")
@@ -243,14 +243,12 @@ class Room:
             _row=row,
         )
 
-    @property
-    def cursor(self) -> str:
-        return room_cursor(self._row.last_activity_at, self._row.id)
-
-    async def _seats(self, info: Info) -> tuple[list[models.Participant], frozenset[Seat]]:
+    async def _access(self, info: Info) -> RoomAccess:
+        """The room as this reader sees it (the same projection the services use)."""
         participants = await info.context.loaders.participants.load(self._row.id)
         identity = await info.context.identity()
-        return participants, access.seats_of(identity.viewer, holders(participants))
+        seats = access.seats_of(identity.viewer, holders(participants))
+        return RoomAccess(self._row, participants, seats)
 
     async def _names(self, info: Info, participants: list[models.Participant]) -> RoomNames:
         by_seat = {p.key: p for p in participants}
@@ -268,28 +266,23 @@ class Room:
 
     @strawberry.field(description="The seat the reader writes from by default.")
     async def reader_seat(self, info: Info) -> Seat:
-        _, seats = await self._seats(info)
-        seat = access.reader_seat(RoomMode(self._row.mode), seats)
-        assert seat is not None  # a Room is only built for seat holders
-        return seat
+        return (await self._access(info)).reader_seat
 
     @strawberry.field(description="Panes the reader may read: both for the host, else its own.")
     async def readable_seats(self, info: Info) -> list[Seat]:
-        _, seats = await self._seats(info)
-        return sorted(access.readable_panes(seats), key=list(Seat).index)
+        return sorted((await self._access(info)).readable, key=list(Seat).index)
 
     @strawberry.field(
         description="True when something is waiting for the guest visitor to sign in."
     )
     async def login_required(self, info: Info) -> bool:
-        _, seats = await self._seats(info)
-        if Seat.VISITOR not in seats:
+        if Seat.VISITOR not in (await self._access(info)).seats:
             return False  # seed 000: the gate is the visitor view's
         return await info.context.loaders.login_required.load(self._row.id)
 
     @strawberry.field(description="The room's participants.")
     async def participants(self, info: Info) -> list[Participant]:
-        rows, _ = await self._seats(info)
+        rows = (await self._access(info)).participants
         accounts = await asyncio.gather(
             *(
                 _maybe(
@@ -318,12 +311,10 @@ class Room:
 
     @strawberry.field(description="A header for the room, said from the reader's side.")
     async def subtitle(self, info: Info) -> str:
-        participants, seats = await self._seats(info)
-        seat = access.reader_seat(RoomMode(self._row.mode), seats)
-        assert seat is not None
-        names = await self._names(info, participants)
+        view = await self._access(info)
+        names = await self._names(info, view.participants)
         return conversation_subtitle(
-            RoomKind(self._row.kind), RoomMode(self._row.mode), seat, names
+            RoomKind(self._row.kind), RoomMode(self._row.mode), view.reader_seat, names
         )
 
     @strawberry.field(
@@ -333,35 +324,30 @@ class Room:
     async def pane(
         self, info: Info, seat: Annotated[Seat, strawberry.argument(description="Whose pane.")]
     ) -> Pane | None:
-        participants, seats = await self._seats(info)
-        if Seat(seat) not in access.readable_panes(seats):
+        view = await self._access(info)
+        if seat not in view.readable:
             raise forbidden("You cannot read that pane.")
-        participant = next((p for p in participants if p.key == seat), None)
+        participant = view.participant(seat)
         if participant is None:
             return None
-        reader = access.reader_seat(RoomMode(self._row.mode), seats)
-        assert reader is not None
-        names = await self._names(info, participants)
+        names = await self._names(info, view.participants)
         return Pane(
-            seat=Seat(seat),
-            relationship_label=pane_relationship_label(reader, Seat(seat), names),
+            seat=seat,
+            relationship_label=pane_relationship_label(view.reader_seat, seat, names),
             _participant_id=participant.id,
-            _reader_seat=reader,
+            _reader_seat=view.reader_seat,
         )
 
     @strawberry.field(description="The newest message in a pane the reader may read.")
     async def last_message(self, info: Info) -> Message | None:
-        participants, seats = await self._seats(info)
-        readable = access.readable_panes(seats)
-        reader = access.reader_seat(RoomMode(self._row.mode), seats)
-        assert reader is not None
-        panes = [p for p in participants if p.key in readable]
+        view = await self._access(info)
+        panes = [p for p in view.participants if p.key in view.readable]
         rows = await asyncio.gather(*(info.context.loaders.last_message.load(p.id) for p in panes))
         newest: MessageView | None = None
         for participant, row in zip(panes, rows, strict=True):
             if row is not None and (newest is None or row.seq > newest.seq):
                 newest = MessageView.from_row(row, Seat(participant.key))
-        return Message.from_view(newest, reader) if newest else None
+        return Message.from_view(newest, view.reader_seat) if newest else None
 
 
 @strawberry.type(description="An edge in a room connection.")

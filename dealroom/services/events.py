@@ -22,10 +22,6 @@ def pane_channel(room_id: uuid.UUID, seat: Seat) -> str:
     return f"pane:{room_id}:{seat.value}"
 
 
-def room_channel(room_id: uuid.UUID) -> str:
-    return f"room:{room_id}"
-
-
 @dataclass(frozen=True, slots=True)
 class MessageView:
     """A stored message with its pane's seat: everything a reader projection needs."""
@@ -94,10 +90,7 @@ class MessageAddedEvent:
         )
 
 
-PaneEvent = MessageAddedEvent
-
-
-def decode(payload: str) -> PaneEvent | None:
+def decode(payload: str) -> MessageAddedEvent | None:
     """Parse a broker payload; an unknown or malformed one is dropped (and forces a resync)."""
     try:
         data = json.loads(payload)

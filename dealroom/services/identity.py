@@ -50,27 +50,11 @@ class Identity:
     guest_key: str | None
 
     @property
-    def acting(self) -> bool:
-        return (
-            self.account is not None
-            and self.signed_in is not None
-            and self.account.id != self.signed_in.id
-        )
-
-    @property
     def viewer(self) -> Viewer:
         return Viewer(
             account_id=self.account.id if self.account else None,
             guest_key_hash=digest(self.guest_key) if self.guest_key else None,
         )
-
-    def require_account(self) -> Account:
-        if self.account is None:
-            raise unauthenticated()
-        return self.account
-
-
-ANONYMOUS = Identity(signed_in=None, account=None, guest_key=None)
 
 
 async def resolve_identity(db: Db, clock: Clock, presented: Credentials) -> Identity:
