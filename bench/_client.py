@@ -33,6 +33,8 @@ import uvicorn
 import websockets
 from websockets.asyncio.client import ClientConnection
 
+from dealroom.server import start_in_background
+
 ROOT = Path(__file__).resolve().parent.parent
 DEALROOM = ROOT / ".venv" / "bin" / "dealroom"
 DEFAULT_PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
@@ -434,27 +436,9 @@ class ServerProcess:
 
 
 async def start_uvicorn(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_level="warning",
-        ws_per_message_deflate=False,
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
-    # Signals stay ours (Ctrl-C / SIGTERM end the script and its cleanup runs), not uvicorn's.
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    task = asyncio.create_task(server.serve())
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if task.done():
-            task.result()
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start in 30s")
-        await asyncio.sleep(0.01)
-    port: int = server.servers[0].sockets[0].getsockname()[1]
-    return server, task, port
+    """The server exactly as `dealroom serve` configures it, on a free loopback port."""
+    running = await start_in_background(app)
+    return running.server, running.task, running.port
 
 
 # --- PostgreSQL databases --------------------------------------------------------------------

@@ -37,6 +37,7 @@ def serve(host: str | None, port: int | None) -> None:
     import uvicorn
 
     from dealroom.app import create_app
+    from dealroom.server import uvicorn_config
 
     settings = Settings()
     configure(settings.log_format)
@@ -52,17 +53,10 @@ def serve(host: str | None, port: int | None) -> None:
     click.echo(
         f"dealroom: database {settings.resolved_database_url.split('@')[-1]}; broker {broker}"
     )
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        # Per-message deflate costs tens of KiB per websocket; our frames are small.
-        ws_per_message_deflate=False,
-        ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames
-        log_level="info",
-        access_log=settings.access_log,
-        lifespan="on",
+    config = uvicorn_config(
+        create_app(settings), host=host, port=port, access_log=settings.access_log
     )
+    uvicorn.Server(config).run()
 
 
 @main.command()

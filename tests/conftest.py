@@ -6,7 +6,6 @@ is real uvicorn on a loopback port, driven over HTTP and websockets like a clien
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,7 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -25,6 +23,7 @@ from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import Base
 from dealroom.realtime import Broker, create_broker
+from dealroom.server import start_in_background
 from tests.support.backends import REDIS_URL, create_database, drop_database
 from tests.support.clock import ManualClock
 from tests.support.graphql import Client
@@ -103,31 +102,13 @@ class Server:
         return Client(http)
 
 
-async def start_uvicorn(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_level="warning",
-        ws_per_message_deflate=False,
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    return server, task, port
-
-
 @pytest.fixture
 async def server(
     settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock
 ) -> AsyncIterator[Server]:
     app = create_app(settings, clock=clock, engine=engine, broker=broker)
-    uv, task, port = await start_uvicorn(app)
+    running = await start_in_background(app)
+    port = running.port
     clients: list[httpx.AsyncClient] = []
     yield Server(
         base_url=f"http://127.0.0.1:{port}",
@@ -139,8 +120,7 @@ async def server(
     )
     for http in clients:
         await http.aclose()
-    uv.should_exit = True
-    await task
+    await running.stop()
 
 
 @pytest.fixture

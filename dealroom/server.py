@@ -1,0 +1,60 @@
+"""How dealroom runs under uvicorn: one set of server options for `dealroom serve`, the tests
+and the benchmarks, so what is tested and measured is what is served."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+
+import uvicorn
+from starlette.types import ASGIApp
+
+
+def uvicorn_config(
+    app: ASGIApp, *, host: str, port: int, log_level: str = "info", access_log: bool = True
+) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        # Per-message deflate costs tens of KiB per websocket; our frames are small.
+        ws_per_message_deflate=False,
+        ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames
+        log_level=log_level,
+        access_log=access_log,
+        lifespan="on",
+    )
+
+
+@dataclass
+class BackgroundServer:
+    """A server running as a task of the caller's event loop (tests, benchmarks)."""
+
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    port: int
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        await self.task
+
+
+async def start_in_background(
+    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 30
+) -> BackgroundServer:
+    """Serve ``app`` on a free loopback port (``port=0``) without taking over signals."""
+    server = uvicorn.Server(uvicorn_config(app, host=host, port=port, log_level="warning"))
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # the caller owns signals
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if task.done():
+            task.result()
+        if time.monotonic() > deadline:
+            task.cancel()
+            raise RuntimeError(f"uvicorn did not start in {startup_timeout:.0f}s")
+        await asyncio.sleep(0.01)
+    bound: int = server.servers[0].sockets[0].getsockname()[1]
+    return BackgroundServer(server, task, bound)
