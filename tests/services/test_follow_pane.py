@@ -5,18 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.models import Participant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker, InProcessBroker, Subscription
 from dealroom.services import accounts, messages, rooms
-from dealroom.services.events import MessageAddedEvent
+from dealroom.services.events import MessageAddedEvent, pane_channel
 from dealroom.services.identity import Identity, new_guest_key
 from tests.support.clock import ManualClock
 
@@ -106,17 +105,7 @@ async def test_a_lost_wake_up_is_recovered_from_the_database_on_the_next_one(
 ) -> None:
     broker = LossyBroker(drop={2, 3})
     guest, opened = await _room(engine, clock)
-    participant = next(
-        p for p in await _participants(engine, opened.room.id) if p.key == Seat.VISITOR
-    )
-    stream = messages.follow_pane(
-        create_sessionmaker(engine),
-        broker,
-        room_id=opened.room.id,
-        participant_id=participant.id,
-        seat=Seat.VISITOR,
-        after=None,
-    )
+    stream = await _follow_visitor_pane(engine, broker, opened.room.id, after=None)
     first = asyncio.ensure_future(anext(stream))
     await asyncio.sleep(0.05)  # subscribed and at the pane's end
     seqs = [await _post(engine, broker, clock, guest, opened.room.id, f"m {i}") for i in range(4)]
@@ -130,33 +119,34 @@ async def test_a_resync_signal_rereads_without_duplicates(
 ) -> None:
     broker = LossyBroker(drop=set())
     guest, opened = await _room(engine, clock)
-    participant = next(
-        p for p in await _participants(engine, opened.room.id) if p.key == Seat.VISITOR
-    )
-    stream = messages.follow_pane(
-        create_sessionmaker(engine),
-        broker,
-        room_id=opened.room.id,
-        participant_id=participant.id,
-        seat=Seat.VISITOR,
-        after=0,
-    )
+    stream = await _follow_visitor_pane(engine, broker, opened.room.id, after=0)
     first_seq = await _post(engine, broker, clock, guest, opened.room.id, "one")
     assert (await asyncio.wait_for(anext(stream), 5)).cursor == first_seq
     broker.drop = {broker.count + 1}
     lost_seq = await _post(engine, broker, clock, guest, opened.room.id, "two")
     next_event = asyncio.ensure_future(anext(stream))
     await asyncio.sleep(0.05)
-    await broker.inner.publish(f"pane:{opened.room.id}:visitor", RESYNC)
+    await broker.inner.publish(pane_channel(opened.room.id, Seat.VISITOR), RESYNC)
     assert (await asyncio.wait_for(next_event, 5)).cursor == lost_seq
     third = await _post(engine, broker, clock, guest, opened.room.id, "three")
     assert (await asyncio.wait_for(anext(stream), 5)).cursor == third
     await stream.aclose()
 
 
-async def _participants(engine: AsyncEngine, room_id: uuid.UUID) -> list[Participant]:
+async def _follow_visitor_pane(
+    engine: AsyncEngine, broker: Broker, room_id: uuid.UUID, *, after: int | None
+) -> AsyncGenerator[MessageAddedEvent, None]:
     db = Db(create_sessionmaker(engine))
     try:
-        return await RoomRepository(db).participants(room_id)
+        participants = await RoomRepository(db).participants(room_id)
     finally:
         await db.close()
+    visitor = next(p for p in participants if p.key == Seat.VISITOR)
+    return messages.follow_pane(
+        create_sessionmaker(engine),
+        broker,
+        room_id=room_id,
+        participant_id=visitor.id,
+        seat=Seat.VISITOR,
+        after=after,
+    )
