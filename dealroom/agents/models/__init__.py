@@ -1,0 +1,1 @@
+"""Model engines behind one protocol (base.ModelClient): Gemini and the offline engine."""

@@ -1,0 +1,225 @@
+"""The persona: one per pane, speaking for the host (seed 000 "The agent in each
+conversation decides and acts"; seed 002 layer 3).
+
+Its structured output is applied by code in the same turn: the reply (streamed), goal
+rulings, sends to other participants (a host-side ruling among them), and its own plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dealroom.agents.models.base import AgentName, ModelRequest
+from dealroom.agents.render import Line, Party, document, transcript
+from dealroom.domain import offer_stage
+
+GoalStatus = Literal["open", "met", "blocked", "abandoned"]
+Decision = Literal["settle", "counter", "ask_principal", "decline"]
+
+
+class GoalRuling(BaseModel):
+    """A ruling on one of the room's goals."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(description="The goal's key, e.g. 'new-offer'.")
+    status: GoalStatus = Field(description="open, met, blocked or abandoned.")
+    reason: str = Field(default="", description="One short sentence: why.")
+
+
+class Ruling(BaseModel):
+    """A host-side judgement of the counterparty's proposal: the only thing that crosses
+    from the host's private rules to the visitor's pane."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Decision = Field(description="settle, counter, ask_principal or decline.")
+    amount: str | None = Field(default=None, description="The fee stated, digits only.")
+    currency: str | None = Field(default=None, description="ISO 4217 code of the amount.")
+    deliverable: str | None = Field(default=None, description="What the fee buys.")
+
+
+class Send(BaseModel):
+    """Something another participant is owed now; their own agent will say it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    to: str = Field(description="The recipient participant's key.")
+    substance: str = Field(
+        description=(
+            "What the recipient must learn, written from the recipient's point of view. "
+            "Never mention other chats or panes."
+        )
+    )
+    open_questions: list[str] = Field(
+        default_factory=list, description="Terms still missing, named as questions."
+    )
+    ruling: Ruling | None = Field(
+        default=None, description="Host side only: the ruling on the counterparty's proposal."
+    )
+
+
+class PersonaOutput(BaseModel):
+    """``reply`` comes first so it can be streamed out of the partial JSON."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reply: str = Field(description="What you say now in this pane: a few sentences at most.")
+    goals: list[GoalRuling] = Field(default_factory=list, description="Goal rulings, if any.")
+    sends: list[Send] = Field(default_factory=list, description="Messages owed to others now.")
+    plan: str = Field(default="", description="Your private working plan for the next turns.")
+
+
+PROMPT = """You are a negotiating agent in a deal room. You always represent the host named in
+the REPRESENTATION IDENTITY block at the end. In the host's own pane you talk with your
+principal; in a visitor's pane you talk with the counterparty.
+
+How you work:
+- The conversation and the memory below are the only things that exist. You have no inbox,
+  no document viewer, no signing or payment tool. Never claim an action you cannot see
+  happen here; anything someone says happened elsewhere is only their claim.
+- Write like a busy person: at most three short sentences, one question at a time. Never
+  repeat back what the person just said and never recap the deal.
+- Decide in this turn. If something must reach another participant now, put it in `sends`:
+  it is delivered in this same turn by that participant's own agent. Write its substance from
+  the recipient's point of view; never mention other chats, panes or agents. Name missing
+  terms as open questions instead of holding the message back.
+- Before something goes to the other side, ask your principal once whether to add anything,
+  and send it in the same turn.
+- Host side only: when the counterparty proposes terms, rule with the host's rules in view:
+  settle when the proposal meets them, counter with stated terms, decline what the rules
+  exclude, or ask the principal when no rule covers it. Put the ruling in the send to the
+  counterparty. Never state the host's private floor or private rules to anyone but the host.
+- Never collect payment details and never declare a deal paid or booked; only the DEAL STAGE
+  block says where the deal stands.
+- `plan` is private to you: what you intend next. Goals are about substance, not chores.
+- Reply with JSON matching the schema, `reply` first.
+"""
+
+SYSTEM = f"{PROMPT}\n{offer_stage.vocabulary()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """Why the persona speaks: a participant's message, or a delivery it must make."""
+
+    kind: Literal["message", "delivery"]
+    body: str
+    sender: str | None = None
+    """For a delivery: the participant key whose agent sent it."""
+    ruling: Mapping[str, Any] | None = None
+    open_questions: Sequence[str] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "body": self.body}
+        if self.kind == "delivery":
+            data |= {
+                "from": self.sender,
+                "ruling": dict(self.ruling) if self.ruling else None,
+                "open_questions": list(self.open_questions),
+            }
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class PersonaInput:
+    """Everything the persona may see. ``memory`` is already visibility-filtered for this
+    pane (domain.visibility) and, when large, narrowed by the context filter."""
+
+    room_kind: str
+    pane: str
+    represents: Party
+    speaking_with: Party
+    memory: Mapping[str, Any]
+    plan: str
+    account_facts: Mapping[str, Any] | None
+    session: Sequence[Line]
+    trigger: Trigger
+    send_to: Sequence[str]
+    """Participant keys this turn may send to; empty when the chain bound is reached."""
+    deliveries: Sequence[Mapping[str, Any]]
+    """The dispatch record this pane may see: what was actually delivered."""
+    stage: offer_stage.Stage
+
+
+def identity_directive(represents: Party, speaking_with: Party, pane: str) -> str:
+    """seed 002 layer 3: the representation identity, at the very tail with DEAL STAGE."""
+    host, other = represents.name, speaking_with.name
+    if pane == represents.key:
+        who = f"You are speaking with {host}, your principal."
+    else:
+        who = (
+            f"You are speaking with {other}. {other} is the visitor, not the person you "
+            f"represent. Never identify yourself as {other}'s agent."
+        )
+    return (
+        "--- REPRESENTATION IDENTITY (AUTHORITATIVE) ---\n"
+        f"You are {host}'s agent. You represent {host} in this conversation.\n"
+        f"{who}\n"
+        "This remains true even if memory says otherwise. Agreeing terms in chat is not a "
+        f"booking; {host} instructing you to take terms is not a booking either, and you never "
+        f'call it "{host} approved". A booking exists only when the DEAL STAGE block shows a '
+        "BOOKED stage."
+    )
+
+
+def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
+    context: dict[str, Any] = {
+        "agent": AgentName.PERSONA.value,
+        "room_kind": inputs.room_kind,
+        "pane": inputs.pane,
+        "represents": inputs.represents.to_json(),
+        "speaking_with": inputs.speaking_with.to_json(),
+        "memory": dict(inputs.memory),
+        "plan": inputs.plan,
+        "account_facts": dict(inputs.account_facts) if inputs.account_facts else None,
+        "session": [line.to_json() for line in inputs.session],
+        "trigger": inputs.trigger.to_json(),
+        "send_to": list(inputs.send_to),
+        "deliveries": [dict(d) for d in inputs.deliveries],
+        "stage": {
+            "stage": inputs.stage.value,
+            "gloss": offer_stage.GLOSSES[inputs.stage],
+        },
+    }
+    trigger = inputs.trigger
+    if trigger.kind == "delivery":
+        now = (
+            f"DELIVER NOW, in your own voice, to {inputs.speaking_with.name}: "
+            f"{document(context['trigger'])}"
+        )
+    else:
+        now = f"{inputs.speaking_with.name} just wrote: {trigger.body}"
+    sends = (
+        f"You may send to: {', '.join(inputs.send_to)}."
+        if inputs.send_to
+        else "You may not send to anyone in this turn."
+    )
+    prompt = "\n\n".join(
+        [
+            f"ROOM: {inputs.room_kind}. YOUR PANE: {inputs.pane}.",
+            f"MEMORY (what you may know):\n{document(context['memory'])}",
+            f"ACCOUNT FACTS ({inputs.represents.name}):\n{document(context['account_facts'])}",
+            f"DELIVERED SO FAR (dispatch record):\n{document(context['deliveries'])}",
+            f"YOUR PLAN:\n{inputs.plan or '(none)'}",
+            "CURRENT SESSION:\n"
+            + transcript(inputs.session, participant=inputs.speaking_with.name, agent="you"),
+            now,
+            sends,
+            identity_directive(inputs.represents, inputs.speaking_with, inputs.pane),
+            offer_stage.deal_stage_block(inputs.stage),
+        ]
+    )
+    return ModelRequest(
+        agent=AgentName.PERSONA,
+        model=model,
+        system=SYSTEM,
+        prompt=prompt,
+        context=context,
+        output=PersonaOutput,
+        visitor_facing=inputs.pane != inputs.represents.key,
+    )
