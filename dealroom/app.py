@@ -26,12 +26,14 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
 from dealroom.schema.context import AppState, Context
 from dealroom.schema.root import create_schema
+from dealroom.services.agents import create_model_client, create_runner
 from dealroom.services.clock import Clock, SystemClock
 
 CONTEXTS = "dealroom.contexts"
@@ -114,18 +116,25 @@ def create_app(
     clock: Clock | None = None,
     engine: AsyncEngine | None = None,
     broker: Broker | None = None,
+    model: ModelClient | None = None,
 ) -> Starlette:
-    """Build the app. Tests may hand in their own engine, broker and clock (the edges)."""
+    """Build the app. Tests may hand in their own engine, broker, clock and model client
+    (the edges)."""
     settings = settings or Settings()
     own_engine = engine is None
     engine = engine or create_engine(settings.resolved_database_url)
     own_broker = broker is None
     broker = broker or create_broker(settings.redis_url)
+    own_model = model is None
+    model = model or create_model_client(settings)
+    sessionmaker = create_sessionmaker(engine)
+    clock = clock or SystemClock()
     state = AppState(
         settings=settings,
-        sessionmaker=create_sessionmaker(engine),
+        sessionmaker=sessionmaker,
         broker=broker,
-        clock=clock or SystemClock(),
+        clock=clock,
+        runner=create_runner(settings, sessionmaker, broker, clock, model),
     )
     view = GraphQLView(state)
 
@@ -133,9 +142,13 @@ def create_app(
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
         if own_broker:
             await broker.start()
+        await state.runner.start()
         try:
             yield {"app_state": state}
         finally:
+            await state.runner.close()
+            if own_model:
+                await model.close()
             if own_broker:
                 await broker.close()
             if own_engine:
@@ -160,7 +173,7 @@ def create_app(
                 allow_headers=["authorization", "content-type", "x-guest-key", "x-act-as"],
             )
         )
-    return Starlette(
+    app = Starlette(
         debug=settings.debug,
         middleware=middleware,
         routes=[
@@ -171,3 +184,5 @@ def create_app(
         ],
         lifespan=lifespan,
     )
+    app.state.dealroom = state  # tests and benchmarks reach the runner through it
+    return app

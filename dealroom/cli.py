@@ -1,4 +1,4 @@
-"""``dealroom``: serve | migrate | export-schema | accounts ..."""
+"""``dealroom``: serve | worker | migrate | export-schema | accounts ..."""
 
 from __future__ import annotations
 
@@ -53,10 +53,51 @@ def serve(host: str | None, port: int | None) -> None:
     click.echo(
         f"dealroom: database {settings.resolved_database_url.split('@')[-1]}; broker {broker}"
     )
+    engine = "gemini" if settings.use_gemini else "offline"
+    click.echo(f"dealroom: agents on the {engine} engine, {settings.workers} workers")
     config = uvicorn_config(
         create_app(settings), host=host, port=port, access_log=settings.access_log
     )
     uvicorn.Server(config).run()
+
+
+@main.command()
+def worker() -> None:
+    """Run agent turns only (no HTTP): any number of these may share one database and Redis.
+    Stop with Ctrl-C; a turn cut off mid-run is re-queued when its lease expires."""
+    settings = Settings()
+    configure(settings.log_format)
+    if settings.workers < 1:
+        raise click.UsageError("DEALROOM_WORKERS must be at least 1 for a worker process.")
+    click.echo(
+        f"dealroom worker: {settings.workers} workers on "
+        f"{settings.resolved_database_url.split('@')[-1]}"
+    )
+    try:
+        asyncio.run(_work(settings))
+    except KeyboardInterrupt:
+        click.echo("stopped")
+
+
+async def _work(settings: Settings) -> None:
+    from dealroom.persistence.engine import create_engine, create_sessionmaker
+    from dealroom.realtime import create_broker
+    from dealroom.services.agents import create_model_client, create_runner
+    from dealroom.services.clock import SystemClock
+
+    engine = create_engine(settings.resolved_database_url)
+    broker = create_broker(settings.redis_url)
+    model = create_model_client(settings)
+    runner = create_runner(settings, create_sessionmaker(engine), broker, SystemClock(), model)
+    await broker.start()
+    await runner.start()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.close()
+        await model.close()
+        await broker.close()
+        await engine.dispose()
 
 
 @main.command()

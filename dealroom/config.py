@@ -45,6 +45,49 @@ class Settings(BaseSettings):
     """Comma-separated origins (``https://app.example.com``) whose pages may call the API with
     credentials, over HTTP (CORS) and websockets. Same-origin pages always may."""
 
+    # --- agents -------------------------------------------------------------------------
+    model_engine: str = "auto"
+    """``offline`` (deterministic rules, no network), ``gemini``, or ``auto``: Gemini when
+    ``GEMINI_API_KEY`` is set, offline otherwise."""
+    gemini_base_url: str | None = None
+    """Override the Gemini endpoint (tests point it at a local fake server)."""
+    persona_model: str = "gemini-2.5-flash"
+    distil_model: str = "gemini-2.5-flash"
+    filter_model: str = "gemini-2.5-flash-lite"
+    model_timeout_seconds: float = 30.0
+    model_attempts: int = 4
+    """HTTP attempts per model call (429 and 5xx are retried with backoff by the SDK)."""
+    turn_attempts: int = 3
+    """Times a failed turn is run before it is marked failed (and can be re-run)."""
+    turn_retry_seconds: float = 2.0
+    """Backoff before a failed turn's next attempt; doubles each attempt."""
+    run_lease_seconds: int = 120
+    """A running turn whose worker vanished is re-queued after this long."""
+    memory_lease_seconds: int = 60
+    workers: int = 4
+    """Agent runs executed concurrently by this process (0: this process runs no agents)."""
+    worker_poll_seconds: float = 0.5
+    session_pause_minutes: int = 30
+    """A participant returning after this long starts a new session."""
+    max_chain_depth: int = 2
+    """How many pane-to-pane sends one participant message can cause in a chain."""
+    sends_per_pair_per_10_minutes: int = 6
+    """Sends from one pane to another allowed in ten minutes; more are recorded as capped."""
+    filter_threshold_chars: int = 6000
+    """Visible memory larger than this goes through the context filter first."""
+    session_line_cap: int = 400
+    """Safety cap on transcript lines read for one turn (never reached by a real sitting)."""
+
+    @property
+    def session_pause(self) -> timedelta:
+        return timedelta(minutes=self.session_pause_minutes)
+
+    @property
+    def use_gemini(self) -> bool:
+        if self.model_engine == "gemini":
+            return True
+        return self.model_engine == "auto" and bool(self.gemini_api_key)
+
     @property
     def cors_origin_list(self) -> list[str]:
         return [origin.strip() for origin in self.cors_origins.split(",") if origin.strip()]

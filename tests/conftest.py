@@ -16,6 +16,8 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from dealroom.agents.models.base import ModelClient
+from dealroom.agents.models.offline import OfflineClient
 from dealroom.app import create_app
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
@@ -23,7 +25,9 @@ from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import Base
 from dealroom.realtime import Broker, create_broker
+from dealroom.schema.context import AppState
 from dealroom.server import start_in_background
+from dealroom.services.turns import TurnRunner
 from tests.support.backends import REDIS_URL, create_database, drop_database
 from tests.support.clock import ManualClock
 from tests.support.graphql import Client
@@ -84,7 +88,15 @@ async def db(engine: AsyncEngine) -> AsyncIterator[Db]:
 
 @pytest.fixture
 def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, redis_url=REDIS_URL, debug=False)
+    # workers=0: the server stores queued agent runs but executes none, so tests of the
+    # foundation see only the events they cause. Agent tests use ``agent_server``.
+    return Settings(
+        database_url=database_url,
+        redis_url=REDIS_URL,
+        debug=False,
+        model_engine="offline",
+        workers=0,
+    )
 
 
 @dataclass
@@ -94,7 +106,16 @@ class Server:
     engine: AsyncEngine
     broker: Broker
     clock: ManualClock
+    state: AppState
     _clients: list[httpx.AsyncClient]
+
+    @property
+    def runner(self) -> TurnRunner:
+        return self.state.runner
+
+    async def settle(self, timeout: float = 30.0) -> None:
+        """Wait until every due agent run has finished (the rooms are quiet)."""
+        await self.state.runner.wait_idle(timeout)
 
     def client(self) -> Client:
         http = httpx.AsyncClient(base_url=self.base_url, timeout=30)
@@ -106,7 +127,44 @@ class Server:
 async def server(
     settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock
 ) -> AsyncIterator[Server]:
-    app = create_app(settings, clock=clock, engine=engine, broker=broker)
+    async for running in _serve(settings, engine, broker, clock, None):
+        yield running
+
+
+@pytest.fixture
+def model() -> ModelClient:
+    """The model edge: the offline engine unless a test overrides this fixture."""
+    return OfflineClient()
+
+
+@pytest.fixture
+def agent_settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"workers": 2, "worker_poll_seconds": 0.05})
+
+
+@pytest.fixture
+async def agent_server(
+    agent_settings: Settings,
+    engine: AsyncEngine,
+    broker: Broker,
+    clock: ManualClock,
+    model: ModelClient,
+) -> AsyncIterator[Server]:
+    """A server whose agents run: the whole turn, on the model fixture's engine."""
+    async for running in _serve(agent_settings, engine, broker, clock, model):
+        yield running
+
+
+async def _serve(
+    settings: Settings,
+    engine: AsyncEngine,
+    broker: Broker,
+    clock: ManualClock,
+    model: ModelClient | None,
+) -> AsyncIterator[Server]:
+    app = create_app(
+        settings, clock=clock, engine=engine, broker=broker, model=model or OfflineClient()
+    )
     running = await start_in_background(app)
     port = running.port
     clients: list[httpx.AsyncClient] = []
@@ -116,6 +174,7 @@ async def server(
         engine=engine,
         broker=broker,
         clock=clock,
+        state=app.state.dealroom,
         _clients=clients,
     )
     for http in clients:

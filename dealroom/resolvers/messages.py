@@ -4,16 +4,30 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator
+from typing import assert_never
 
 import strawberry
 
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput
-from dealroom.schema.types import Message, MessageAdded, PaneEvent
+from dealroom.schema.types import (
+    AgentTyping,
+    Message,
+    MessageAdded,
+    MessageDelta,
+    PaneEvent,
+    SystemLine,
+)
 from dealroom.services import messages, rooms
+from dealroom.services.events import (
+    AgentTypingEvent,
+    MessageAddedEvent,
+    MessageDeltaEvent,
+    PaneEventData,
+)
 from dealroom.services.identity import resolve_identity
 
 
@@ -31,10 +45,26 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
             body=input.body,
             client_message_id=input.client_message_id,
             seat=Seat(input.seat) if input.seat is not None else None,
-            limits=messages.PostLimits(per_minute=ctx.app.settings.posts_per_minute),
+            limits=messages.PostLimits(
+                per_minute=ctx.app.settings.posts_per_minute,
+                session_pause=ctx.app.settings.session_pause,
+            ),
+            announce=ctx.app.runner.announce,
         )
     # The author reads its own message from the pane it wrote into.
     return Message.from_view(view, view.seat)
+
+
+async def retry_turn(info: Info, room_id: strawberry.ID, seat: Seat | None) -> int:
+    ctx = info.context
+    identity = await ctx.identity()
+    async with ctx.transaction() as db:
+        count = await messages.retry_failed_turns(
+            db, ctx.app.clock, identity, room_id=rooms.parse_id(room_id, "room"), seat=seat
+        )
+    if count:
+        await ctx.app.runner.announce()
+    return count
 
 
 async def pane_events(
@@ -52,9 +82,30 @@ async def pane_events(
         seat=Seat(seat),
         after=start,
     ):
-        yield MessageAdded(
-            cursor=event_cursor(event.cursor), message=Message.from_view(event.message, reader)
-        )
+        yield _project(event, reader)
+
+
+def _project(event: PaneEventData, reader: Seat) -> PaneEvent:
+    match event:
+        case MessageDeltaEvent():
+            return MessageDelta(
+                cursor=event_cursor(event.after),
+                message_id=strawberry.ID(str(event.message_id)),
+                delta=event.delta,
+            )
+        case AgentTypingEvent():
+            return AgentTyping(
+                cursor=event_cursor(event.after),
+                message_id=strawberry.ID(str(event.message_id)),
+                agent=event.agent,
+            )
+        case MessageAddedEvent():
+            message = Message.from_view(event.message, reader)
+            if event.message.author_kind is AuthorKind.SYSTEM:
+                return SystemLine(cursor=event_cursor(event.cursor), message=message)
+            return MessageAdded(cursor=event_cursor(event.cursor), message=message)
+        case _:
+            assert_never(event)
 
 
 async def _authorise_pane(info: Info, room_id: uuid.UUID, seat: Seat) -> tuple[uuid.UUID, Seat]:

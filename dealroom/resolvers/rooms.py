@@ -7,8 +7,17 @@ import strawberry
 from dealroom.domain.cursors import room_cursor
 from dealroom.domain.errors import bad_input
 from dealroom.schema.context import GUEST_COOKIE, Info
-from dealroom.schema.types import OpenRoomPayload, PageInfo, Room, RoomConnection, RoomEdge
-from dealroom.services import rooms
+from dealroom.schema.types import (
+    Flag,
+    ModelUsage,
+    OpenRoomPayload,
+    PageInfo,
+    Room,
+    RoomConnection,
+    RoomEdge,
+    RoomOps,
+)
+from dealroom.services import ops, rooms
 
 GUEST_COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetimes at 400 days
 
@@ -56,4 +65,34 @@ async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> 
             ctx.adopt_guest_key(opened.guest_key)
     return OpenRoomPayload(
         room=Room.for_reader(opened.room), guest_key=opened.guest_key, created=opened.created
+    )
+
+
+async def room_ops(info: Info, room_id: strawberry.ID, flags: int) -> RoomOps:
+    if not 0 < flags <= info.context.app.settings.max_page_size:
+        raise bad_input("flags must be between 1 and 100.", "flags")
+    identity = await info.context.identity()
+    found = await ops.room_ops(
+        info.context.db, identity, rooms.parse_id(room_id, "room"), flags=flags
+    )
+    usage = found.usage
+    return RoomOps(
+        room_id=strawberry.ID(str(found.room_id)),
+        flags=[
+            Flag(
+                id=strawberry.ID(str(f.id)),
+                level=f.level,
+                evidence=f.evidence,
+                created_at=f.created_at,
+            )
+            for f in found.flags
+        ],
+        usage=ModelUsage(
+            calls=usage.calls,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_tokens=usage.cached_tokens,
+            price_usd=str(usage.price_usd),
+        ),
+        failed_runs=found.failed_runs,
     )

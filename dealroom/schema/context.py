@@ -22,6 +22,7 @@ from dealroom.realtime.broker import Broker
 from dealroom.schema.loaders import Loaders, create_loaders
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Credentials, Identity, resolve_identity
+from dealroom.services.turns import TurnRunner
 
 SESSION_COOKIE = "dealroom_session"
 GUEST_COOKIE = "dealroom_guest"
@@ -34,6 +35,7 @@ class AppState:
     sessionmaker: async_sessionmaker[AsyncSession]
     broker: Broker
     clock: Clock
+    runner: TurnRunner
 
 
 class Context:

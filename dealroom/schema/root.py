@@ -32,6 +32,7 @@ from dealroom.schema.types import (
     PaneEvent,
     Room,
     RoomConnection,
+    RoomOps,
 )
 
 
@@ -71,6 +72,18 @@ class Query:
         ] = None,
     ) -> RoomConnection:
         return await rooms.list_rooms(info, first, after)
+
+    @strawberry.field(
+        description="Operators only (FORBIDDEN otherwise): a room's frustration flags and "
+        "model spend."
+    )
+    async def room_ops(
+        self,
+        info: Info,
+        room_id: Annotated[strawberry.ID, strawberry.argument(description="The room.")],
+        flags: Annotated[int, strawberry.argument(description="Newest flags, 1-100.")] = 20,
+    ) -> RoomOps:
+        return await rooms.room_ops(info, room_id, flags)
 
 
 @strawberry.type(description="Writes. Each mutation is one transaction: on error, nothing changes.")
@@ -140,6 +153,21 @@ class Mutation:
         input: Annotated[PostMessageInput, strawberry.argument(description="The message.")],
     ) -> Message:
         return await messages.post_message(info, input)
+
+    @strawberry.mutation(
+        description="Run the reader's failed agent turns in a pane again (after the agent "
+        "could not answer). Returns how many were queued. Effects of a turn are stored only "
+        "when it succeeds, so a re-run never doubles them."
+    )
+    async def retry_turn(
+        self,
+        info: Info,
+        room_id: Annotated[strawberry.ID, strawberry.argument(description="The room.")],
+        seat: Annotated[
+            Seat | None, strawberry.argument(description="The pane; default: the reader's own.")
+        ] = None,
+    ) -> int:
+        return await messages.retry_turn(info, room_id, seat)
 
 
 @strawberry.type(description="Live streams.")

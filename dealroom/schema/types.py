@@ -382,6 +382,34 @@ class OpenRoomPayload:
     created: bool = strawberry.field(description="True when this visit started a new room.")
 
 
+# --- operators ----------------------------------------------------------------------------
+
+
+@strawberry.type(description="A participant losing patience, flagged by the memory writer.")
+class Flag:
+    id: strawberry.ID = strawberry.field(description="The flag id.")
+    level: str = strawberry.field(description="low, medium or high.")
+    evidence: str = strawberry.field(description="The words that show it.")
+    created_at: datetime = strawberry.field(description="When it was raised (UTC).")
+
+
+@strawberry.type(description="Model calls of a room, summed from the ledger.")
+class ModelUsage:
+    calls: int = strawberry.field(description="Model calls made.")
+    input_tokens: int = strawberry.field(description="Input tokens, cached included.")
+    output_tokens: int = strawberry.field(description="Output tokens.")
+    cached_tokens: int = strawberry.field(description="Input tokens served from cache.")
+    price_usd: str = strawberry.field(description="Total price in USD, as a decimal string.")
+
+
+@strawberry.type(description="An operator's view of a room. Never shown to an agent.")
+class RoomOps:
+    room_id: strawberry.ID = strawberry.field(description="The room.")
+    flags: list[Flag] = strawberry.field(description="Frustration flags, newest first.")
+    usage: ModelUsage = strawberry.field(description="What the room's model calls cost.")
+    failed_runs: int = strawberry.field(description="Agent runs that failed for good.")
+
+
 # --- pane events -------------------------------------------------------------------------
 
 
@@ -396,6 +424,16 @@ class MessageDelta:
     cursor: str = strawberry.field(description="The cursor of the last stored event before it.")
     message_id: strawberry.ID = strawberry.field(description="The reply being composed.")
     delta: str = strawberry.field(description="Text to append.")
+
+
+@strawberry.type(
+    description="An agent started composing a reply in the pane; deltas with the same "
+    "messageId follow, then MessageAdded with the stored message."
+)
+class AgentTyping:
+    cursor: str = strawberry.field(description="The cursor of the last stored event before it.")
+    message_id: strawberry.ID = strawberry.field(description="The reply being composed.")
+    agent: str = strawberry.field(description="Which agent is composing (persona).")
 
 
 @strawberry.type(description="A system line in the pane (a merge, a failed turn being retried).")
@@ -417,7 +455,7 @@ class LoginRequiredChanged:
 
 
 PaneEvent = Annotated[
-    MessageAdded | MessageDelta | SystemLine | StageChanged | LoginRequiredChanged,
+    MessageAdded | AgentTyping | MessageDelta | SystemLine | StageChanged | LoginRequiredChanged,
     strawberry.union("PaneEvent", description="Something that happened in a pane."),
 ]
 

@@ -90,16 +90,75 @@ class MessageAddedEvent:
         )
 
 
-def decode(payload: str) -> MessageAddedEvent | None:
+@dataclass(frozen=True, slots=True)
+class AgentTypingEvent:
+    """An agent is composing in the pane (before the first delta). Ephemeral: not stored,
+    no cursor of its own; ``after`` is the pane's last stored event when it was sent."""
+
+    after: int
+    message_id: uuid.UUID
+    agent: str
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "type": "AgentTyping",
+                "after": self.after,
+                "message_id": str(self.message_id),
+                "agent": self.agent,
+            },
+            separators=(",", ":"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDeltaEvent:
+    """A streamed fragment of a reply being composed. Ephemeral: the stored message follows
+    as MessageAdded with the same id, so a client that missed deltas loses nothing."""
+
+    after: int
+    message_id: uuid.UUID
+    delta: str
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "type": "MessageDelta",
+                "after": self.after,
+                "message_id": str(self.message_id),
+                "delta": self.delta,
+            },
+            separators=(",", ":"),
+        )
+
+
+EphemeralEvent = AgentTypingEvent | MessageDeltaEvent
+PaneEventData = MessageAddedEvent | EphemeralEvent
+
+
+def decode(payload: str) -> PaneEventData | None:
     """Parse a broker payload; an unknown or malformed one is dropped (and forces a resync)."""
     try:
         data = json.loads(payload)
-        if data.get("type") == "MessageAdded":
+        kind = data.get("type")
+        if kind == "MessageAdded":
             return MessageAddedEvent(
                 cursor=int(data["cursor"]),
                 prev=int(data["prev"]),
                 message=MessageView.from_json(data["message"]),
             )
-    except (ValueError, KeyError, TypeError):
+        if kind == "MessageDelta":
+            return MessageDeltaEvent(
+                after=int(data["after"]),
+                message_id=uuid.UUID(data["message_id"]),
+                delta=str(data["delta"]),
+            )
+        if kind == "AgentTyping":
+            return AgentTypingEvent(
+                after=int(data["after"]),
+                message_id=uuid.UUID(data["message_id"]),
+                agent=str(data["agent"]),
+            )
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     return None

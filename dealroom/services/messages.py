@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -13,15 +13,23 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.domain import access, validation
 from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
 from dealroom.domain.seats import AuthorKind, Seat
-from dealroom.domain.sessions import session_number
+from dealroom.domain.sessions import DEFAULT_PAUSE, session_number
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Message
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker
 from dealroom.services.clock import Clock
-from dealroom.services.events import MessageAddedEvent, MessageView, decode, pane_channel
+from dealroom.services.events import (
+    EphemeralEvent,
+    MessageAddedEvent,
+    MessageView,
+    PaneEventData,
+    decode,
+    pane_channel,
+)
 from dealroom.services.identity import Identity
 from dealroom.services.rooms import RoomAccess, room_for_reader
+from dealroom.services.turns import retry_failed, runs_for_message
 
 log = structlog.get_logger(__name__)
 
@@ -31,6 +39,7 @@ REPLAY_BATCH = 200
 @dataclass(frozen=True, slots=True)
 class PostLimits:
     per_minute: int
+    session_pause: timedelta = DEFAULT_PAUSE
 
 
 async def post_message(
@@ -44,6 +53,7 @@ async def post_message(
     client_message_id: str,
     seat: Seat | None,
     limits: PostLimits,
+    announce: Callable[[], Awaitable[None]] | None = None,
 ) -> MessageView:
     """Store a participant's message in its own pane and publish it after commit.
 
@@ -86,13 +96,16 @@ async def post_message(
             previous.session_no if previous else None,
             previous.created_at if previous else None,
             now,
+            limits.session_pause,
         ),
         client_message_id=client_message_id,
         created_at=now,
     )
     if participant.first_spoke_at is None:
         participant.first_spoke_at = now
-    await db.add(row)
+    # The turn is queued in the same transaction as the message: a crash after commit loses
+    # neither. The mutation never waits for it.
+    await db.add(row, *runs_for_message(row, now))
     view = MessageView.from_row(row, pane)
     event = MessageAddedEvent(cursor=seq, prev=previous.seq if previous else 0, message=view)
     channel = pane_channel(room.room.id, pane)
@@ -100,9 +113,22 @@ async def post_message(
 
     async def publish() -> None:
         await broker.publish(channel, payload)
+        if announce is not None:
+            await announce()
 
     db.after_commit(publish)
     return view
+
+
+async def retry_failed_turns(
+    db: Db, clock: Clock, identity: Identity, *, room_id: uuid.UUID, seat: Seat | None
+) -> int:
+    """Re-queue the failed agent turns of a pane the reader may write in (R6)."""
+    room = await room_for_reader(db, identity, room_id)
+    participant = room.participant(_writable_pane(room, seat))
+    if participant is None:
+        raise not_found("Pane")
+    return await retry_failed(db, clock, participant.id)
 
 
 def _writable_pane(room: RoomAccess, seat: Seat | None) -> Seat:
@@ -173,7 +199,7 @@ async def follow_pane(
     participant_id: uuid.UUID,
     seat: Seat,
     after: int | None,
-) -> AsyncGenerator[MessageAddedEvent, None]:
+) -> AsyncGenerator[PaneEventData, None]:
     """Replay what the database holds after ``after``, then go live: no gap, no duplicate.
 
     Subscribes first, then reads, so an event committed during the replay is either in the
@@ -189,6 +215,10 @@ async def follow_pane(
                 yield event
         async for payload in subscription:
             live = decode(payload) if payload != RESYNC else None
+            if isinstance(live, EphemeralEvent):
+                # Typing and deltas are not stored: pass them through, never replay them.
+                yield live
+                continue
             if live is not None and live.cursor <= delivered:
                 continue  # already delivered by a replay
             if live is not None and live.prev == delivered:

@@ -138,10 +138,24 @@ async def open_visitor_room(
 
 
 async def _seed_memory(db: Db, host: Account) -> dict[str, object]:
-    """seed 002 layer 1: only the host's durable memory seeds a deal room (into the host
-    branch). The visitor's account memory is never read here, whoever the visitor is."""
+    """seed 002 layer 1: only the host seeds a deal room (into the host branch). The visitor's
+    account memory is never read here, whoever the visitor is.
+
+    ZLY-1897: the home room's host branch is used when it changed after durable memory did,
+    so a link opened right after the host told their agent something is not stale."""
     memories = await AccountRepository(db).memories([host.id])
-    document = memories[0].document if memories else {}
+    durable = memories[0] if memories else None
+    home = await RoomRepository(db).home_room(host.id)
+    home_branch = (home.memory or {}).get("host") if home is not None else None
+    if (
+        isinstance(home_branch, dict)
+        and home_branch
+        and home is not None
+        and home.memory_updated_at is not None
+        and (durable is None or not durable.document or home.memory_updated_at > durable.updated_at)
+    ):
+        return {"host": copy.deepcopy(home_branch)}
+    document = durable.document if durable is not None else {}
     return {"host": copy.deepcopy(document)} if document else {}
 
 

@@ -43,6 +43,8 @@ def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.
         "DEALROOM_REDIS_URL": REDIS_FOR_BROKER_TESTS,
         "DEALROOM_PORT": str(port),
         "DEALROOM_HOST": "127.0.0.1",
+        # Only the foundation's events: agent replies are covered by tests/e2e/test_turn*.
+        "DEALROOM_WORKERS": "0",
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "dealroom.cli", "serve"],

@@ -15,7 +15,7 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker, InProcessBroker, Subscription
 from dealroom.services import accounts, messages, rooms
-from dealroom.services.events import MessageAddedEvent, pane_channel
+from dealroom.services.events import MessageAddedEvent, PaneEventData, pane_channel
 from dealroom.services.identity import Identity, new_guest_key
 from tests.support.clock import ManualClock
 
@@ -142,11 +142,25 @@ async def _follow_visitor_pane(
     finally:
         await db.close()
     visitor = next(p for p in participants if p.key == Seat.VISITOR)
-    return messages.follow_pane(
-        create_sessionmaker(engine),
-        broker,
-        room_id=room_id,
-        participant_id=visitor.id,
-        seat=Seat.VISITOR,
-        after=after,
+    return _stored_only(
+        messages.follow_pane(
+            create_sessionmaker(engine),
+            broker,
+            room_id=room_id,
+            participant_id=visitor.id,
+            seat=Seat.VISITOR,
+            after=after,
+        )
     )
+
+
+async def _stored_only(
+    stream: AsyncGenerator[PaneEventData, None],
+) -> AsyncGenerator[MessageAddedEvent, None]:
+    """Stored events (no agents run here, so nothing ephemeral is published anyway)."""
+    try:
+        async for event in stream:
+            if isinstance(event, MessageAddedEvent):
+                yield event
+    finally:
+        await stream.aclose()

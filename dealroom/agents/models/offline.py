@@ -1,0 +1,1339 @@
+"""The offline engine: the agents' contracts implemented as deterministic rules, so the whole
+product works with no network and no key, and tests are reproducible (ARCHITECTURE "Agents").
+
+It reads only ``request.context`` — the visibility-filtered inputs the prompt was rendered
+from — never ``system`` or ``prompt``, so it can know nothing a model could not. It reads
+amounts, deliverables, dates and yes/no with ``dealroom.domain.terms``, and negotiates between
+the host's ask and floor. The same request always gives the same output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Final, assert_never
+
+from pydantic import BaseModel
+
+from dealroom.agents.context_filter import FilterOutput
+from dealroom.agents.distil import Change, DistilOutput, Frustration, PrincipalDecision
+from dealroom.agents.models.base import (
+    AgentName,
+    Chunk,
+    Generation,
+    ModelRequest,
+    Usage,
+    estimate_tokens,
+    parse_output,
+)
+from dealroom.agents.persona import Decision, GoalRuling, PersonaOutput, Ruling, Send
+from dealroom.domain.terms import (
+    DateMention,
+    Intent,
+    Money,
+    deliverable_label,
+    find_amount_mentions,
+    find_amounts,
+    find_dates,
+    find_deliverables,
+    format_money,
+    intent_of,
+    money_code,
+    parse_money,
+    round_up,
+)
+
+CHUNK_CHARS: Final = 16
+"""How the offline stream splits its output: small pieces, like a model's token deltas."""
+
+NEW_OFFER: Final = "new-offer"
+GENERIC_DECISION_KEYS: Final = frozenset({"proposal", "fee", "offer", "price", "rate", "deal"})
+ASK_TO_ADD: Final = "anything you want to add?"
+
+
+class OfflineClient:
+    """A ``ModelClient`` whose answers come from rules instead of a model."""
+
+    engine: str = "offline"
+
+    def __init__(self, *, delay: float = 0.0) -> None:
+        self.delay = delay
+        """Seconds each call waits before answering (benchmarks model latency; default 0)."""
+
+    async def generate(self, request: ModelRequest) -> Generation:
+        await self._wait()
+        text = respond(request)
+        return Generation(
+            output=parse_output(request, text),
+            text=text,
+            usage=_usage(request, text),
+            model=request.model,
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        await self._wait()
+        text = respond(request)
+        for start in range(0, len(text), CHUNK_CHARS):
+            yield Chunk(text[start : start + CHUNK_CHARS])
+        yield Chunk("", usage=_usage(request, text))
+
+    async def close(self) -> None:
+        return None
+
+    async def _wait(self) -> None:
+        if self.delay > 0:
+            await asyncio.sleep(self.delay)
+
+
+def _usage(request: ModelRequest, text: str) -> Usage:
+    return Usage(
+        input_tokens=estimate_tokens(request.text),
+        output_tokens=estimate_tokens(text),
+        cached_tokens=0,
+    )
+
+
+def respond(request: ModelRequest) -> str:
+    """The raw JSON output for ``request`` (a pure function of ``request.context``)."""
+    output: BaseModel
+    match request.agent:
+        case AgentName.PERSONA:
+            output = persona_output(request.context)
+        case AgentName.DISTIL:
+            output = distil_output(request.context)
+        case AgentName.CONTEXT_FILTER:
+            output = filter_output(request.context)
+        case _:
+            assert_never(request.agent)
+    # PersonaOutput declares ``reply`` first, so the serialised reply streams first.
+    return output.model_dump_json()
+
+
+# --- reading the context ----------------------------------------------------------------------
+
+
+def _map(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _at(document: Mapping[str, Any], path: str) -> object:
+    node: object = document
+    for segment in path.split("."):
+        if not isinstance(node, Mapping) or segment not in node:
+            return None
+        node = node[segment]
+    return node
+
+
+def _leaves(node: object, prefix: str = "") -> list[tuple[str, str]]:
+    """Every text value under ``node`` as ``(dotted path, text)``, in document order."""
+    if isinstance(node, Mapping):
+        found: list[tuple[str, str]] = []
+        for key, child in node.items():
+            found += _leaves(child, f"{prefix}.{key}" if prefix else str(key))
+        return found
+    if isinstance(node, list | tuple):
+        found = []
+        for item in node:
+            found += _leaves(item, prefix)
+        return found
+    if node is None:
+        return []
+    return [(prefix, str(node))]
+
+
+def _strings(value: object) -> list[str]:
+    """A memory value that may be one string or a list of them."""
+    if isinstance(value, str):
+        return [value]
+    return [item for item in _list(value) if isinstance(item, str)]
+
+
+def _read_plan(text: str) -> dict[str, str]:
+    """The engine's own plan format: ``key=value; key=value``."""
+    plan: dict[str, str] = {}
+    for part in text.split(";"):
+        key, sep, value = part.partition("=")
+        if sep and key.strip():
+            plan[key.strip()] = value.strip()
+    return plan
+
+
+def _write_plan(plan: Mapping[str, str]) -> str:
+    return "; ".join(f"{key}={plan[key]}" for key in sorted(plan) if plan[key])
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOPWORDS: Final = frozenset(
+    "what when where which with from that this your have about there their "  # noqa: SIM905 (a word list reads best as text)
+    "they them would could should will tell know please just like want "
+    "does into than then also been were much many some more most very here "
+    "only over such".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    """Words of at least four letters, lower-cased, minus the commonest function words."""
+    return {w for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS}
+
+
+def _related(a: str, b: str) -> bool:
+    """``rate`` ~ ``rates``: one word is the other with an ending."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+def _overlaps(words: Iterable[str], others: Iterable[str]) -> bool:
+    others = list(others)
+    return any(_related(a, b) for a in words for b in others)
+
+
+def _humanise(text: str) -> str:
+    """Memory text as a person reads it: ``sponsored_post from 5000 USD`` → ``sponsored post
+    from $5,000``."""
+
+    def money(match: re.Match[str]) -> str:
+        found = parse_money(match.group(0))
+        return format_money(found) if found else match.group(0)
+
+    text = re.sub(r"\b\d+(?:\.\d+)? [A-Z]{3}\b", money, text)
+    return re.sub(r"\b([a-z]+)_([a-z_]+)\b", lambda m: m.group(0).replace("_", " "), text)
+
+
+def _a(slug: str | None) -> str:
+    if slug is None:
+        return "this work"
+    label = deliverable_label(slug)
+    return f"{'an' if label[0] in 'aeiou' else 'a'} {label}"
+
+
+def _the(slug: str | None) -> str:
+    return f"the {deliverable_label(slug)}" if slug else "this work"
+
+
+def _money_from(amount: object, currency: object) -> Money | None:
+    text = _str(amount).replace(",", "").strip()
+    if not text:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return parse_money(text)
+    if value <= 0:
+        return None
+    if value == value.to_integral_value():
+        value = value.quantize(Decimal(1))
+    return Money(value, (_str(currency) or "USD").upper())
+
+
+def _ruling(decision: Decision, money: Money | None, slug: str | None) -> Ruling:
+    return Ruling(
+        decision=decision,
+        amount=money.digits() if money else None,
+        currency=money.currency if money else None,
+        deliverable=slug,
+    )
+
+
+# --- persona ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    room_kind: str
+    pane: str
+    host_key: str
+    host: str
+    other: str
+    memory: Mapping[str, Any]
+    plan: dict[str, str]
+    session: list[tuple[str, str]]
+    trigger: Mapping[str, Any]
+    send_to: list[str]
+    currency: str
+
+    @property
+    def body(self) -> str:
+        return _str(self.trigger.get("body"))
+
+    @property
+    def host_pane(self) -> bool:
+        return self.pane == self.host_key
+
+    def participant_lines(self) -> list[str]:
+        return [body for author, body in self.session if author == "participant"]
+
+
+def _turn(context: Mapping[str, Any]) -> _Turn:
+    represents = _map(context.get("represents"))
+    speaking_with = _map(context.get("speaking_with"))
+    memory = _map(context.get("memory"))
+    session = [
+        (_str(line.get("author")), _str(line.get("body")))
+        for line in _list(context.get("session"))
+        if isinstance(line, Mapping)
+    ]
+    return _Turn(
+        room_kind=_str(context.get("room_kind")),
+        pane=_str(context.get("pane")),
+        host_key=_str(represents.get("key")) or "host",
+        host=_str(represents.get("name")) or "the host",
+        other=_str(speaking_with.get("name")) or "the visitor",
+        memory=memory,
+        plan=_read_plan(_str(context.get("plan"))),
+        session=session,
+        trigger=_map(context.get("trigger")),
+        send_to=[key for key in _list(context.get("send_to")) if isinstance(key, str)],
+        currency=_house_currency(memory),
+    )
+
+
+def _house_currency(memory: Mapping[str, Any]) -> str:
+    """The currency the host's terms are in, for amounts written without one (``8k``)."""
+    for section in ("host", "rulings"):
+        for _path, text in _leaves(memory.get(section)):
+            money = parse_money(text) if re.search(r"[A-Z]{3}|[$£€]", text) else None
+            if money is not None:
+                return money.currency
+    return "USD"
+
+
+def persona_output(context: Mapping[str, Any]) -> PersonaOutput:
+    turn = _turn(context)
+    if turn.room_kind == "home":
+        return _home(turn)
+    delivery = _str(turn.trigger.get("kind")) == "delivery"
+    if turn.host_pane:
+        return _host_ruling(turn) if delivery else _principal_message(turn)
+    return _visitor_delivery(turn) if delivery else _visitor_message(turn)
+
+
+# Greeting-only lines get a greeting back, not an acknowledgement of rules.
+_GREETING = re.compile(
+    r"^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b[\w\s,!.]*$", re.I
+)
+_QUESTION_START = re.compile(
+    r"^\s*(?:what|whats|what's|how|which|who|when|where|why|do|does|did|is|are|can|could|"
+    r"would|will|should|have|has)\b",
+    re.I,
+)
+
+
+def _is_question(text: str) -> bool:
+    return "?" in text or bool(_QUESTION_START.match(text))
+
+
+# --- home room and the principal's own pane ---
+
+
+def _home(turn: _Turn) -> PersonaOutput:
+    body = turn.body
+    if _GREETING.match(body):
+        reply = (
+            f"Hi {turn.host} — tell me your rates and rules and I'll hold to them with visitors."
+        )
+    elif _is_question(body):
+        reply = _answer_from_memory(turn.memory, body)
+    else:
+        reply = "Noted — I'll hold to that with visitors."
+    return PersonaOutput(reply=reply, plan=_write_plan(turn.plan))
+
+
+_MEMORY_ANSWER_SKIP: Final = frozenset({"goals", "rulings", "offers", "pendingPrincipalDecisions"})
+
+
+def _answer_from_memory(memory: Mapping[str, Any], question: str) -> str:
+    """Answer the principal from memory: the leaves about the deliverable the question names,
+    else those whose path shares a word with it; otherwise say it is not recorded."""
+    slugs = find_deliverables(question)
+    words = _words(question)
+    found: list[str] = []
+    for path, value in _leaves(memory):
+        segments = path.split(".")
+        if segments[0] in _MEMORY_ANSWER_SKIP:
+            continue
+        if slugs:
+            # A named deliverable narrows the answer to what is recorded about it.
+            related = any(slug in segments or slug in find_deliverables(value) for slug in slugs)
+        else:
+            related = _overlaps(words, _words(" ".join(segments).replace("_", " ")))
+        if related:
+            label = " ".join(s for s in segments if s not in ("host", "rates", "public"))
+            found.append(f"{deliverable_label(label) or path}: {_humanise(value)}")
+    if not found:
+        return "That's not recorded yet."
+    return f"On record — {'; '.join(found[:4])}."
+
+
+def _principal_message(turn: _Turn) -> PersonaOutput:
+    """The principal writes in the host pane: an instruction on a question put to them, a
+    question, or a rule to hold to."""
+    body = turn.body
+    plan = dict(turn.plan)
+    pending = _pending_ask(turn)
+    said = intent_of(body)
+    amounts = find_amounts(body, default_currency=turn.currency)
+    if pending is not None and (said is not None or amounts):
+        asked, slug, visitor_key = pending
+        for key in ("pending", "pending_deliverable"):
+            plan.pop(key, None)
+        can_send = visitor_key in turn.send_to
+        told = amounts[-1] if amounts else None
+        decision: Decision
+        money: Money | None
+        if told is not None and told != asked:
+            decision, money = "counter", told
+            reply = f"Understood — I'll offer them {format_money(told)}."
+            substance = f"{turn.host} can do {_the(slug)} at {format_money(told)}."
+            same = plan.get("deliverable", "") == (slug or "")
+            _last, count = _counter_history(plan if same else {}, turn.memory, visitor_key, slug)
+            plan |= {"last_counter": money_code(told), "counters": str(count + 1)}
+        elif said is Intent.NO:
+            decision, money = "decline", None
+            reply = "Understood — I'll let them know you'll pass."
+            substance = f"{turn.host} won't be able to take this one on."
+        else:
+            decision, money = "settle", asked
+            reply = f"Understood — I'll tell them you'll take {format_money(asked)}."
+            substance = f"{format_money(asked)} for {_the(slug)} works for {turn.host}."
+            plan["settled"] = money_code(asked)
+        if slug:
+            plan["deliverable"] = slug
+        sends = []
+        if can_send:
+            sends.append(
+                Send(to=visitor_key, substance=substance, ruling=_ruling(decision, money, slug))
+            )
+        else:
+            reply = "Understood — noted for when they're back."
+        return PersonaOutput(reply=reply, sends=sends, plan=_write_plan(plan))
+    if _GREETING.match(body):
+        reply = f"Hi {turn.host} — nothing needs you right now."
+    elif _is_question(body):
+        reply = _answer_from_memory(turn.memory, body)
+    elif said is not None and len(body.split()) <= 4:
+        reply = "Okay."
+    else:
+        reply = "Noted — I'll hold to that with visitors."
+    return PersonaOutput(reply=reply, plan=_write_plan(plan))
+
+
+def _pending_ask(turn: _Turn) -> tuple[Money, str | None, str] | None:
+    """The proposal put to the principal (``ask_principal``), from the plan or else from the
+    last question in this session: (amount, deliverable, visitor key)."""
+    visitor_key = turn.plan.get("with") or next(
+        (key for key in turn.send_to if key != turn.host_key), "visitor"
+    )
+    asked = parse_money(turn.plan.get("pending", ""))
+    if asked is not None:
+        return asked, turn.plan.get("pending_deliverable") or None, visitor_key
+    agent_lines = [body for author, body in turn.session if author == "agent"]
+    if agent_lines and agent_lines[-1].rstrip().endswith("Should I take it?"):
+        amounts = find_amounts(agent_lines[-1], default_currency=turn.currency)
+        slugs = find_deliverables(agent_lines[-1])
+        if amounts:
+            return amounts[0], (slugs[-1] if slugs else None), visitor_key
+    return None
+
+
+# --- the host-side ruling ---
+
+
+@dataclass(frozen=True, slots=True)
+class _Judgement:
+    decision: Decision
+    amount: Money | None
+    why: str
+    """``rate``, ``instruction``, ``no_rate``, ``currency``, ``minimum`` or ``exclusion:<word>``."""
+
+
+def judge(
+    offer: Money,
+    ask: Money | None,
+    floor: Money | None,
+    last_counter: Money | None,
+    counters: int,
+) -> _Judgement:
+    """The ruling table between the host's ask and floor.
+
+    R1 no ask and no floor → ask the principal. R2 another currency → ask the principal.
+    R3 offer ≥ ask, or ≥ our last counter → settle at the offer. R4 floor ≤ offer < ask:
+    first time counter at the midpoint rounded up to 50, after that settle. R5 offer < floor:
+    first time counter at the ask, after that concede halfway from the last counter toward
+    the floor, never reaching it (the floor is never stated). R6 only a floor: settle at or
+    above it, else ask the principal.
+    """
+    if ask is None and floor is None:
+        return _Judgement("ask_principal", None, "no_rate")  # R1
+    reference = ask or floor
+    assert reference is not None
+    if offer.currency != reference.currency:
+        return _Judgement("ask_principal", None, "currency")  # R2
+    if floor is not None and floor.currency != offer.currency:
+        floor = None
+    if last_counter is not None and last_counter.currency != offer.currency:
+        last_counter = None
+    if ask is None:
+        assert floor is not None
+        if offer.amount >= floor.amount:
+            return _Judgement("settle", offer, "rate")  # R6
+        return _Judgement("ask_principal", None, "minimum")
+    if floor is None or floor.amount > ask.amount:
+        floor = ask
+    if offer.amount >= ask.amount or (
+        last_counter is not None and offer.amount >= last_counter.amount
+    ):
+        return _Judgement("settle", offer, "rate")  # R3
+    if offer.amount >= floor.amount:  # R4
+        if counters == 0:
+            middle = min(round_up((offer.amount + ask.amount) / 2), ask.amount)
+            return _Judgement("counter", Money(middle, ask.currency), "rate")
+        return _Judgement("settle", offer, "rate")
+    if counters == 0 or last_counter is None:  # R5
+        return _Judgement("counter", ask, "rate")
+    halfway = round_up((last_counter.amount + floor.amount) / 2)
+    if halfway >= last_counter.amount or halfway <= floor.amount:
+        halfway = last_counter.amount  # nothing left to concede without naming the floor
+    return _Judgement("counter", Money(halfway, ask.currency), "rate")
+
+
+def _party_name(memory: Mapping[str, Any], key: str) -> str:
+    branch = _map(memory.get(key))
+    for field in ("name", "company"):
+        value = _str(branch.get(field)).strip()
+        if value:
+            return value
+    return "The visitor"
+
+
+def _exclusions(memory: Mapping[str, Any]) -> list[str]:
+    host = _map(memory.get("host"))
+    words = [w.strip().lower() for w in _strings(host.get("exclusions")) if w.strip()]
+    for rule in _strings(host.get("rules")):
+        match = _EXCLUSION_RULE.search(rule)
+        if match:
+            words.append(_category(match.group(1)))
+    return list(dict.fromkeys(w for w in words if w))
+
+
+def _excluded(turn: _Turn, sender: str) -> str | None:
+    """The exclusion a proposal touches: in what it says, the sender's branch or the deal."""
+    texts = [turn.body]
+    texts += [text for _path, text in _leaves(turn.memory.get(sender))]
+    texts += [text for _path, text in _leaves(turn.memory.get("deal"))]
+    joined = " ".join(texts)
+    for word in _exclusions(turn.memory):
+        if re.search(rf"\b{re.escape(word)}", joined, re.IGNORECASE):
+            return word
+    return None
+
+
+GENERIC_RATE_KEYS: Final = ("standard", "general", "default", "any")
+"""Rate entries recorded without a deliverable (Distil writes ``standard``)."""
+
+
+def _rates(memory: Mapping[str, Any], slug: str | None) -> tuple[str | None, Mapping[str, Any]]:
+    """The rate entry for ``slug``. A proposal naming no deliverable falls back to the single
+    recorded rate; any proposal falls back to a rate recorded without a deliverable. A named
+    deliverable never borrows another deliverable's rate (a reel is not a sponsored post)."""
+    rates = _map(_at(memory, "host.rates"))
+    if slug is not None and isinstance(rates.get(slug), Mapping):
+        return slug, _map(rates[slug])
+    entries = [(key, value) for key, value in rates.items() if isinstance(value, Mapping)]
+    if slug is None and len(entries) == 1:
+        return entries[0][0], entries[0][1]
+    for key in GENERIC_RATE_KEYS:
+        if isinstance(rates.get(key), Mapping):
+            return slug, _map(rates[key])
+    return slug, {}
+
+
+def _instruction(turn: _Turn, slug: str | None, offer: Money) -> Intent | None:
+    """A host-side principal instruction that covers this proposal (pendingPrincipalDecisions,
+    side host). One given on a question about a higher amount does not cover a lower one."""
+    decisions = _map(turn.memory.get("pendingPrincipalDecisions"))
+    for key in sorted(decisions):
+        entry = _map(decisions[key])
+        if _str(entry.get("side") or turn.host_key) != turn.host_key:
+            continue
+        if key != slug and key not in GENERIC_DECISION_KEYS:
+            continue
+        said = intent_of(_str(entry.get("principalInstruction")))
+        if said is None:
+            continue
+        asked = find_amounts(_str(entry.get("question")), default_currency=offer.currency)
+        if (
+            said is Intent.YES
+            and asked
+            and any(a.currency == offer.currency and a.amount > offer.amount for a in asked)
+        ):
+            continue
+        return said
+    return None
+
+
+def _counter_history(
+    plan: Mapping[str, str], memory: Mapping[str, Any], sender: str, slug: str | None
+) -> tuple[Money | None, int]:
+    """Our last counter and how many we made for this deliverable: from the plan, and from the
+    rulings that crossed into the sender's pane (the record wins when it shows more)."""
+    last = parse_money(plan.get("last_counter", ""))
+    try:
+        count = int(plan.get("counters", "0"))
+    except ValueError:
+        count = 0
+    crossed = [
+        entry
+        for entry in map(_map, _list(_at(memory, f"rulings.{sender}")))
+        if entry.get("decision") == "counter" and (entry.get("deliverable") or None) == slug
+    ]
+    if len(crossed) > count:
+        count = len(crossed)
+        last = _money_from(crossed[-1].get("amount"), crossed[-1].get("currency")) or last
+    return last, count
+
+
+def _strip_names(text: str, memory: Mapping[str, Any], key: str) -> str:
+    # A company called "Reel Studios" must not read as a deliverable or an amount.
+    branch = _map(memory.get(key))
+    for field in ("name", "company"):
+        name = _str(branch.get(field)).strip()
+        if name:
+            text = text.replace(name, " ")
+    return text
+
+
+def _host_ruling(turn: _Turn) -> PersonaOutput:
+    """A delivery from the visitor's side reaches the host pane: rule on it with the host's
+    private rules in view, tell the principal, and send only the ruling across."""
+    sender = _str(turn.trigger.get("from")) or "visitor"
+    visitor = _party_name(turn.memory, sender)
+    text = _strip_names(turn.body, turn.memory, sender)
+    amounts = find_amounts(text, default_currency=turn.currency)
+    slugs = find_deliverables(text)
+    slug = slugs[-1] if slugs else None
+    proposals = _map(_at(turn.memory, "deal.proposals"))
+    if slug is None and len(proposals) == 1:
+        slug = next(iter(proposals))
+    if not amounts and slug is not None:
+        recorded = parse_money(_str(_at(proposals, f"{slug}.amount")))
+        amounts = [recorded] if recorded else []
+    excluded = _excluded(turn, sender)
+    if not amounts and excluded is None:
+        # Not a proposal: tell the principal what came in (it is already from their side).
+        return PersonaOutput(reply=turn.body.strip() or "Nothing new.", plan=_write_plan(turn.plan))
+    offer = amounts[-1] if amounts else None
+    slug, rate = _rates(turn.memory, slug)
+    plan = dict(turn.plan) | {"with": sender}
+    if plan.get("deliverable", "") != (slug or ""):
+        # Counters belong to one deliverable: a new one starts from the ask again.
+        plan.pop("last_counter", None)
+        plan.pop("counters", None)
+    plan["deliverable"] = slug or ""
+    last, count = _counter_history(plan, turn.memory, sender, slug)
+    judgement: _Judgement
+    if excluded is not None:
+        judgement = _Judgement("decline", None, f"exclusion:{excluded}")
+    else:
+        assert offer is not None
+        said = _instruction(turn, slug, offer)
+        if said is Intent.YES:
+            judgement = _Judgement("settle", offer, "instruction")
+        elif said is Intent.NO:
+            judgement = _Judgement("decline", None, "instruction")
+        else:
+            ask = parse_money(_str(rate.get("ask")), default_currency=turn.currency)
+            floor = parse_money(_str(rate.get("floor")), default_currency=turn.currency)
+            judgement = judge(offer, ask, floor, last, count)
+    if judgement.decision == "ask_principal":
+        assert offer is not None
+        why = {
+            "currency": f"your rates are in {turn.currency}",
+            "minimum": "that's under your minimum",
+        }.get(judgement.why, "I have no rate recorded for that")
+        reply = f"{visitor} offers {format_money(offer)} for {_a(slug)}; {why}. Should I take it?"
+        # The visitor's side already said it is being checked: nothing is owed there yet.
+        plan |= {"pending": money_code(offer), "pending_deliverable": slug or ""}
+        return PersonaOutput(reply=reply, plan=_write_plan(plan))
+    plan.pop("pending", None)
+    plan.pop("pending_deliverable", None)
+    can_send = sender in turn.send_to
+    # Ask once whether to add anything, and still send in this same turn.
+    tail = " — anything you want to add?" if can_send else "."
+    asked = (
+        f"{visitor} asked for {_a(slug)} at {format_money(offer)}"
+        if offer
+        else f"{visitor}'s request"
+    )
+    money = judgement.amount
+    match judgement.decision:
+        case "decline":
+            act = "I'm declining" if can_send else "I'd decline"
+            if judgement.why == "instruction":
+                reply = f"{asked}. As you instructed, {act}{tail}"
+            else:
+                word = judgement.why.partition(":")[2]
+                reply = f"{asked}, which touches your exclusions ({word}), so {act}{tail}"
+            substance = f"{turn.host} won't be able to take this one on."
+        case "settle":
+            assert money is not None
+            act = "I'm settling" if can_send else "I'd settle"
+            reason = (
+                "As you instructed,"
+                if judgement.why == "instruction"
+                else ("That meets your terms, so")
+            )
+            reply = f"{asked}. {reason} {act} at {format_money(money)}{tail}"
+            substance = f"{format_money(money)} for {_the(slug)} works for {turn.host}."
+            plan["settled"] = money_code(money)
+        case "counter":
+            assert money is not None
+            act = "I'm countering" if can_send else "I'd counter"
+            reply = f"{asked}. {act} at {format_money(money)}{tail}"
+            substance = f"{turn.host} can do {_the(slug)} at {format_money(money)}."
+            plan |= {"last_counter": money_code(money), "counters": str(count + 1)}
+        case "ask_principal":
+            raise AssertionError("answered above")
+        case _:
+            assert_never(judgement.decision)
+    sends = []
+    if can_send:
+        sends.append(
+            Send(
+                to=sender,
+                substance=substance,
+                open_questions=[] if judgement.decision == "decline" else _open_questions(turn),
+                ruling=_ruling(judgement.decision, money, slug),
+            )
+        )
+    return PersonaOutput(reply=reply, sends=sends, plan=_write_plan(plan))
+
+
+def _open_questions(turn: _Turn) -> list[str]:
+    """The terms the visitor's side said are missing, passed back for the visitor to answer."""
+    return _strings(turn.trigger.get("open_questions"))
+
+
+# --- the visitor's pane ---
+
+# Extraction and role-play attempts: answered only from host.public, whatever else they hold.
+_PROBE = re.compile(
+    r"\b(?:ignore|disregard|forget|bypass|abandon|erase|pretend|role-?play|act as|you are now|"
+    r"jailbreak|instructions?|prompts?|system|directives?|commands?|rules?|floor|lowest|minimum|"
+    r"bottom line|least you|reveal|secrets?|verbatim|repeat\w*|recit\w*|reiterat\w*|"
+    r"replay\w*|rehash\w*|echo\w*|parrot\w*|transcri\w*|sentences?|phrases?|statements?|"
+    r"wording|scenario|dialogue|discourse|chat history|summari[sz]e|recap\w*|recount|playback|"
+    r"rollback|replicate|duplicate|reproduce|narrate|elucidate|enumerate|redeliver|"
+    r"read (?:back|out|again)|lines you|text you|words you|word for word|copy and paste|"
+    r"output it|previous information)\b|\b(?:assistant|user|system):",
+    re.IGNORECASE,
+)
+_BOT = re.compile(r"\b(?:bot|robot|an ai|a human|real person|human being|chatgpt)\b", re.I)
+_PRICE_WORDS = re.compile(r"\b(?:rates?|price|pricing|cost|charge|fee|much|budget)\b", re.I)
+
+
+def _is_probe(text: str) -> bool:
+    return bool(_PROBE.search(text))
+
+
+def _public_items(memory: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What the host said may be shared, as (section label, humanised text)."""
+    public = _at(memory, "host.public")
+    items: list[tuple[str, str]] = []
+    for path, text in _leaves(public):
+        label = deliverable_label(path.split(".")[-1]) if path else "note"
+        items.append((label, _humanise(text)))
+    return items
+
+
+def _public_answer(turn: _Turn, question: str) -> str | None:
+    """An answer from ``host.public`` alone, when something there matches the question."""
+    items = _public_items(turn.memory)
+    if not items:
+        return None
+    words = _words(question) | set(find_deliverables(question))
+    pricing = bool(_PRICE_WORDS.search(question)) or bool(find_deliverables(question))
+    chosen = [
+        (label, text)
+        for label, text in items
+        if _overlaps(words, _words(f"{label} {text}").union(find_deliverables(text)))
+        or (pricing and ("rate" in label or find_amounts(text)))
+    ]
+    if not chosen:
+        return None
+    by_label: dict[str, list[str]] = {}
+    for label, text in chosen:
+        by_label.setdefault(label, []).append(text)
+    parts = [f"{turn.host}'s {label}: {'; '.join(texts)}" for label, texts in by_label.items()]
+    parts = parts[:2]  # with the budget question, at most three sentences
+    return ". ".join(parts) + "."
+
+
+def _cannot_share(turn: _Turn) -> str:
+    return f"I can't share {turn.host}'s private terms. What budget do you have in mind?"
+
+
+def _known_deliverable(turn: _Turn) -> str | None:
+    """What the visitor is after: this message, then earlier lines of the session, then the
+    deal as recorded, then our own plan, then the last ruling that crossed here."""
+    slugs = find_deliverables(turn.body)
+    if slugs:
+        return slugs[-1]
+    for line in reversed(turn.participant_lines()):
+        slugs = find_deliverables(line)
+        if slugs:
+            return slugs[-1]
+    proposals = list(_map(_at(turn.memory, "deal.proposals")))
+    if proposals:
+        return str(proposals[-1])
+    if turn.plan.get("deliverable"):
+        return turn.plan["deliverable"]
+    rulings = _list(_at(turn.memory, f"rulings.{turn.pane}"))
+    if rulings:
+        return _str(_map(rulings[-1]).get("deliverable")) or None
+    return None
+
+
+def _known_date(turn: _Turn) -> DateMention | str | None:
+    dates = find_dates(turn.body)
+    if dates:
+        return dates[-1]
+    for line in reversed(turn.participant_lines()):
+        dates = find_dates(line)
+        if dates:
+            return dates[-1]
+    recorded = [text for _path, text in _leaves(_at(turn.memory, "deal.dates"))]
+    return recorded[-1] if recorded else None
+
+
+def _last_counter_here(turn: _Turn) -> tuple[Money, str | None] | None:
+    """The host's counter standing in this pane: the last ruling that crossed here, if it was
+    a counter, else the plan's."""
+    rulings = _list(_at(turn.memory, f"rulings.{turn.pane}"))
+    if rulings:
+        last = _map(rulings[-1])
+        if last.get("decision") != "counter":
+            return None
+        money = _money_from(last.get("amount"), last.get("currency"))
+        return (money, _str(last.get("deliverable")) or None) if money else None
+    money = parse_money(turn.plan.get("counter", ""))
+    if money is not None:
+        return money, turn.plan.get("deliverable") or None
+    return None
+
+
+def _goal_status(memory: Mapping[str, Any], key: str) -> str:
+    return _str(_map(_map(memory.get("goals")).get(key)).get("status"))
+
+
+def _visitor_message(turn: _Turn) -> PersonaOutput:
+    body = turn.body
+    plan = dict(turn.plan)
+    if _is_probe(body):
+        return PersonaOutput(reply=_cannot_share(turn), plan=_write_plan(plan))
+    amounts = find_amounts(body, default_currency=turn.currency)
+    if amounts:
+        return _visitor_proposal(turn, amounts[-1])
+    said = intent_of(body)
+    standing = _last_counter_here(turn)
+    if standing is not None and said is Intent.YES and "?" not in body:
+        money, slug = standing
+        goals = [
+            GoalRuling(
+                key=NEW_OFFER,
+                status="met",
+                reason=f"{turn.other} agreed to {format_money(money)} for {_the(slug)}.",
+            )
+        ]
+        sends = []
+        if turn.host_key in turn.send_to:
+            sends.append(
+                Send(
+                    to=turn.host_key,
+                    substance=f"{turn.other} agrees to {_the(slug)} at {format_money(money)}.",
+                )
+            )
+            reply = f"Great, I'll let {turn.host} know."
+        else:
+            reply = "Great — noted."
+        plan |= {"agreed": money_code(money), "deliverable": slug or ""}
+        return PersonaOutput(reply=reply, goals=goals, sends=sends, plan=_write_plan(plan))
+    if _BOT.search(body):
+        reply = f"I'm {turn.host}'s agent and I handle these conversations for {turn.host}. "
+        return PersonaOutput(reply=reply + _next_question(turn), plan=_write_plan(plan))
+    if _is_question(body):
+        public = _public_answer(turn, body)
+        reply = f"{public} What budget do you have in mind?" if public else _cannot_share(turn)
+        return PersonaOutput(reply=reply, plan=_write_plan(plan))
+    greeting = f"Hi {turn.other}! " if _GREETING.match(body) else ""
+    if standing is not None and said is Intent.NO:
+        return PersonaOutput(
+            reply="Understood. What budget would work for you?", plan=_write_plan(plan)
+        )
+    return PersonaOutput(reply=greeting + _next_question(turn), plan=_write_plan(plan))
+
+
+def _next_question(turn: _Turn) -> str:
+    """One short question that moves the deal: what, then budget, then when."""
+    slug = _known_deliverable(turn)
+    if slug is None:
+        return "What deliverable do you have in mind?"
+    has_amount = bool(_map(_at(turn.memory, "deal.proposals"))) or "proposal" in turn.plan
+    if not has_amount:
+        return f"What budget do you have in mind for {_the(slug)}?"
+    if _known_date(turn) is None:
+        return "Which date are you planning for?"
+    return f"Anything else {turn.host} should know?"
+
+
+def _visitor_proposal(turn: _Turn, amount: Money) -> PersonaOutput:
+    """The visitor names an amount: carry it to the host's side, name the missing terms."""
+    slug = _known_deliverable(turn)
+    date = _known_date(turn)
+    shown = format_money(amount)
+    what = f"proposes {_a(slug)} for {shown}" if slug else f"offers {shown}"
+    when = f" on {date.label() if isinstance(date, DateMention) else date}" if date else ""
+    open_questions = []
+    if slug is None:
+        open_questions.append("Which deliverable?")
+    if date is None:
+        open_questions.append("Which date?")
+    plan = dict(turn.plan) | {"proposal": money_code(amount), "deliverable": slug or ""}
+    plan.pop("counter", None)
+    goals = []
+    if _goal_status(turn.memory, NEW_OFFER) != "open":
+        goals.append(
+            GoalRuling(key=NEW_OFFER, status="open", reason=f"{turn.other} proposed terms.")
+        )
+    sends = []
+    if turn.host_key in turn.send_to:
+        sends.append(
+            Send(
+                to=turn.host_key,
+                substance=f"{turn.other} {what}{when}.",
+                open_questions=open_questions,
+            )
+        )
+        reply = f"Thanks — I'm checking that with {turn.host} now and will come back to you here."
+    else:
+        reply = "Thanks — noted. " + (
+            "Which deliverable is that for?" if slug is None else "Which date are you planning for?"
+        )
+    return PersonaOutput(reply=reply, goals=goals, sends=sends, plan=_write_plan(plan))
+
+
+def _visitor_delivery(turn: _Turn) -> PersonaOutput:
+    """The host's side sent something to this pane: say it in our own voice."""
+    ruling = _map(turn.trigger.get("ruling"))
+    decision = _str(ruling.get("decision"))
+    slug = _str(ruling.get("deliverable")) or None
+    money = _money_from(ruling.get("amount"), ruling.get("currency"))
+    plan = dict(turn.plan)
+    goals: list[GoalRuling] = []
+    host = turn.host
+    if decision == "counter" and money is not None:
+        reply = f"{host} can do {_the(slug)} at {format_money(money)}. Does that work for you?"
+        plan |= {"counter": money_code(money), "deliverable": slug or ""}
+    elif decision == "settle" and money is not None:
+        reply = f"Good news: {format_money(money)} for {_the(slug)} works for {host}."
+        goals.append(
+            GoalRuling(
+                key=NEW_OFFER,
+                status="met",
+                reason=f"{format_money(money)} for {_the(slug)} settled with {turn.other}.",
+            )
+        )
+        plan.pop("counter", None)
+        plan |= {"settled": money_code(money), "deliverable": slug or ""}
+    elif decision == "decline":
+        reply = f"{host} won't be able to take this one on."
+        goals.append(GoalRuling(key=NEW_OFFER, status="abandoned", reason=f"{host} declined."))
+        plan.pop("counter", None)
+    elif decision == "ask_principal":
+        reply = f"I'm checking this with {host} and will come back to you."
+    else:
+        reply = _str(turn.trigger.get("body")).strip() or f"{host} has nothing new yet."
+    # Missing terms are worth asking about only while the deal is alive.
+    questions = _strings(turn.trigger.get("open_questions")) if decision != "decline" else []
+    if questions and reply.count(".") + reply.count("?") < 3:
+        reply = f"{reply} {questions[0]}"
+    return PersonaOutput(reply=reply, goals=goals, plan=_write_plan(plan))
+
+
+# --- distil -----------------------------------------------------------------------------------
+
+NEVER_WRITTEN: Final = frozenset(
+    {"goals", "plans", "rulings", "sent", "deliveries", "offers", "pendingPrincipalDecisions"}
+)
+"""Reserved parts code writes (memory M2); the writer never names them, whatever it is told."""
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_FLOOR_WORDS = re.compile(
+    r"\b(?:never (?:go )?below|never less than|no less than|not below|not less than|minimum|"
+    r"floor|at least|lowest|bottom line)\b",
+    re.I,
+)
+_RATE_WORDS = re.compile(
+    r"\b(?:fee|rate|price|charge|charges|ask|asking|cost|costs|usually|per|my|standard)\b", re.I
+)
+_PUBLIC_WORDS = re.compile(
+    r"\b(?:you can (?:share|tell|mention|say)|feel free to (?:share|tell|mention)|"
+    r"(?:ok|okay|fine) to (?:share|tell|mention)|tell visitors|let visitors know|visitors can "
+    r"know|public(?:ly)?)\b",
+    re.I,
+)
+_EXCLUSION_RULE = re.compile(
+    r"\b(?:never|don'?t|do not|won'?t|will not|no longer|not)\s+(?:ever\s+)?"
+    r"(?:work|partner|collaborate|do deals)\s+with\s+(?:any\s+)?([a-z][a-z-]+)",
+    re.I,
+)
+_NO_CATEGORY = re.compile(r"\bno ([a-z][a-z-]+) (?:brands|companies|sponsors|deals)\b", re.I)
+_CLAIM = re.compile(
+    r"\b(?:(?:i|we)(?:'ve| have)?\s+(?:already\s+)?(?:sent|emailed|e-mailed|shared|signed|"
+    r"uploaded|forwarded|attached|mailed|submitted|paid|wired|transferred)\b|"
+    r"as (?:agreed|discussed)\b|we (?:already )?agreed\b|(?:on|over) the (?:phone|call)\b)",
+    re.I,
+)
+_INTRO = (
+    re.compile(
+        r"\b(?:[Ii]'?m|[Ii] am|[Tt]his is|[Mm]y name is)\s+"
+        r"(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s+"
+        r"(?:from|at|with|of)\s+(?P<company>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)"
+    ),
+    re.compile(
+        r"\b(?:[Ww]e'?re|[Ww]e are|on behalf of|[Ii] (?:work|am) (?:at|for|with)|"
+        r"[Ii]'m (?:at|with))\s+(?P<company>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)"
+    ),
+    re.compile(r"\b(?:[Mm]y name is|[Tt]his is)\s+(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\b"),
+)
+_NOT_NAMES: Final = frozenset(
+    "Not Just Looking Interested Here Sorry Ok Okay Happy Glad Sure Hoping "  # noqa: SIM905 (a word list reads best as text)
+    "Wondering Reaching Writing Still Also Really The A An".split()
+)
+_FRUSTRATION: Final = (
+    (
+        re.compile(
+            r"\b(?:ridiculous|waste of (?:my )?time|wasting my time|useless|absurd|"
+            r"unacceptable)\b",
+            re.I,
+        ),
+        "high",
+    ),
+    (
+        re.compile(
+            r"\b(?:is this a bot|are you a bot|a bot\b|a robot|real person|a human|"
+            r"human being|speak to (?:someone|somebody|a person)|hello\?+)",
+            re.I,
+        ),
+        "medium",
+    ),
+    (re.compile(r"\?!|!\?|!!|\?\?\?"), "low"),
+)
+_LEVELS: Final = ("low", "medium", "high")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+
+
+_NOT_CATEGORIES: Final = frozenset(
+    "brand company client people anyone anybody anything someone less agency "  # noqa: SIM905 (a word list reads best as text)
+    "them you the a an".split()
+)
+"""Words that follow "work with" without naming a category (``brands that…``)."""
+
+
+def _category(word: str) -> str:
+    word = word.lower()
+    if word.endswith("ies") and len(word) > 5:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and len(word) > 4 and not word.endswith("ss"):
+        word = word[:-1]
+    return "" if word in _NOT_CATEGORIES else word
+
+
+def _allowed(path: str, writable: Sequence[str]) -> bool:
+    segments = path.split(".")
+    if segments[0] in NEVER_WRITTEN or any(s in ("stage", "sent", "delivered") for s in segments):
+        return False
+    return any(path.startswith(f"{prefix}.") for prefix in writable if prefix)
+
+
+class _Writer:
+    """Collects the changes one distil run makes, each once, none that memory already shows."""
+
+    def __init__(self, memory: Mapping[str, Any], writable: Sequence[str]) -> None:
+        self.memory = memory
+        self.writable = writable
+        self.sets: dict[str, str] = {}
+        self.appends: list[tuple[str, str]] = []
+
+    def set(self, path: str, value: str) -> None:
+        if _allowed(path, self.writable):
+            self.sets[path] = value
+
+    def append(self, path: str, value: str) -> None:
+        present = [s.lower() for s in _strings(_at(self.memory, path))]
+        if value.lower() in present or (path, value) in self.appends:
+            return
+        if _allowed(path, self.writable):
+            self.appends.append((path, value))
+
+    def changes(self) -> list[Change]:
+        out = [
+            Change(op="set", path=path, value=value)
+            for path, value in self.sets.items()
+            if _at(self.memory, path) != value
+        ]
+        out += [Change(op="append", path=path, value=value) for path, value in self.appends]
+        return out
+
+
+def distil_output(context: Mapping[str, Any]) -> DistilOutput:
+    represents = _map(context.get("represents"))
+    pane = _str(context.get("pane"))
+    memory = _map(context.get("memory"))
+    writable = [p for p in _list(context.get("writable")) if isinstance(p, str)]
+    session = [
+        (_str(line.get("author")), _str(line.get("body")))
+        for line in _list(context.get("session"))
+        if isinstance(line, Mapping)
+    ]
+    writer = _Writer(memory, writable)
+    decisions: list[PrincipalDecision] = []
+    host_pane = pane == (_str(represents.get("key")) or "host")
+    currency = _house_currency(memory)
+    if host_pane:
+        decisions = _host_facts(writer, session, memory, currency)
+    else:
+        _visitor_facts(writer, session, pane, memory, currency)
+    lines = [body for author, body in session if author == "participant"]
+    return DistilOutput(
+        changes=writer.changes(),
+        claims=_claims(lines, memory, pane),
+        principal_decisions=decisions,
+        frustration=_frustration(session),
+    )
+
+
+def _host_facts(
+    writer: _Writer,
+    session: Sequence[tuple[str, str]],
+    memory: Mapping[str, Any],
+    currency: str,
+) -> list[PrincipalDecision]:
+    """The principal's own pane: rates, floors, rules, what may be shared, instructions."""
+    rates = list(_map(_at(memory, "host.rates")))
+    last_slug: str | None = rates[0] if len(rates) == 1 else None
+    decisions: list[PrincipalDecision] = []
+    previous_agent = ""
+    for author, body in session:
+        if author == "agent":
+            previous_agent = body
+            continue
+        if author != "participant":
+            continue
+        answering = previous_agent.rstrip().endswith("?") and ASK_TO_ADD not in previous_agent
+        said = intent_of(body)
+        if answering and said is not None:
+            decision = _decision(previous_agent, body, memory)
+            if decision is not None:
+                decisions.append(decision)
+        for sentence in _sentences(body):
+            slugs = find_deliverables(sentence)
+            slug = slugs[-1] if slugs else last_slug
+            amounts = find_amounts(sentence, default_currency=currency)
+            if _PUBLIC_WORDS.search(sentence):
+                _public_fact(writer, sentence, amounts, slugs)
+            elif amounts and not (answering and said is not None) and "?" not in sentence:
+                _rate_facts(writer, sentence, slug or "standard", currency, bool(slugs))
+            _rule_fact(writer, sentence)
+            if slugs:
+                last_slug = slugs[-1]
+        previous_agent = ""
+    return decisions
+
+
+def _rate_facts(
+    writer: _Writer, sentence: str, slug: str, currency: str, names_deliverable: bool
+) -> None:
+    """``my fee for a sponsored post is $8,000, never below $6,000``: each amount is a floor
+    when floor words come just before it (since the previous amount), else the ask."""
+    since = 0
+    for mention in find_amount_mentions(sentence, default_currency=currency):
+        before = sentence[since : mention.start]
+        since = mention.end
+        if _FLOOR_WORDS.search(before):
+            writer.set(f"host.rates.{slug}.floor", money_code(mention.money))
+        elif _RATE_WORDS.search(before) or names_deliverable:
+            writer.set(f"host.rates.{slug}.ask", money_code(mention.money))
+
+
+def _decision(
+    question: str, instruction: str, memory: Mapping[str, Any]
+) -> PrincipalDecision | None:
+    slugs = find_deliverables(question) or find_deliverables(instruction)
+    key = slugs[-1] if slugs else "proposal"
+    recorded = _str(_at(memory, f"pendingPrincipalDecisions.{key}.principalInstruction"))
+    if recorded.strip() == instruction.strip():
+        return None
+    return PrincipalDecision(key=key, question=question, instruction=instruction.strip())
+
+
+def _public_fact(writer: _Writer, sentence: str, amounts: list[Money], slugs: list[str]) -> None:
+    if amounts and slugs:
+        for slug, money in zip(slugs, amounts, strict=False):
+            writer.append("host.public.rate_card", f"{slug} from {money_code(money)}")
+        return
+    if amounts:
+        writer.append("host.public.rate_card", f"from {money_code(amounts[0])}")
+        return
+    shared = _PUBLIC_WORDS.split(sentence, maxsplit=1)[-1]
+    shared = re.sub(r"^\W*(?:that|visitors|them|people)?\W*", "", shared).rstrip(" .!")
+    if shared:
+        writer.append("host.public.notes", shared)
+
+
+def _rule_fact(writer: _Writer, sentence: str) -> None:
+    match = _EXCLUSION_RULE.search(sentence) or _NO_CATEGORY.search(sentence)
+    if match is None:
+        return
+    # The rule is the clause that states it, not the rest of the sentence (a fee, say).
+    rule = re.split(r"[,;.!]", sentence[match.start() :], maxsplit=1)[0].strip()
+    if rule:
+        writer.append("host.rules", rule[0].lower() + rule[1:])
+    category = _category(match.group(1))
+    if category:
+        writer.append("host.exclusions", category)
+
+
+def _visitor_facts(
+    writer: _Writer,
+    session: Sequence[tuple[str, str]],
+    pane: str,
+    memory: Mapping[str, Any],
+    currency: str,
+) -> None:
+    """A counterparty's pane: who they are, what they propose, when. An amount naming no
+    deliverable is for the one already under discussion."""
+    discussed = [key for key in _map(_at(memory, "deal.proposals")) if key != "general"]
+    last_slug: str | None = discussed[-1] if discussed else None
+    for author, body in session:
+        if author != "participant":
+            continue
+        for sentence in _sentences(body):
+            slugs = find_deliverables(sentence)
+            slug = slugs[-1] if slugs else last_slug
+            amounts = find_amounts(sentence, default_currency=currency)
+            if amounts and not _is_probe(sentence):
+                writer.set(f"deal.proposals.{slug or 'general'}.amount", money_code(amounts[-1]))
+            dates = find_dates(sentence)
+            if dates:
+                writer.set(f"deal.dates.{slug or 'date'}", dates[-1].label())
+            for pattern in _INTRO:
+                found = pattern.search(sentence)
+                if found is None:
+                    continue
+                groups = found.groupdict()
+                name = groups.get("name")
+                if name and name.split()[0] not in _NOT_NAMES:
+                    writer.set(f"{pane}.name", name)
+                company = groups.get("company")
+                if company and company.split()[0] not in _NOT_NAMES:
+                    writer.set(f"{pane}.company", company.rstrip(".'"))
+                break
+            if slugs:
+                last_slug = slugs[-1]
+
+
+def _claims(lines: Sequence[str], memory: Mapping[str, Any], pane: str) -> list[str]:
+    """What someone says happened elsewhere, in their words, once (memory ``<pane>.claims``)."""
+    recorded = set(_strings(_at(memory, f"{pane}.claims")))
+    claims: list[str] = []
+    for line in lines:
+        for sentence in _sentences(line):
+            if _CLAIM.search(sentence) and sentence not in recorded and sentence not in claims:
+                claims.append(sentence)
+    return claims
+
+
+def _frustration(session: Sequence[tuple[str, str]]) -> Frustration | None:
+    """Impatience in the participant's latest lines (those after the last agent line)."""
+    latest: list[str] = []
+    for author, body in reversed(session):
+        if author != "participant":
+            if latest:
+                break
+            continue
+        latest.insert(0, body)
+    level = -1
+    evidence: list[str] = []
+    for line in latest:
+        for pattern, name in _FRUSTRATION:
+            if pattern.search(line):
+                level = max(level, _LEVELS.index(name))
+                if line.strip() not in evidence:
+                    evidence.append(line.strip())
+        shouting = [w for w in re.findall(r"\b[A-Z]{3,}\b", line) if w not in ("USD", "EUR", "GBP")]
+        if len(shouting) >= 2:
+            level = max(level, 0)
+            if line.strip() not in evidence:
+                evidence.append(line.strip())
+    if level < 0:
+        return None
+    marks = sum(1 for line in latest for pattern, _name in _FRUSTRATION if pattern.search(line))
+    if marks >= 2:
+        level = min(level + 1, len(_LEVELS) - 1)
+    quoted = " / ".join(f'"{line[:200]}"' for line in evidence)
+    return Frustration(level=_LEVELS[level], evidence=quoted)
+
+
+# --- context filter ---------------------------------------------------------------------------
+
+ALWAYS: Final = ("deal", "goals", "offers", "rulings", "pendingPrincipalDecisions")
+
+
+def filter_output(context: Mapping[str, Any]) -> FilterOutput:
+    """Generous: every available path that shares a word, a deliverable or an amount with the
+    session, plus the sections every agent needs. Only paths from the offered list."""
+    pane = _str(context.get("pane"))
+    memory = _map(context.get("memory"))
+    paths = [p for p in _list(context.get("paths")) if isinstance(p, str)]
+    said = " ".join(
+        _str(line.get("body"))
+        for line in _list(context.get("session"))
+        if isinstance(line, Mapping)
+    )
+    words = _words(said)
+    slugs = set(find_deliverables(said))
+    amounts = {money.amount for money in find_amounts(said)}
+    chosen: list[str] = []
+    for path in paths:
+        segments = path.split(".")
+        if segments[0] in ALWAYS or segments[0] == pane or path.startswith("host.public"):
+            chosen.append(path)
+            continue
+        if slugs.intersection(segments):
+            chosen.append(path)
+            continue
+        values = [text for _p, text in _leaves(_at(memory, path))]
+        path_words = _words(" ".join(segments).replace("_", " "))
+        value_words = _words(" ".join(values))
+        if words & (path_words | value_words) or slugs.intersection(
+            find_deliverables(" ".join(values))
+        ):
+            chosen.append(path)
+            continue
+        if amounts and any(m.amount in amounts for v in values for m in find_amounts(v)):
+            chosen.append(path)
+    return FilterOutput(paths=chosen)

@@ -1,0 +1,213 @@
+"""Queries for the agent turn: runs (the durable job queue), dispatches, the model ledger,
+frustration flags and the memory writer's lease. Repositories flush, never commit."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import func, or_, select, update
+
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import (
+    AgentRun,
+    Dispatch,
+    Flag,
+    Lease,
+    Message,
+    ModelCall,
+    Participant,
+)
+
+
+class RunRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def by_id(self, run_id: uuid.UUID, *, lock: bool = False) -> AgentRun | None:
+        statement = select(AgentRun).where(AgentRun.id == run_id)
+        if lock:
+            statement = statement.with_for_update()
+        return await self.db.scalar(statement)
+
+    async def due(self, now: datetime, limit: int) -> list[AgentRun]:
+        """Queued runs whose time has come, oldest first. PostgreSQL skips rows another
+        worker is claiming; SQLite has one writer anyway."""
+        return list(
+            await self.db.scalars(
+                select(AgentRun)
+                .where(AgentRun.status == "queued", AgentRun.not_before <= now)
+                .order_by(AgentRun.created_at, AgentRun.id)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            )
+        )
+
+    async def lock_pane(self, participant_id: uuid.UUID) -> None:
+        """Serialise claims per pane: the participant row lock (PostgreSQL)."""
+        await self.db.execute(
+            select(Participant.id).where(Participant.id == participant_id).with_for_update()
+        )
+
+    async def pane_busy(self, participant_id: uuid.UUID, agent: str) -> bool:
+        found = await self.db.scalar(
+            select(AgentRun.id)
+            .where(
+                AgentRun.participant_id == participant_id,
+                AgentRun.agent == agent,
+                AgentRun.status == "running",
+            )
+            .limit(1)
+        )
+        return found is not None
+
+    async def oldest_queued(self, participant_id: uuid.UUID, agent: str) -> uuid.UUID | None:
+        return await self.db.scalar(
+            select(AgentRun.id)
+            .where(
+                AgentRun.participant_id == participant_id,
+                AgentRun.agent == agent,
+                AgentRun.status == "queued",
+            )
+            .order_by(AgentRun.created_at, AgentRun.id)
+            .limit(1)
+        )
+
+    async def requeue_expired(self, now: datetime, max_attempts: int) -> int:
+        """Runs whose worker vanished (lease expired) go back to the queue, or fail when
+        their attempts are spent."""
+        failed = await self.db.execute(
+            update(AgentRun)
+            .where(
+                AgentRun.status == "running",
+                AgentRun.lease_until < now,
+                AgentRun.attempts >= max_attempts,
+            )
+            .values(status="failed", error="worker lost", finished_at=now)
+        )
+        requeued = await self.db.execute(
+            update(AgentRun)
+            .where(AgentRun.status == "running", AgentRun.lease_until < now)
+            .values(status="queued", not_before=now)
+        )
+        return int(getattr(failed, "rowcount", 0) or 0) + int(getattr(requeued, "rowcount", 0) or 0)
+
+    async def outstanding(self, now: datetime) -> int:
+        """Runs that are running, or queued and due: zero means the rooms are quiet."""
+        return int(
+            await self.db.scalar(
+                select(func.count(AgentRun.id)).where(
+                    or_(
+                        AgentRun.status == "running",
+                        (AgentRun.status == "queued") & (AgentRun.not_before <= now),
+                    )
+                )
+            )
+            or 0
+        )
+
+    async def failed_for_pane(self, participant_id: uuid.UUID) -> list[AgentRun]:
+        return list(
+            await self.db.scalars(
+                select(AgentRun)
+                .where(AgentRun.participant_id == participant_id, AgentRun.status == "failed")
+                .with_for_update()
+            )
+        )
+
+    async def for_room(self, room_id: uuid.UUID) -> list[AgentRun]:
+        return list(
+            await self.db.scalars(
+                select(AgentRun)
+                .where(AgentRun.room_id == room_id)
+                .order_by(AgentRun.created_at, AgentRun.id)
+            )
+        )
+
+
+class DispatchRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def by_id(self, dispatch_id: uuid.UUID) -> Dispatch | None:
+        return await self.db.get(Dispatch, dispatch_id)
+
+    async def for_room(self, room_id: uuid.UUID) -> list[Dispatch]:
+        return list(
+            await self.db.scalars(
+                select(Dispatch)
+                .where(Dispatch.room_id == room_id)
+                .order_by(Dispatch.created_at, Dispatch.position)
+            )
+        )
+
+    async def recent_between(self, from_id: uuid.UUID, to_id: uuid.UUID, since: datetime) -> int:
+        return int(
+            await self.db.scalar(
+                select(func.count(Dispatch.id)).where(
+                    Dispatch.from_participant_id == from_id,
+                    Dispatch.to_participant_id == to_id,
+                    Dispatch.created_at >= since,
+                    Dispatch.status != "capped",
+                )
+            )
+            or 0
+        )
+
+
+class LedgerRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def for_room(self, room_id: uuid.UUID) -> list[ModelCall]:
+        return list(
+            await self.db.scalars(
+                select(ModelCall)
+                .where(ModelCall.room_id == room_id)
+                .order_by(ModelCall.created_at, ModelCall.id)
+            )
+        )
+
+    async def flags_for_room(
+        self, room_id: uuid.UUID, *, limit: int, before: datetime | None = None
+    ) -> list[Flag]:
+        statement = select(Flag).where(Flag.room_id == room_id)
+        if before is not None:
+            statement = statement.where(Flag.created_at < before)
+        return list(
+            await self.db.scalars(
+                statement.order_by(Flag.created_at.desc(), Flag.id.desc()).limit(limit)
+            )
+        )
+
+
+class LeaseRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def locked(self, room_id: uuid.UUID) -> Lease | None:
+        return await self.db.scalar(select(Lease).where(Lease.room_id == room_id).with_for_update())
+
+
+class TranscriptRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def current_session(self, participant_id: uuid.UUID, limit: int) -> list[Message]:
+        """The pane's current session (its newest ``session_no``), oldest first. ``limit``
+        is a safety cap far above any sitting, not a context budget."""
+        newest = (
+            select(func.max(Message.session_no))
+            .where(Message.participant_id == participant_id)
+            .scalar_subquery()
+        )
+        rows = await self.db.scalars(
+            select(Message)
+            .where(Message.participant_id == participant_id, Message.session_no == newest)
+            .order_by(Message.seq.desc())
+            .limit(limit)
+        )
+        return list(reversed(list(rows)))
+
+    async def by_id(self, message_id: uuid.UUID) -> Message | None:
+        return await self.db.get(Message, message_id)

@@ -1,0 +1,54 @@
+"""Wiring of the agent turn: the model engine, the ledger and the run handlers."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from dealroom.agents.models.base import AgentName, ModelClient
+from dealroom.config import Settings
+from dealroom.realtime.broker import Broker
+from dealroom.services.clock import Clock
+from dealroom.services.distil_turn import DistilTurn
+from dealroom.services.ledger import Ledger
+from dealroom.services.persona_turn import PersonaTurn
+from dealroom.services.turns import RunnerDeps, TurnRunner
+
+
+def create_model_client(settings: Settings) -> ModelClient:
+    """Gemini when configured (``GEMINI_API_KEY``), else the offline engine: the whole product
+    works with no network and no key."""
+    if settings.use_gemini:
+        from dealroom.agents.models.gemini import GeminiClient
+
+        if not settings.gemini_api_key:
+            raise ValueError("DEALROOM_MODEL_ENGINE=gemini needs GEMINI_API_KEY")
+        return GeminiClient(
+            settings.gemini_api_key,
+            base_url=settings.gemini_base_url,
+            timeout_seconds=settings.model_timeout_seconds,
+            attempts=settings.model_attempts,
+        )
+    from dealroom.agents.models.offline import OfflineClient
+
+    return OfflineClient()
+
+
+def create_runner(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    broker: Broker,
+    clock: Clock,
+    client: ModelClient,
+) -> TurnRunner:
+    runner = TurnRunner(
+        RunnerDeps(
+            settings=settings,
+            sessionmaker=sessionmaker,
+            broker=broker,
+            clock=clock,
+            ledger=Ledger(client, sessionmaker, clock),
+        )
+    )
+    runner.register(AgentName.PERSONA, PersonaTurn(runner))
+    runner.register(AgentName.DISTIL, DistilTurn(runner))
+    return runner

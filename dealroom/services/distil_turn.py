@@ -1,0 +1,214 @@
+"""A Distil run: record facts from one pane's current session as targeted changes, under the
+room's memory lease with a fencing token (ARCHITECTURE "Room memory")."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import datetime, timedelta
+
+import structlog
+from sqlalchemy.exc import IntegrityError
+
+from dealroom.agents import distil
+from dealroom.agents.distil import DistilInput, DistilOutput
+from dealroom.agents.models.base import AgentName
+from dealroom.domain import memory as memdoc
+from dealroom.domain import visibility
+from dealroom.domain.errors import DomainError
+from dealroom.domain.seats import RoomKind
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Flag, Lease, Room
+from dealroom.persistence.runs import LeaseRepository, RunRepository
+from dealroom.services.ledger import CallSite
+from dealroom.services.persona_turn import StaleRun, model_for
+from dealroom.services.turn_context import RunSnapshot, load
+from dealroom.services.turns import RunStatus, TurnRunner
+
+log = structlog.get_logger(__name__)
+
+LEASE_POLLS = 100
+LEASE_POLL_SECONDS = 0.05
+
+
+class MemoryLease:
+    """The room memory writer's lease. A grant bumps ``token``; a write checks its token is
+    still the current one, so a writer whose lease expired and was re-granted cannot write."""
+
+    def __init__(self, runner: TurnRunner) -> None:
+        self.deps = runner.deps
+
+    async def acquire(self, room_id: uuid.UUID, holder: str) -> int | None:
+        now = self.deps.clock.now()
+        ttl = timedelta(seconds=self.deps.settings.memory_lease_seconds)
+        db = Db(self.deps.sessionmaker)
+        try:
+            lease = await LeaseRepository(db).locked(room_id)
+            if lease is None:
+                lease = Lease(room_id=room_id, token=1, holder=holder, expires_at=now + ttl)
+                await db.add(lease)
+            elif lease.holder is None or lease.expires_at is None or lease.expires_at <= now:
+                lease.token += 1
+                lease.holder, lease.expires_at = holder, now + ttl
+            else:
+                await db.rollback()
+                return None
+            token = lease.token
+            await db.commit()
+            return token
+        except IntegrityError:
+            return None  # two first writers raced to create the row: the other has it
+        finally:
+            await db.close()
+
+    async def release(self, room_id: uuid.UUID, token: int) -> None:
+        db = Db(self.deps.sessionmaker)
+        try:
+            lease = await LeaseRepository(db).locked(room_id)
+            if lease is not None and lease.token == token:
+                lease.holder, lease.expires_at = None, None
+            await db.commit()
+        finally:
+            await db.close()
+
+
+async def holds(db: Db, room_id: uuid.UUID, token: int, now: datetime) -> bool:
+    lease = await LeaseRepository(db).locked(room_id)
+    return (
+        lease is not None
+        and lease.token == token
+        and lease.expires_at is not None
+        and lease.expires_at > now
+    )
+
+
+class DistilTurn:
+    def __init__(self, runner: TurnRunner) -> None:
+        self.runner = runner
+        self.deps = runner.deps
+        self.lease = MemoryLease(runner)
+
+    async def __call__(self, run: RunSnapshot) -> None:
+        token = await self.lease.acquire(run.room_id, str(run.id))
+        for _ in range(LEASE_POLLS):
+            if token is not None:
+                break
+            await asyncio.sleep(LEASE_POLL_SECONDS)  # another writer is finishing
+            token = await self.lease.acquire(run.room_id, str(run.id))
+        if token is None:
+            await self._wait_for_lease(run)
+            return
+        try:
+            await self._run(run, token)
+        finally:
+            await self.lease.release(run.room_id, token)
+
+    async def _run(self, run: RunSnapshot, token: int) -> None:
+        deps = self.deps
+        db = Db(deps.sessionmaker)
+        try:
+            ctx = await load(db, run, line_cap=deps.settings.session_line_cap)
+        finally:
+            await db.close()
+        if ctx is None:
+            return
+        pane = ctx.pane_key
+        request = distil.build(
+            DistilInput(
+                room_kind=ctx.kind.value,
+                pane=pane,
+                represents=ctx.represents,
+                speaking_with=ctx.speaking_with,
+                # The writer of a visitor pane never sees host-private parts either, so it
+                # cannot copy them into `deal` (seed 002 layer 2).
+                memory=visibility.visible_memory(ctx.memory, pane=pane, room_kind=ctx.kind),
+                session=ctx.session,
+                dispatches=ctx.deliveries_for(pane),
+                writable=memdoc.writable_prefixes(pane, ctx.kind),
+                stage=ctx.stage,
+            ),
+            model=model_for(deps, AgentName.DISTIL, ctx.model_picks),
+        )
+        site = CallSite(ctx.room_id, run.id, rows=[])
+        generation = await deps.ledger.generate(request, site)
+        output = generation.output
+        assert isinstance(output, DistilOutput)
+        await self._apply(run, token, pane, ctx.kind, output, site)
+
+    async def _apply(
+        self,
+        run: RunSnapshot,
+        token: int,
+        pane: str,
+        kind: RoomKind,
+        output: DistilOutput,
+        site: CallSite,
+    ) -> None:
+        deps = self.deps
+        db = Db(deps.sessionmaker)
+        try:
+            now = deps.clock.now()
+            row = await RunRepository(db).by_id(run.id, lock=True)
+            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+                raise StaleRun(str(run.id))
+            if not await holds(db, run.room_id, token, now):
+                raise StaleRun(f"memory lease lost by {run.id}")  # fencing: retried later
+            room = await db.get(Room, run.room_id)
+            assert room is not None
+            before = room.memory or {}
+            applied = memdoc.apply_changes(
+                before,
+                [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.changes],
+                allowed=memdoc.writable_prefixes(pane, kind),
+            )
+            document = memdoc.record_claims(applied.document, pane, output.claims)
+            for decision in output.principal_decisions:
+                try:
+                    document = memdoc.record_principal_decision(
+                        document, decision.key, pane, decision.question, decision.instruction
+                    )
+                except DomainError:
+                    # A malformed decision key is the writer's mistake: skip it, keep the rest.
+                    log.warning("principal_decision_rejected", key=decision.key[:80])
+            if output.frustration is not None:
+                await db.add(
+                    Flag(
+                        room_id=run.room_id,
+                        participant_id=run.participant_id,
+                        run_id=run.id,
+                        level=output.frustration.level,
+                        evidence=output.frustration.evidence[:2000],
+                        created_at=now,
+                    )
+                )
+            changed = document != before
+            if changed:
+                room.memory = document
+                room.memory_version += 1
+                room.memory_updated_at = now
+            row.status, row.finished_at = RunStatus.DONE.value, now
+            row.no_op = not changed and output.frustration is None
+            row.error = None
+            if applied.rejected:
+                # Kept on the run for operators: what the writer tried and was refused.
+                refused = "; ".join(f"{r.change.path} ({r.reason})" for r in applied.rejected)
+                row.error = f"rejected: {refused}"[:2000]
+            await db.add(*site.rows)
+            await db.commit()
+        finally:
+            await db.close()
+
+    async def _wait_for_lease(self, run: RunSnapshot) -> None:
+        """Another writer holds the room's memory: try again shortly, without spending an
+        attempt."""
+        db = Db(self.deps.sessionmaker)
+        try:
+            row = await RunRepository(db).by_id(run.id, lock=True)
+            if row is not None and row.status == RunStatus.RUNNING:
+                row.status = RunStatus.QUEUED.value
+                row.attempts -= 1
+                row.not_before = self.deps.clock.now()
+            await db.commit()
+        finally:
+            await db.close()
+        self.runner.wake()

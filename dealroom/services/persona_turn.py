@@ -1,0 +1,356 @@
+"""A persona run: compose the reply (streamed), then apply its structured output in one
+transaction: the reply, goal rulings, its plan, the delivery it made, and its sends
+(ARCHITECTURE "The turn", steps 3-5)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import structlog
+from pydantic_core import from_json
+
+from dealroom.agents import context_filter, persona
+from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
+from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
+from dealroom.domain import memory as memdoc
+from dealroom.domain import visibility
+from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import AgentRun, Dispatch, Message, Room
+from dealroom.persistence.repositories import MessageRepository, RoomRepository
+from dealroom.persistence.runs import DispatchRepository, RunRepository
+from dealroom.services.events import (
+    AgentTypingEvent,
+    MessageAddedEvent,
+    MessageDeltaEvent,
+    MessageView,
+    pane_channel,
+)
+from dealroom.services.ledger import CallSite
+from dealroom.services.turn_context import RunSnapshot, TurnContext, load
+from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner, new_run
+
+log = structlog.get_logger(__name__)
+
+DELTA_INTERVAL = 0.05
+"""Seconds between MessageDelta events: deltas are coalesced, not one per token."""
+
+ALWAYS_KEEP = ("deal", "goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
+
+
+class StaleRun(Exception):
+    """The run was taken over (its lease expired and another worker claimed it)."""
+
+
+def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:
+    """Model per agent from config, overridden per room (``rooms.model_picks``)."""
+    configured = {
+        AgentName.PERSONA: deps.settings.persona_model,
+        AgentName.DISTIL: deps.settings.distil_model,
+        AgentName.CONTEXT_FILTER: deps.settings.filter_model,
+    }[agent]
+    picked = picks.get(agent.value)
+    return picked if isinstance(picked, str) and picked else configured
+
+
+class PersonaTurn:
+    def __init__(self, runner: TurnRunner) -> None:
+        self.runner = runner
+        self.deps = runner.deps
+
+    async def __call__(self, run: RunSnapshot) -> None:
+        db = Db(self.deps.sessionmaker)
+        try:
+            ctx = await load(db, run, line_cap=self.deps.settings.session_line_cap)
+        finally:
+            await db.close()
+        if ctx is None:
+            await self._finish_orphan(run)
+            return
+        site = CallSite(ctx.room_id, run.id, rows=[])
+        request = await self.request(run, ctx, site)
+        message_id = uuid.uuid4()
+        channel = pane_channel(ctx.room_id, Seat(ctx.pane_key))
+        await self.deps.broker.publish(
+            channel,
+            AgentTypingEvent(ctx.last_seq, message_id, AgentName.PERSONA.value).encode(),
+        )
+        text = await self._stream(request, site, channel, message_id, ctx.last_seq)
+        output = parse_output(request, text)
+        assert isinstance(output, PersonaOutput)
+        await self._apply(run, ctx, output, message_id, site)
+
+    # --- the request ----------------------------------------------------------------------
+
+    async def request(self, run: RunSnapshot, ctx: TurnContext, site: CallSite) -> ModelRequest:
+        """The persona's request: memory filtered by visibility for this pane (seed 002),
+        then narrowed by the context filter when large; its own plan; host facts; the
+        current session; the tail directives."""
+        pane = ctx.pane_key
+        visible = visibility.visible_memory(ctx.memory, pane=pane, room_kind=ctx.kind)
+        if len(json.dumps(visible)) > self.deps.settings.filter_threshold_chars:
+            visible = await self._filter(ctx, visible, site)
+        send_to = [
+            p.key
+            for p in ctx.participants
+            if p.key != pane and run.chain_depth < self.deps.settings.max_chain_depth
+        ]
+        inputs = PersonaInput(
+            room_kind=ctx.kind.value,
+            pane=pane,
+            represents=ctx.represents,
+            speaking_with=ctx.speaking_with,
+            memory=visible,
+            plan=memdoc.own_plan(ctx.memory, pane),
+            account_facts=ctx.host_facts,
+            session=ctx.session,
+            trigger=_trigger(ctx),
+            send_to=send_to,
+            deliveries=ctx.deliveries_for(pane),
+            stage=ctx.stage,
+        )
+        return persona.build(inputs, model=model_for(self.deps, AgentName.PERSONA, ctx.model_picks))
+
+    async def _filter(
+        self, ctx: TurnContext, visible: dict[str, Any], site: CallSite
+    ) -> dict[str, Any]:
+        """Generous selection of existing sections; it sees only the visible document."""
+        request = context_filter.build(
+            context_filter.FilterInput(
+                pane=ctx.pane_key,
+                memory=visible,
+                paths=memdoc.section_paths(visible),
+                session=ctx.session,
+            ),
+            model=model_for(self.deps, AgentName.CONTEXT_FILTER, ctx.model_picks),
+            visitor_facing=visibility.is_visitor_facing(ctx.pane_key),
+        )
+        generation = await self.deps.ledger.generate(request, site)
+        output = generation.output
+        assert isinstance(output, context_filter.FilterOutput)
+        return memdoc.select_paths(visible, output.paths, always=(*ALWAYS_KEEP, ctx.pane_key))
+
+    async def _stream(
+        self,
+        request: ModelRequest,
+        site: CallSite,
+        channel: str,
+        message_id: uuid.UUID,
+        after: int,
+    ) -> str:
+        """Stream the output; publish the growing ``reply`` as coalesced deltas."""
+        loop = asyncio.get_running_loop()
+        parts: list[str] = []
+        sent = 0
+        last = loop.time()
+
+        async def flush(final: bool) -> None:
+            nonlocal sent, last
+            reply = _partial_reply("".join(parts))
+            if len(reply) > sent and (final or loop.time() - last >= DELTA_INTERVAL):
+                delta = MessageDeltaEvent(after, message_id, reply[sent:])
+                sent, last = len(reply), loop.time()
+                await self.deps.broker.publish(channel, delta.encode())
+
+        async for chunk in self.deps.ledger.stream(request, site):
+            if chunk.text:
+                parts.append(chunk.text)
+                await flush(final=False)
+        await flush(final=True)
+        return "".join(parts)
+
+    # --- applying the output ----------------------------------------------------------------
+
+    async def _apply(
+        self,
+        run: RunSnapshot,
+        ctx: TurnContext,
+        output: PersonaOutput,
+        message_id: uuid.UUID,
+        site: CallSite,
+    ) -> None:
+        deps = self.deps
+        clock = deps.clock
+        db = Db(deps.sessionmaker)
+        published: list[tuple[str, str]] = []
+        try:
+            row = await RunRepository(db).by_id(run.id, lock=True)
+            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+                raise StaleRun(str(run.id))
+            now = clock.now()
+            rooms = RoomRepository(db)
+            seq = await rooms.next_event_seq(ctx.room_id, now)  # the room's row lock
+            messages = MessageRepository(db)
+            key = f"run:{run.id}"
+            if await messages.by_client_id(ctx.pane.id, key) is not None:
+                row.status, row.finished_at = RunStatus.DONE.value, now  # applied before
+                await db.commit()
+                return
+            room = await db.get(Room, ctx.room_id)
+            assert room is not None
+            previous = await messages.last_in_pane(ctx.pane.id)
+            dispatch = ctx.trigger_dispatch
+            reply = Message(
+                id=message_id,
+                room_id=ctx.room_id,
+                participant_id=ctx.pane.id,
+                seq=seq,
+                author_kind=AuthorKind.AGENT.value,
+                body=output.reply.strip() or "…",
+                session_no=_session_for_reply(previous, dispatch is not None),
+                client_message_id=key,
+                relayed_dispatch_id=dispatch.id if dispatch else None,
+                created_at=now,
+            )
+            await db.add(reply)
+            view = MessageView.from_row(reply, Seat(ctx.pane_key))
+            published.append(
+                (
+                    pane_channel(ctx.room_id, Seat(ctx.pane_key)),
+                    MessageAddedEvent(
+                        cursor=seq, prev=previous.seq if previous else 0, message=view
+                    ).encode(),
+                )
+            )
+            document = memdoc.set_plan(room.memory or {}, ctx.pane_key, output.plan)
+            document, _rejected = memdoc.rule_goals(
+                document, [(g.key, g.status, g.reason) for g in output.goals], by=ctx.pane_key
+            )
+            if dispatch is not None:
+                live = await DispatchRepository(db).by_id(dispatch.id)
+                if live is not None and live.status != "delivered":
+                    live.status = "delivered"
+                    live.delivered_message_id = message_id
+                    live.delivered_at = now
+                    ruling = (live.payload or {}).get("ruling")
+                    if isinstance(ruling, dict):
+                        # Only now, with the delivery in the record, may memory say it crossed.
+                        document = memdoc.record_ruling(
+                            document, ctx.pane_key, ruling, str(live.id)
+                        )
+            new_runs = await self._sends(db, run, ctx, output, now)
+            if document != room.memory:
+                room.memory = document
+                room.memory_version += 1
+                room.memory_updated_at = now
+            row.status, row.finished_at, row.reply_message_id = (
+                RunStatus.DONE.value,
+                now,
+                message_id,
+            )
+            row.error = None
+            await db.add(*site.rows, *new_runs)
+            await db.commit()
+        finally:
+            await db.close()
+        for channel, payload in published:
+            await deps.broker.publish(channel, payload)
+        if new_runs:
+            await self.runner.announce()
+
+    async def _sends(
+        self,
+        db: Db,
+        run: RunSnapshot,
+        ctx: TurnContext,
+        output: PersonaOutput,
+        now: datetime,
+    ) -> list[AgentRun]:
+        """Each send is a dispatch row and a persona run in the recipient's pane (seed 000
+        "Agents reach out…"). The chain is bounded by ``max_chain_depth``; sends between two
+        panes are rate-capped (a capped send is recorded, never delivered)."""
+        settings = self.deps.settings
+        runs: list[AgentRun] = []
+        if run.chain_depth >= settings.max_chain_depth:
+            if output.sends:
+                log.info("sends_dropped_chain_bound", run_id=str(run.id), count=len(output.sends))
+            return runs
+        dispatches = DispatchRepository(db)
+        since = now - timedelta(minutes=10)
+        for position, send in enumerate(output.sends):
+            target = ctx.participant(send.to)
+            if target is None or target.id == ctx.pane.id:
+                continue
+            recent = await dispatches.recent_between(ctx.pane.id, target.id, since)
+            capped = recent >= settings.sends_per_pair_per_10_minutes
+            payload: dict[str, Any] = {"open_questions": list(send.open_questions)}
+            if send.ruling is not None and ctx.pane_key == Seat.HOST.value:
+                # Only the host side rules on a proposal (issue 3 item 6).
+                payload["ruling"] = send.ruling.model_dump()
+            dispatch = Dispatch(
+                id=uuid.uuid4(),
+                room_id=ctx.room_id,
+                from_participant_id=ctx.pane.id,
+                to_participant_id=target.id,
+                source_run_id=run.id,
+                position=position,
+                substance=send.substance,
+                payload=payload,
+                status="capped" if capped else "pending",
+                chain_depth=run.chain_depth + 1,
+                created_at=now,
+            )
+            await db.add(dispatch)
+            if capped:
+                log.warning("send_capped", room_id=str(ctx.room_id), to=send.to)
+                continue
+            runs.append(
+                new_run(
+                    room_id=ctx.room_id,
+                    participant_id=target.id,
+                    agent=AgentName.PERSONA,
+                    now=now,
+                    trigger_dispatch_id=dispatch.id,
+                    chain_depth=run.chain_depth + 1,
+                )
+            )
+        return runs
+
+    async def _finish_orphan(self, run: RunSnapshot) -> None:
+        db = Db(self.deps.sessionmaker)
+        try:
+            row = await RunRepository(db).by_id(run.id, lock=True)
+            if row is not None:
+                row.status, row.finished_at = RunStatus.DONE.value, self.deps.clock.now()
+                row.no_op = True
+            await db.commit()
+        finally:
+            await db.close()
+
+
+def _trigger(ctx: TurnContext) -> Trigger:
+    dispatch = ctx.trigger_dispatch
+    if dispatch is not None:
+        payload = dispatch.payload or {}
+        ruling = payload.get("ruling")
+        return Trigger(
+            kind="delivery",
+            body=dispatch.substance,
+            sender=ctx.key_of(dispatch.from_participant_id),
+            ruling=ruling if isinstance(ruling, dict) else None,
+            open_questions=tuple(payload.get("open_questions") or ()),
+        )
+    body = ctx.trigger_message.body if ctx.trigger_message is not None else ""
+    return Trigger(kind="message", body=body)
+
+
+def _partial_reply(text: str) -> str:
+    """The ``reply`` property of a partial JSON object, as far as it has arrived."""
+    try:
+        value = from_json(text, allow_partial="trailing-strings")
+    except ValueError:
+        return ""
+    reply = value.get("reply") if isinstance(value, dict) else None
+    return reply if isinstance(reply, str) else ""
+
+
+def _session_for_reply(previous: Message | None, unprompted: bool) -> int:
+    """S3: an agent reaching out unprompted (a delivery) opens a new session in the pane;
+    a reply continues the session of the message it answers."""
+    if previous is None:
+        return 1
+    return previous.session_no + 1 if unprompted else previous.session_no

@@ -1,0 +1,147 @@
+"""What a run reads before it calls a model: loaded in one short unit of work, closed before
+the call, so no connection is held while a model thinks."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from dealroom.agents.render import Line, Party
+from dealroom.domain import offer_stage
+from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Account, Dispatch, Message, Participant, Room, Service
+from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
+
+
+@dataclass(frozen=True, slots=True)
+class RunSnapshot:
+    """A claimed run, detached from any session."""
+
+    id: uuid.UUID
+    room_id: uuid.UUID
+    participant_id: uuid.UUID
+    agent: str
+    trigger_message_id: uuid.UUID | None
+    trigger_dispatch_id: uuid.UUID | None
+    chain_depth: int
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    room_id: uuid.UUID
+    kind: RoomKind
+    model_picks: dict[str, Any]
+    memory: dict[str, Any]
+    pane: Participant
+    participants: list[Participant]
+    names: dict[str, str]
+    host_facts: dict[str, Any] | None
+    session: list[Line]
+    last_seq: int
+    trigger_message: Message | None
+    trigger_dispatch: Dispatch | None
+    dispatches: list[Dispatch]
+    stage: offer_stage.Stage
+
+    @property
+    def pane_key(self) -> str:
+        return self.pane.key
+
+    @property
+    def represents(self) -> Party:
+        return Party(Seat.HOST.value, self.names.get(Seat.HOST.value, "the host"))
+
+    @property
+    def speaking_with(self) -> Party:
+        return Party(self.pane.key, self.names.get(self.pane.key, GUEST_NAME))
+
+    def key_of(self, participant_id: uuid.UUID) -> str:
+        return next((p.key for p in self.participants if p.id == participant_id), "?")
+
+    def participant(self, key: str) -> Participant | None:
+        return next((p for p in self.participants if p.key == key), None)
+
+    def deliveries_for(self, pane_key: str) -> list[dict[str, Any]]:
+        """The dispatch record this pane may see (ground truth of what was delivered). The
+        host side sees every send in its room; a visitor side only sends to or from its own
+        pane (seed 002: nothing of another pane's business crosses)."""
+        rows: list[dict[str, Any]] = []
+        for d in self.dispatches:
+            source, target = self.key_of(d.from_participant_id), self.key_of(d.to_participant_id)
+            if pane_key != Seat.HOST.value and pane_key not in (source, target):
+                continue
+            if d.status != "delivered" and source != pane_key:
+                continue
+            rows.append(
+                {"from": source, "to": target, "substance": d.substance, "status": d.status}
+            )
+        return rows
+
+
+async def load(db: Db, run: RunSnapshot, *, line_cap: int) -> TurnContext | None:
+    room = await db.get(Room, run.room_id)
+    if room is None:
+        return None
+    participants = list(
+        await db.scalars(
+            select(Participant).where(Participant.room_id == room.id).order_by(Participant.key)
+        )
+    )
+    pane = next((p for p in participants if p.id == run.participant_id), None)
+    if pane is None:
+        return None
+    account_ids = [p.account_id for p in participants if p.account_id is not None]
+    accounts = {
+        a.id: a for a in await db.scalars(select(Account).where(Account.id.in_(account_ids)))
+    }
+    names = {
+        p.key: accounts[p.account_id].display_name
+        if p.account_id in accounts and p.account_id is not None
+        else GUEST_NAME
+        for p in participants
+    }
+    host = next((p for p in participants if p.key == Seat.HOST.value), None)
+    host_facts: dict[str, Any] | None = None
+    if host is not None and host.account_id in accounts and host.account_id is not None:
+        # seed 002 layer 2: account facts are loaded for the host only, never a visitor.
+        account = accounts[host.account_id]
+        services = await db.scalars(
+            select(Service.name).where(Service.account_id == account.id).order_by(Service.name)
+        )
+        host_facts = {
+            "display_name": account.display_name,
+            "handle": account.handle,
+            "services": list(services),
+        }
+    transcript = TranscriptRepository(db)
+    messages = await transcript.current_session(pane.id, line_cap)
+    trigger_message = (
+        await transcript.by_id(run.trigger_message_id) if run.trigger_message_id else None
+    )
+    dispatches = DispatchRepository(db)
+    trigger_dispatch = (
+        await dispatches.by_id(run.trigger_dispatch_id) if run.trigger_dispatch_id else None
+    )
+    return TurnContext(
+        room_id=room.id,
+        kind=RoomKind(room.kind),
+        model_picks=dict(room.model_picks or {}),
+        memory=dict(room.memory or {}),
+        pane=pane,
+        participants=participants,
+        names=names,
+        host_facts=host_facts,
+        session=[Line(m.author_kind, m.body) for m in messages],
+        last_seq=messages[-1].seq if messages else 0,
+        trigger_message=trigger_message,
+        trigger_dispatch=trigger_dispatch,
+        dispatches=await dispatches.for_room(room.id),
+        # Issue 4 projects the live offers row here; until an offer exists the stage is
+        # NO_WRITTEN_OFFER (ST1), computed, never read from memory.
+        stage=offer_stage.derive_stage(None),
+    )

@@ -1,0 +1,332 @@
+"""The agent turn's job queue and worker loop (ARCHITECTURE "The turn").
+
+``postMessage`` stores the message and, in the same transaction, a persona run and a Distil
+run for its pane; it never waits for a model. Workers in any process claim due runs from
+``agent_runs`` (one running persona per pane at a time), execute them, and either mark them
+done together with their effects in one transaction, or schedule a retry. A run is never
+lost: a crash leaves it ``running`` with an expiring lease, and it is re-queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from dealroom.agents.models.base import AgentName, ModelError
+from dealroom.config import Settings
+from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import AgentRun, Message, Participant
+from dealroom.persistence.repositories import MessageRepository, RoomRepository
+from dealroom.persistence.runs import RunRepository
+from dealroom.realtime.broker import Broker
+from dealroom.services.clock import Clock
+from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
+from dealroom.services.ledger import Ledger
+from dealroom.services.turn_context import RunSnapshot
+
+log = structlog.get_logger(__name__)
+
+RUNS_CHANNEL = "agent-runs"
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+def new_run(
+    *,
+    room_id: uuid.UUID,
+    participant_id: uuid.UUID,
+    agent: AgentName,
+    now: datetime,
+    trigger_message_id: uuid.UUID | None = None,
+    trigger_dispatch_id: uuid.UUID | None = None,
+    chain_depth: int = 0,
+) -> AgentRun:
+    return AgentRun(
+        id=uuid.uuid4(),
+        room_id=room_id,
+        participant_id=participant_id,
+        agent=agent.value,
+        trigger_message_id=trigger_message_id,
+        trigger_dispatch_id=trigger_dispatch_id,
+        chain_depth=chain_depth,
+        status=RunStatus.QUEUED.value,
+        attempts=0,
+        not_before=now,
+        created_at=now,
+    )
+
+
+def runs_for_message(message: Message, now: datetime) -> list[AgentRun]:
+    """The persona answers; Distil records beside it, never in front of it (seed 000)."""
+    return [
+        new_run(
+            room_id=message.room_id,
+            participant_id=message.participant_id,
+            agent=agent,
+            now=now,
+            trigger_message_id=message.id,
+        )
+        for agent in (AgentName.PERSONA, AgentName.DISTIL)
+    ]
+
+
+Handler = Callable[[RunSnapshot], Awaitable[None]]
+
+
+@dataclass
+class RunnerDeps:
+    settings: Settings
+    sessionmaker: async_sessionmaker[AsyncSession]
+    broker: Broker
+    clock: Clock
+    ledger: Ledger
+
+
+class TurnRunner:
+    """Claims and executes agent runs. One per process; ``workers`` runs at a time."""
+
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
+        self._tasks: list[asyncio.Task[None]] = []
+        self._generation = 0
+        self._changed = asyncio.Event()
+        self._closing = False
+        self._handlers: dict[str, Handler] = {}
+        self._last_sweep: datetime | None = None
+        self._listener: asyncio.Task[None] | None = None
+
+    def register(self, agent: AgentName, handler: Handler) -> None:
+        self._handlers[agent.value] = handler
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._closing = False
+        for index in range(self.deps.settings.workers):
+            self._tasks.append(asyncio.create_task(self._worker(), name=f"agent-worker-{index}"))
+        if self.deps.settings.workers:
+            self._listener = asyncio.create_task(self._listen(), name="agent-runs-listener")
+
+    async def close(self) -> None:
+        self._closing = True
+        self.wake()
+        tasks = [*self._tasks, *([self._listener] if self._listener else [])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        self._listener = None
+
+    def wake(self) -> None:
+        """New runs may be due: wake idle workers now instead of at the next poll."""
+        self._generation += 1
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def announce(self) -> None:
+        """Tell every process's runner (and this one) that runs were queued."""
+        self.wake()
+        try:
+            await self.deps.broker.publish(RUNS_CHANNEL, "1")
+        except Exception:
+            log.warning("runs_announce_failed")  # other processes still poll
+
+    async def _listen(self) -> None:
+        async with self.deps.broker.subscribe([RUNS_CHANNEL]) as subscription:
+            async for _payload in subscription:
+                self.wake()
+
+    async def _worker(self) -> None:
+        poll = self.deps.settings.worker_poll_seconds
+        while not self._closing:
+            generation, changed = self._generation, self._changed
+            try:
+                ran = await self.run_once()
+            except Exception:
+                log.exception("agent_worker_error")
+                ran = False
+            if ran or self._generation != generation:
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), poll)
+
+    async def wait_idle(self, timeout: float = 30.0) -> None:
+        """Wait until no run is running or due (tests and benchmarks)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            db = Db(self.deps.sessionmaker)
+            try:
+                outstanding = await RunRepository(db).outstanding(self.deps.clock.now())
+            finally:
+                await db.close()
+            if outstanding == 0:
+                return
+            if loop.time() > deadline:
+                raise TimeoutError(f"{outstanding} agent runs still outstanding")
+            await asyncio.sleep(0.01)
+
+    # --- one run ----------------------------------------------------------------------------
+
+    async def run_once(self) -> bool:
+        """Claim one due run and execute it. False when nothing was due."""
+        run = await self._claim()
+        if run is None:
+            return False
+        handler = self._handlers.get(run.agent)
+        try:
+            if handler is None:
+                raise RuntimeError(f"no handler for agent {run.agent!r}")
+            await handler(run)
+        except Exception as exc:
+            log.warning(
+                "agent_run_failed",
+                run_id=str(run.id),
+                agent=run.agent,
+                attempt=run.attempts,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            await self._fail(run, exc)
+        return True
+
+    async def _claim(self) -> RunSnapshot | None:
+        settings = self.deps.settings
+        db = Db(self.deps.sessionmaker)
+        try:
+            runs = RunRepository(db)
+            now = self.deps.clock.now()
+            if self._last_sweep is None or now - self._last_sweep > timedelta(seconds=5):
+                self._last_sweep = now
+                await runs.requeue_expired(now, settings.turn_attempts)
+            for run in await runs.due(now, limit=16):
+                await runs.lock_pane(run.participant_id)
+                if await runs.pane_busy(run.participant_id, run.agent):
+                    continue  # one persona (one Distil) per pane at a time, in order
+                if await runs.oldest_queued(run.participant_id, run.agent) != run.id:
+                    continue
+                run.status = RunStatus.RUNNING.value
+                run.attempts += 1
+                run.lease_until = now + timedelta(seconds=settings.run_lease_seconds)
+                snapshot = RunSnapshot(
+                    id=run.id,
+                    room_id=run.room_id,
+                    participant_id=run.participant_id,
+                    agent=run.agent,
+                    trigger_message_id=run.trigger_message_id,
+                    trigger_dispatch_id=run.trigger_dispatch_id,
+                    chain_depth=run.chain_depth,
+                    attempts=run.attempts,
+                )
+                await db.commit()
+                return snapshot
+            await db.commit()
+            return None
+        finally:
+            await db.close()
+
+    async def _fail(self, run: RunSnapshot, exc: BaseException) -> None:
+        """Schedule a retry (or give up) and tell the pane. The user's message is stored
+        already; nothing of the failed attempt was committed, so a re-run has no double
+        effects."""
+        settings = self.deps.settings
+        db = Db(self.deps.sessionmaker)
+        try:
+            row = await RunRepository(db).by_id(run.id, lock=True)
+            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+                return  # another worker owns it now
+            now = self.deps.clock.now()
+            retry = row.attempts < settings.turn_attempts and (
+                not isinstance(exc, ModelError) or exc.transient
+            )
+            row.error = f"{type(exc).__name__}: {exc}"[:2000]
+            if retry:
+                row.status = RunStatus.QUEUED.value
+                delay = settings.turn_retry_seconds * (2 ** (row.attempts - 1))
+                row.not_before = now + timedelta(seconds=delay)
+            else:
+                row.status = RunStatus.FAILED.value
+                row.finished_at = now
+            publish = None
+            if run.agent == AgentName.PERSONA.value:
+                text = (
+                    "Your agent could not answer just now; it is trying again."
+                    if retry
+                    else "Your agent could not answer. Use retry to run this turn again."
+                )
+                publish = await system_line(
+                    db, self.deps.clock, run, text, key=f"run:{run.id}:fail:{row.attempts}"
+                )
+            await db.commit()
+            if publish is not None:
+                await self.deps.broker.publish(*publish)
+            if retry:
+                self.wake()
+        finally:
+            await db.close()
+
+
+async def system_line(
+    db: Db, clock: Clock, run: RunSnapshot, body: str, *, key: str
+) -> tuple[str, str] | None:
+    """Store a system line in the run's pane; returns (channel, payload) to publish after
+    commit, or None when the same line was stored before (idempotent on ``key``)."""
+    messages = MessageRepository(db)
+    now = clock.now()
+    seq = await RoomRepository(db).next_event_seq(run.room_id, now)
+    if await messages.by_client_id(run.participant_id, key) is not None:
+        return None
+    previous = await messages.last_in_pane(run.participant_id)
+    row = Message(
+        id=uuid.uuid4(),
+        room_id=run.room_id,
+        participant_id=run.participant_id,
+        seq=seq,
+        author_kind=AuthorKind.SYSTEM.value,
+        body=body,
+        session_no=previous.session_no if previous else 1,
+        client_message_id=key,
+        created_at=now,
+    )
+    await db.add(row)
+    participant_key = await _pane_key(db, run.participant_id)
+    view = MessageView.from_row(row, participant_key)
+    event = MessageAddedEvent(cursor=seq, prev=previous.seq if previous else 0, message=view)
+    return pane_channel(run.room_id, participant_key), event.encode()
+
+
+async def _pane_key(db: Db, participant_id: uuid.UUID) -> Seat:
+    participant = await db.get(Participant, participant_id)
+    assert participant is not None
+    return Seat(participant.key)
+
+
+async def retry_failed(db: Db, clock: Clock, participant_id: uuid.UUID) -> int:
+    """Re-queue the pane's failed runs (a user asked to re-run the turn). Effects are
+    committed only with a run's success, so a re-run cannot double them."""
+    count = 0
+    now = clock.now()
+    for row in await RunRepository(db).failed_for_pane(participant_id):
+        row.status = RunStatus.QUEUED.value
+        row.attempts = 0
+        row.not_before = now
+        row.error = None
+        row.finished_at = None
+        count += 1
+    await db.flush()
+    return count

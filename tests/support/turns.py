@@ -1,0 +1,95 @@
+"""Helpers for agent-turn tests: a host with standing rules, a visitor in a deal room, and
+reading what the agents did straight from the database."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import AgentRun, Dispatch, Message, ModelCall, Participant, Room
+from tests.conftest import Server
+from tests.support.graphql import Client, open_room, post, sign_up
+
+HOME = "query { me { homeRoom { id } } }"
+
+RULES = (
+    "My fee for a sponsored post is $8,000, never below $6,000, "
+    "and I never work with alcohol brands."
+)
+
+PANE_EVENTS_FULL = """
+subscription($roomId: ID!, $seat: Seat!, $after: String) {
+  paneEvents(roomId: $roomId, seat: $seat, after: $after) {
+    __typename
+    ... on MessageAdded { cursor message { id body seat authorKind alignment sessionNo } }
+    ... on SystemLine { cursor message { id body authorKind } }
+    ... on AgentTyping { cursor messageId agent }
+    ... on MessageDelta { cursor messageId delta }
+  }
+}
+"""
+
+
+@dataclass
+class Deal:
+    host: Client
+    visitor: Client
+    home_id: str
+    room_id: str
+
+
+async def host_with_rules(
+    server: Server, handle: str = "devraman", rules: str = RULES
+) -> tuple[Client, str]:
+    """A host who told their agent their standing rules in the home room (and the agents
+    finished recording them)."""
+    host = server.client()
+    await sign_up(host, handle, "Dev Raman")
+    home_id = (await host.query(HOME))["me"]["homeRoom"]["id"]
+    await post(host, home_id, rules)
+    await server.settle()
+    return host, home_id
+
+
+async def deal(server: Server, rules: str = RULES) -> Deal:
+    host, home_id = await host_with_rules(server, rules=rules)
+    visitor = server.client()
+    opened = await open_room(visitor, "devraman")
+    return Deal(host, visitor, home_id, opened["room"]["id"])
+
+
+async def messages_in(db: Db, room_id: str, key: str) -> list[Message]:
+    try:
+        return list(
+            await db.scalars(
+                select(Message)
+                .join(Participant, Participant.id == Message.participant_id)
+                .where(Message.room_id == uuid.UUID(room_id), Participant.key == key)
+                .order_by(Message.seq)
+            )
+        )
+    finally:
+        await db.close()
+
+
+async def rows(db: Db, model: type[Any], room_id: str) -> list[Any]:
+    try:
+        return list(await db.scalars(select(model).where(model.room_id == uuid.UUID(room_id))))
+    finally:
+        await db.close()
+
+
+async def memory(db: Db, room_id: str) -> dict[str, Any]:
+    try:
+        room = await db.get(Room, uuid.UUID(room_id))
+        assert room is not None
+        return dict(room.memory)
+    finally:
+        await db.close()
+
+
+__all__ = ["AgentRun", "Dispatch", "ModelCall"]
