@@ -8,6 +8,7 @@ import uuid
 from datetime import datetime, timedelta
 
 import structlog
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from dealroom.agents import distil
@@ -153,7 +154,9 @@ class DistilTurn:
                 raise StaleRun(str(run.id))
             if not await holds(db, run.room_id, token, now):
                 raise StaleRun(f"memory lease lost by {run.id}")  # fencing: retried later
-            room = await db.get(Room, run.room_id)
+            # The room row lock before reading memory: a persona applying its plan in between
+            # would otherwise be overwritten (the writes are read-modify-write of one JSON).
+            room = await db.scalar(select(Room).where(Room.id == run.room_id).with_for_update())
             assert room is not None
             before = room.memory or {}
             applied = memdoc.apply_changes(
