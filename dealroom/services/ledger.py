@@ -75,17 +75,19 @@ class Ledger:
         error: BaseException | None = None,
     ) -> ModelCall:
         latency_ms = int((time.perf_counter() - started) * 1000)
-        model = request.model if self.client.engine != "offline" else "offline"
+        # The offline engine stands in for the configured model: the row names that model
+        # (so a room's picks are visible) and is priced 0.
+        billed = "offline" if self.client.engine == "offline" else request.model
         return ModelCall(
             room_id=site.room_id,
             run_id=site.run_id,
             agent=request.agent.value,
             engine=self.client.engine,
-            model=model,
+            model=request.model,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cached_tokens=usage.cached_tokens,
-            price_usd=price(model, usage),
+            price_usd=price(billed, usage),
             latency_ms=latency_ms,
             ok=error is None,
             error=None if error is None else f"{type(error).__name__}: {error}"[:2000],

@@ -22,7 +22,7 @@ from dealroom.agents.models.base import (
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Dispatch, Lease, ModelCall
+from dealroom.persistence.models import AgentRun, Dispatch, Lease, ModelCall, Room
 from dealroom.services.distil_turn import MemoryLease, holds
 from tests.conftest import Server
 from tests.support.graphql import Client, post, sign_up
@@ -222,3 +222,25 @@ async def test_the_memory_lease_fences_a_writer_whose_lease_was_taken_over(
         assert row.holder == "writer-b"
     finally:
         await db.close()
+
+
+@pytest.mark.parametrize("model", [FlakyModel(failures=0)], indirect=False)
+async def test_models_come_from_config_per_agent_and_a_room_can_pick_its_own(
+    agent_server: Server, db: Db
+) -> None:
+    d = await deal(agent_server)
+    try:
+        await db.execute(
+            update(Room)
+            .where(Room.id == uuid.UUID(d.room_id))
+            .values(model_picks={"persona": "gemini-2.5-pro"})
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    await post(d.visitor, d.room_id, "Hi there, we're Glow Labs.")
+    await agent_server.settle()
+    calls = {c.agent: c.model for c in await rows(db, ModelCall, d.room_id)}
+    assert calls == {"persona": "gemini-2.5-pro", "distil": "gemini-2.5-flash"}
+    home_calls = {c.agent: c.model for c in await rows(db, ModelCall, d.home_id)}
+    assert home_calls["persona"] == "gemini-2.5-flash"
