@@ -1,41 +1,40 @@
-"""The offline engine: the agents' contracts implemented as deterministic rules, so the whole
-product works with no network and no key, and tests are reproducible (ARCHITECTURE "Agents").
-
-It reads only ``request.context`` — the visibility-filtered inputs the prompt was rendered
-from — never ``system`` or ``prompt``, so it can know nothing a model could not. It reads
-amounts, deliverables, dates and yes/no with ``dealroom.domain.terms``, and negotiates between
-the host's ask and floor. The same request always gives the same output.
-"""
+"""The persona's rules: the home room, the principal's own pane, the host-side ruling on a
+proposal (``judge``), and the visitor's pane."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any, Final, assert_never
 
-from pydantic import BaseModel
-
-from dealroom.agents.context_filter import FilterOutput
-from dealroom.agents.distil import Change, DistilOutput, Frustration, PrincipalDecision
-from dealroom.agents.models.base import (
-    AgentName,
-    Chunk,
-    Generation,
-    ModelRequest,
-    Usage,
-    estimate_tokens,
-    parse_output,
+from dealroom.agents.models.offline.common import (
+    _EXCLUSION_RULE,
+    _a,
+    _at,
+    _category,
+    _house_currency,
+    _humanise,
+    _is_probe,
+    _leaves,
+    _list,
+    _map,
+    _money_from,
+    _overlaps,
+    _read_plan,
+    _ruling,
+    _str,
+    _strings,
+    _the,
+    _words,
+    _write_plan,
 )
-from dealroom.agents.persona import Decision, GoalRuling, PersonaOutput, Ruling, Send
+from dealroom.agents.persona import Decision, GoalRuling, PersonaOutput, Send
 from dealroom.domain.terms import (
     DateMention,
     Intent,
     Money,
     deliverable_label,
-    find_amount_mentions,
     find_amounts,
     find_dates,
     find_deliverables,
@@ -46,206 +45,8 @@ from dealroom.domain.terms import (
     round_up,
 )
 
-CHUNK_CHARS: Final = 16
-"""How the offline stream splits its output: small pieces, like a model's token deltas."""
-
 NEW_OFFER: Final = "new-offer"
 GENERIC_DECISION_KEYS: Final = frozenset({"proposal", "fee", "offer", "price", "rate", "deal"})
-ASK_TO_ADD: Final = "anything you want to add?"
-
-
-class OfflineClient:
-    """A ``ModelClient`` whose answers come from rules instead of a model."""
-
-    engine: str = "offline"
-
-    def __init__(self, *, delay: float = 0.0) -> None:
-        self.delay = delay
-        """Seconds each call waits before answering (benchmarks model latency; default 0)."""
-
-    async def generate(self, request: ModelRequest) -> Generation:
-        await self._wait()
-        text = respond(request)
-        return Generation(
-            output=parse_output(request, text),
-            text=text,
-            usage=_usage(request, text),
-            model=request.model,
-        )
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
-        await self._wait()
-        text = respond(request)
-        for start in range(0, len(text), CHUNK_CHARS):
-            yield Chunk(text[start : start + CHUNK_CHARS])
-        yield Chunk("", usage=_usage(request, text))
-
-    async def close(self) -> None:
-        return None
-
-    async def _wait(self) -> None:
-        if self.delay > 0:
-            await asyncio.sleep(self.delay)
-
-
-def _usage(request: ModelRequest, text: str) -> Usage:
-    return Usage(
-        input_tokens=estimate_tokens(request.text),
-        output_tokens=estimate_tokens(text),
-        cached_tokens=0,
-    )
-
-
-def respond(request: ModelRequest) -> str:
-    """The raw JSON output for ``request`` (a pure function of ``request.context``)."""
-    output: BaseModel
-    match request.agent:
-        case AgentName.PERSONA:
-            output = persona_output(request.context)
-        case AgentName.DISTIL:
-            output = distil_output(request.context)
-        case AgentName.CONTEXT_FILTER:
-            output = filter_output(request.context)
-        case _:
-            assert_never(request.agent)
-    # PersonaOutput declares ``reply`` first, so the serialised reply streams first.
-    return output.model_dump_json()
-
-
-# --- reading the context ----------------------------------------------------------------------
-
-
-def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _at(document: Mapping[str, Any], path: str) -> object:
-    node: object = document
-    for segment in path.split("."):
-        if not isinstance(node, Mapping) or segment not in node:
-            return None
-        node = node[segment]
-    return node
-
-
-def _leaves(node: object, prefix: str = "") -> list[tuple[str, str]]:
-    """Every text value under ``node`` as ``(dotted path, text)``, in document order."""
-    if isinstance(node, Mapping):
-        found: list[tuple[str, str]] = []
-        for key, child in node.items():
-            found += _leaves(child, f"{prefix}.{key}" if prefix else str(key))
-        return found
-    if isinstance(node, list | tuple):
-        found = []
-        for item in node:
-            found += _leaves(item, prefix)
-        return found
-    if node is None:
-        return []
-    return [(prefix, str(node))]
-
-
-def _strings(value: object) -> list[str]:
-    """A memory value that may be one string or a list of them."""
-    if isinstance(value, str):
-        return [value]
-    return [item for item in _list(value) if isinstance(item, str)]
-
-
-def _read_plan(text: str) -> dict[str, str]:
-    """The engine's own plan format: ``key=value; key=value``."""
-    plan: dict[str, str] = {}
-    for part in text.split(";"):
-        key, sep, value = part.partition("=")
-        if sep and key.strip():
-            plan[key.strip()] = value.strip()
-    return plan
-
-
-def _write_plan(plan: Mapping[str, str]) -> str:
-    return "; ".join(f"{key}={plan[key]}" for key in sorted(plan) if plan[key])
-
-
-_WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS: Final = frozenset(
-    "what when where which with from that this your have about there their "  # noqa: SIM905 (a word list reads best as text)
-    "they them would could should will tell know please just like want "
-    "does into than then also been were much many some more most very here "
-    "only over such".split()
-)
-
-
-def _words(text: str) -> set[str]:
-    """Words of at least four letters, lower-cased, minus the commonest function words."""
-    return {w for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS}
-
-
-def _related(a: str, b: str) -> bool:
-    """``rate`` ~ ``rates``: one word is the other with an ending."""
-    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
-
-
-def _overlaps(words: Iterable[str], others: Iterable[str]) -> bool:
-    others = list(others)
-    return any(_related(a, b) for a in words for b in others)
-
-
-def _humanise(text: str) -> str:
-    """Memory text as a person reads it: ``sponsored_post from 5000 USD`` → ``sponsored post
-    from $5,000``."""
-
-    def money(match: re.Match[str]) -> str:
-        found = parse_money(match.group(0))
-        return format_money(found) if found else match.group(0)
-
-    text = re.sub(r"\b\d+(?:\.\d+)? [A-Z]{3}\b", money, text)
-    return re.sub(r"\b([a-z]+)_([a-z_]+)\b", lambda m: m.group(0).replace("_", " "), text)
-
-
-def _a(slug: str | None) -> str:
-    if slug is None:
-        return "this work"
-    label = deliverable_label(slug)
-    return f"{'an' if label[0] in 'aeiou' else 'a'} {label}"
-
-
-def _the(slug: str | None) -> str:
-    return f"the {deliverable_label(slug)}" if slug else "this work"
-
-
-def _money_from(amount: object, currency: object) -> Money | None:
-    text = _str(amount).replace(",", "").strip()
-    if not text:
-        return None
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return parse_money(text)
-    if value <= 0:
-        return None
-    if value == value.to_integral_value():
-        value = value.quantize(Decimal(1))
-    return Money(value, (_str(currency) or "USD").upper())
-
-
-def _ruling(decision: Decision, money: Money | None, slug: str | None) -> Ruling:
-    return Ruling(
-        decision=decision,
-        amount=money.digits() if money else None,
-        currency=money.currency if money else None,
-        deliverable=slug,
-    )
-
-
-# --- persona ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,16 +97,6 @@ def _turn(context: Mapping[str, Any]) -> _Turn:
         send_to=[key for key in _list(context.get("send_to")) if isinstance(key, str)],
         currency=_house_currency(memory),
     )
-
-
-def _house_currency(memory: Mapping[str, Any]) -> str:
-    """The currency the host's terms are in, for amounts written without one (``8k``)."""
-    for section in ("host", "rulings"):
-        for _path, text in _leaves(memory.get(section)):
-            money = parse_money(text) if re.search(r"[A-Z]{3}|[$£€]", text) else None
-            if money is not None:
-                return money.currency
-    return "USD"
 
 
 def persona_output(context: Mapping[str, Any]) -> PersonaOutput:
@@ -726,24 +517,8 @@ def _open_questions(turn: _Turn) -> list[str]:
 
 # --- the visitor's pane ---
 
-# Extraction and role-play attempts: answered only from host.public, whatever else they hold.
-_PROBE = re.compile(
-    r"\b(?:ignore|disregard|forget|bypass|abandon|erase|pretend|role-?play|act as|you are now|"
-    r"jailbreak|instructions?|prompts?|system|directives?|commands?|rules?|floor|lowest|minimum|"
-    r"bottom line|least you|reveal|secrets?|verbatim|repeat\w*|recit\w*|reiterat\w*|"
-    r"replay\w*|rehash\w*|echo\w*|parrot\w*|transcri\w*|sentences?|phrases?|statements?|"
-    r"wording|scenario|dialogue|discourse|chat history|summari[sz]e|recap\w*|recount|playback|"
-    r"rollback|replicate|duplicate|reproduce|narrate|elucidate|enumerate|redeliver|"
-    r"read (?:back|out|again)|lines you|text you|words you|word for word|copy and paste|"
-    r"output it|previous information)\b|\b(?:assistant|user|system):",
-    re.IGNORECASE,
-)
 _BOT = re.compile(r"\b(?:bot|robot|an ai|a human|real person|human being|chatgpt)\b", re.I)
 _PRICE_WORDS = re.compile(r"\b(?:rates?|price|pricing|cost|charge|fee|much|budget)\b", re.I)
-
-
-def _is_probe(text: str) -> bool:
-    return bool(_PROBE.search(text))
 
 
 def _public_items(memory: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -968,372 +743,3 @@ def _visitor_delivery(turn: _Turn) -> PersonaOutput:
     if questions and reply.count(".") + reply.count("?") < 3:
         reply = f"{reply} {questions[0]}"
     return PersonaOutput(reply=reply, goals=goals, plan=_write_plan(plan))
-
-
-# --- distil -----------------------------------------------------------------------------------
-
-NEVER_WRITTEN: Final = frozenset(
-    {"goals", "plans", "rulings", "sent", "deliveries", "offers", "pendingPrincipalDecisions"}
-)
-"""Reserved parts code writes (memory M2); the writer never names them, whatever it is told."""
-
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_FLOOR_WORDS = re.compile(
-    r"\b(?:never (?:go )?below|never less than|no less than|not below|not less than|minimum|"
-    r"floor|at least|lowest|bottom line)\b",
-    re.I,
-)
-_RATE_WORDS = re.compile(
-    r"\b(?:fee|rate|price|charge|charges|ask|asking|cost|costs|usually|per|my|standard)\b", re.I
-)
-_PUBLIC_WORDS = re.compile(
-    r"\b(?:you can (?:share|tell|mention|say)|feel free to (?:share|tell|mention)|"
-    r"(?:ok|okay|fine) to (?:share|tell|mention)|tell visitors|let visitors know|visitors can "
-    r"know|public(?:ly)?)\b",
-    re.I,
-)
-_EXCLUSION_RULE = re.compile(
-    r"\b(?:never|don'?t|do not|won'?t|will not|no longer|not)\s+(?:ever\s+)?"
-    r"(?:work|partner|collaborate|do deals)\s+with\s+(?:any\s+)?([a-z][a-z-]+)",
-    re.I,
-)
-_NO_CATEGORY = re.compile(r"\bno ([a-z][a-z-]+) (?:brands|companies|sponsors|deals)\b", re.I)
-_CLAIM = re.compile(
-    r"\b(?:(?:i|we)(?:'ve| have)?\s+(?:already\s+)?(?:sent|emailed|e-mailed|shared|signed|"
-    r"uploaded|forwarded|attached|mailed|submitted|paid|wired|transferred)\b|"
-    r"as (?:agreed|discussed)\b|we (?:already )?agreed\b|(?:on|over) the (?:phone|call)\b)",
-    re.I,
-)
-_INTRO = (
-    re.compile(
-        r"\b(?:[Ii]'?m|[Ii] am|[Tt]his is|[Mm]y name is)\s+"
-        r"(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s+"
-        r"(?:from|at|with|of)\s+(?P<company>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)"
-    ),
-    re.compile(
-        r"\b(?:[Ww]e'?re|[Ww]e are|on behalf of|[Ii] (?:work|am) (?:at|for|with)|"
-        r"[Ii]'m (?:at|with))\s+(?P<company>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)"
-    ),
-    re.compile(r"\b(?:[Mm]y name is|[Tt]his is)\s+(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\b"),
-)
-_NOT_NAMES: Final = frozenset(
-    "Not Just Looking Interested Here Sorry Ok Okay Happy Glad Sure Hoping "  # noqa: SIM905 (a word list reads best as text)
-    "Wondering Reaching Writing Still Also Really The A An".split()
-)
-_FRUSTRATION: Final = (
-    (
-        re.compile(
-            r"\b(?:ridiculous|waste of (?:my )?time|wasting my time|useless|absurd|"
-            r"unacceptable)\b",
-            re.I,
-        ),
-        "high",
-    ),
-    (
-        re.compile(
-            r"\b(?:is this a bot|are you a bot|a bot\b|a robot|real person|a human|"
-            r"human being|speak to (?:someone|somebody|a person)|hello\?+)",
-            re.I,
-        ),
-        "medium",
-    ),
-    (re.compile(r"\?!|!\?|!!|\?\?\?"), "low"),
-)
-_LEVELS: Final = ("low", "medium", "high")
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
-
-
-_NOT_CATEGORIES: Final = frozenset(
-    "brand company client people anyone anybody anything someone less agency "  # noqa: SIM905 (a word list reads best as text)
-    "them you the a an".split()
-)
-"""Words that follow "work with" without naming a category (``brands that…``)."""
-
-
-def _category(word: str) -> str:
-    word = word.lower()
-    if word.endswith("ies") and len(word) > 5:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and len(word) > 4 and not word.endswith("ss"):
-        word = word[:-1]
-    return "" if word in _NOT_CATEGORIES else word
-
-
-def _allowed(path: str, writable: Sequence[str]) -> bool:
-    segments = path.split(".")
-    if segments[0] in NEVER_WRITTEN or any(s in ("stage", "sent", "delivered") for s in segments):
-        return False
-    return any(path.startswith(f"{prefix}.") for prefix in writable if prefix)
-
-
-class _Writer:
-    """Collects the changes one distil run makes, each once, none that memory already shows."""
-
-    def __init__(self, memory: Mapping[str, Any], writable: Sequence[str]) -> None:
-        self.memory = memory
-        self.writable = writable
-        self.sets: dict[str, str] = {}
-        self.appends: list[tuple[str, str]] = []
-
-    def set(self, path: str, value: str) -> None:
-        if _allowed(path, self.writable):
-            self.sets[path] = value
-
-    def append(self, path: str, value: str) -> None:
-        present = [s.lower() for s in _strings(_at(self.memory, path))]
-        if value.lower() in present or (path, value) in self.appends:
-            return
-        if _allowed(path, self.writable):
-            self.appends.append((path, value))
-
-    def changes(self) -> list[Change]:
-        out = [
-            Change(op="set", path=path, value=value)
-            for path, value in self.sets.items()
-            if _at(self.memory, path) != value
-        ]
-        out += [Change(op="append", path=path, value=value) for path, value in self.appends]
-        return out
-
-
-def distil_output(context: Mapping[str, Any]) -> DistilOutput:
-    represents = _map(context.get("represents"))
-    pane = _str(context.get("pane"))
-    memory = _map(context.get("memory"))
-    writable = [p for p in _list(context.get("writable")) if isinstance(p, str)]
-    session = [
-        (_str(line.get("author")), _str(line.get("body")))
-        for line in _list(context.get("session"))
-        if isinstance(line, Mapping)
-    ]
-    writer = _Writer(memory, writable)
-    decisions: list[PrincipalDecision] = []
-    host_pane = pane == (_str(represents.get("key")) or "host")
-    currency = _house_currency(memory)
-    if host_pane:
-        decisions = _host_facts(writer, session, memory, currency)
-    else:
-        _visitor_facts(writer, session, pane, memory, currency)
-    lines = [body for author, body in session if author == "participant"]
-    return DistilOutput(
-        changes=writer.changes(),
-        claims=_claims(lines, memory, pane),
-        principal_decisions=decisions,
-        frustration=_frustration(session),
-    )
-
-
-def _host_facts(
-    writer: _Writer,
-    session: Sequence[tuple[str, str]],
-    memory: Mapping[str, Any],
-    currency: str,
-) -> list[PrincipalDecision]:
-    """The principal's own pane: rates, floors, rules, what may be shared, instructions."""
-    rates = list(_map(_at(memory, "host.rates")))
-    last_slug: str | None = rates[0] if len(rates) == 1 else None
-    decisions: list[PrincipalDecision] = []
-    previous_agent = ""
-    for author, body in session:
-        if author == "agent":
-            previous_agent = body
-            continue
-        if author != "participant":
-            continue
-        answering = previous_agent.rstrip().endswith("?") and ASK_TO_ADD not in previous_agent
-        said = intent_of(body)
-        if answering and said is not None:
-            decision = _decision(previous_agent, body, memory)
-            if decision is not None:
-                decisions.append(decision)
-        for sentence in _sentences(body):
-            slugs = find_deliverables(sentence)
-            slug = slugs[-1] if slugs else last_slug
-            amounts = find_amounts(sentence, default_currency=currency)
-            if _PUBLIC_WORDS.search(sentence):
-                _public_fact(writer, sentence, amounts, slugs)
-            elif amounts and not (answering and said is not None) and "?" not in sentence:
-                _rate_facts(writer, sentence, slug or "standard", currency, bool(slugs))
-            _rule_fact(writer, sentence)
-            if slugs:
-                last_slug = slugs[-1]
-        previous_agent = ""
-    return decisions
-
-
-def _rate_facts(
-    writer: _Writer, sentence: str, slug: str, currency: str, names_deliverable: bool
-) -> None:
-    """``my fee for a sponsored post is $8,000, never below $6,000``: each amount is a floor
-    when floor words come just before it (since the previous amount), else the ask."""
-    since = 0
-    for mention in find_amount_mentions(sentence, default_currency=currency):
-        before = sentence[since : mention.start]
-        since = mention.end
-        if _FLOOR_WORDS.search(before):
-            writer.set(f"host.rates.{slug}.floor", money_code(mention.money))
-        elif _RATE_WORDS.search(before) or names_deliverable:
-            writer.set(f"host.rates.{slug}.ask", money_code(mention.money))
-
-
-def _decision(
-    question: str, instruction: str, memory: Mapping[str, Any]
-) -> PrincipalDecision | None:
-    slugs = find_deliverables(question) or find_deliverables(instruction)
-    key = slugs[-1] if slugs else "proposal"
-    recorded = _str(_at(memory, f"pendingPrincipalDecisions.{key}.principalInstruction"))
-    if recorded.strip() == instruction.strip():
-        return None
-    return PrincipalDecision(key=key, question=question, instruction=instruction.strip())
-
-
-def _public_fact(writer: _Writer, sentence: str, amounts: list[Money], slugs: list[str]) -> None:
-    if amounts and slugs:
-        for slug, money in zip(slugs, amounts, strict=False):
-            writer.append("host.public.rate_card", f"{slug} from {money_code(money)}")
-        return
-    if amounts:
-        writer.append("host.public.rate_card", f"from {money_code(amounts[0])}")
-        return
-    shared = _PUBLIC_WORDS.split(sentence, maxsplit=1)[-1]
-    shared = re.sub(r"^\W*(?:that|visitors|them|people)?\W*", "", shared).rstrip(" .!")
-    if shared:
-        writer.append("host.public.notes", shared)
-
-
-def _rule_fact(writer: _Writer, sentence: str) -> None:
-    match = _EXCLUSION_RULE.search(sentence) or _NO_CATEGORY.search(sentence)
-    if match is None:
-        return
-    # The rule is the clause that states it, not the rest of the sentence (a fee, say).
-    rule = re.split(r"[,;.!]", sentence[match.start() :], maxsplit=1)[0].strip()
-    if rule:
-        writer.append("host.rules", rule[0].lower() + rule[1:])
-    category = _category(match.group(1))
-    if category:
-        writer.append("host.exclusions", category)
-
-
-def _visitor_facts(
-    writer: _Writer,
-    session: Sequence[tuple[str, str]],
-    pane: str,
-    memory: Mapping[str, Any],
-    currency: str,
-) -> None:
-    """A counterparty's pane: who they are, what they propose, when. An amount naming no
-    deliverable is for the one already under discussion."""
-    discussed = [key for key in _map(_at(memory, "deal.proposals")) if key != "general"]
-    last_slug: str | None = discussed[-1] if discussed else None
-    for author, body in session:
-        if author != "participant":
-            continue
-        for sentence in _sentences(body):
-            slugs = find_deliverables(sentence)
-            slug = slugs[-1] if slugs else last_slug
-            amounts = find_amounts(sentence, default_currency=currency)
-            if amounts and not _is_probe(sentence):
-                writer.set(f"deal.proposals.{slug or 'general'}.amount", money_code(amounts[-1]))
-            dates = find_dates(sentence)
-            if dates:
-                writer.set(f"deal.dates.{slug or 'date'}", dates[-1].label())
-            for pattern in _INTRO:
-                found = pattern.search(sentence)
-                if found is None:
-                    continue
-                groups = found.groupdict()
-                name = groups.get("name")
-                if name and name.split()[0] not in _NOT_NAMES:
-                    writer.set(f"{pane}.name", name)
-                company = groups.get("company")
-                if company and company.split()[0] not in _NOT_NAMES:
-                    writer.set(f"{pane}.company", company.rstrip(".'"))
-                break
-            if slugs:
-                last_slug = slugs[-1]
-
-
-def _claims(lines: Sequence[str], memory: Mapping[str, Any], pane: str) -> list[str]:
-    """What someone says happened elsewhere, in their words, once (memory ``<pane>.claims``)."""
-    recorded = set(_strings(_at(memory, f"{pane}.claims")))
-    claims: list[str] = []
-    for line in lines:
-        for sentence in _sentences(line):
-            if _CLAIM.search(sentence) and sentence not in recorded and sentence not in claims:
-                claims.append(sentence)
-    return claims
-
-
-def _frustration(session: Sequence[tuple[str, str]]) -> Frustration | None:
-    """Impatience in the participant's latest lines (those after the last agent line)."""
-    latest: list[str] = []
-    for author, body in reversed(session):
-        if author != "participant":
-            if latest:
-                break
-            continue
-        latest.insert(0, body)
-    level = -1
-    evidence: list[str] = []
-    for line in latest:
-        for pattern, name in _FRUSTRATION:
-            if pattern.search(line):
-                level = max(level, _LEVELS.index(name))
-                if line.strip() not in evidence:
-                    evidence.append(line.strip())
-        shouting = [w for w in re.findall(r"\b[A-Z]{3,}\b", line) if w not in ("USD", "EUR", "GBP")]
-        if len(shouting) >= 2:
-            level = max(level, 0)
-            if line.strip() not in evidence:
-                evidence.append(line.strip())
-    if level < 0:
-        return None
-    marks = sum(1 for line in latest for pattern, _name in _FRUSTRATION if pattern.search(line))
-    if marks >= 2:
-        level = min(level + 1, len(_LEVELS) - 1)
-    quoted = " / ".join(f'"{line[:200]}"' for line in evidence)
-    return Frustration(level=_LEVELS[level], evidence=quoted)
-
-
-# --- context filter ---------------------------------------------------------------------------
-
-ALWAYS: Final = ("deal", "goals", "offers", "rulings", "pendingPrincipalDecisions")
-
-
-def filter_output(context: Mapping[str, Any]) -> FilterOutput:
-    """Generous: every available path that shares a word, a deliverable or an amount with the
-    session, plus the sections every agent needs. Only paths from the offered list."""
-    pane = _str(context.get("pane"))
-    memory = _map(context.get("memory"))
-    paths = [p for p in _list(context.get("paths")) if isinstance(p, str)]
-    said = " ".join(
-        _str(line.get("body"))
-        for line in _list(context.get("session"))
-        if isinstance(line, Mapping)
-    )
-    words = _words(said)
-    slugs = set(find_deliverables(said))
-    amounts = {money.amount for money in find_amounts(said)}
-    chosen: list[str] = []
-    for path in paths:
-        segments = path.split(".")
-        if segments[0] in ALWAYS or segments[0] == pane or path.startswith("host.public"):
-            chosen.append(path)
-            continue
-        if slugs.intersection(segments):
-            chosen.append(path)
-            continue
-        values = [text for _p, text in _leaves(_at(memory, path))]
-        path_words = _words(" ".join(segments).replace("_", " "))
-        value_words = _words(" ".join(values))
-        if words & (path_words | value_words) or slugs.intersection(
-            find_deliverables(" ".join(values))
-        ):
-            chosen.append(path)
-            continue
-        if amounts and any(m.amount in amounts for v in values for m in find_amounts(v)):
-            chosen.append(path)
-    return FilterOutput(paths=chosen)

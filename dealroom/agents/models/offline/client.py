@@ -1,0 +1,83 @@
+"""The offline ``ModelClient``: answers each request with the rules of the agent it is for."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Final, assert_never
+
+from pydantic import BaseModel
+
+from dealroom.agents.models.base import (
+    AgentName,
+    Chunk,
+    Generation,
+    ModelRequest,
+    Usage,
+    estimate_tokens,
+    parse_output,
+)
+from dealroom.agents.models.offline.context_filter import filter_output
+from dealroom.agents.models.offline.distil import distil_output
+from dealroom.agents.models.offline.persona import persona_output
+
+CHUNK_CHARS: Final = 16
+"""How the offline stream splits its output: small pieces, like a model's token deltas."""
+
+
+class OfflineClient:
+    """A ``ModelClient`` whose answers come from rules instead of a model."""
+
+    engine: str = "offline"
+
+    def __init__(self, *, delay: float = 0.0) -> None:
+        self.delay = delay
+        """Seconds each call waits before answering (benchmarks model latency; default 0)."""
+
+    async def generate(self, request: ModelRequest) -> Generation:
+        await self._wait()
+        text = respond(request)
+        return Generation(
+            output=parse_output(request, text),
+            text=text,
+            usage=_usage(request, text),
+            model=request.model,
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        await self._wait()
+        text = respond(request)
+        for start in range(0, len(text), CHUNK_CHARS):
+            yield Chunk(text[start : start + CHUNK_CHARS])
+        yield Chunk("", usage=_usage(request, text))
+
+    async def close(self) -> None:
+        return None
+
+    async def _wait(self) -> None:
+        if self.delay > 0:
+            await asyncio.sleep(self.delay)
+
+
+def _usage(request: ModelRequest, text: str) -> Usage:
+    return Usage(
+        input_tokens=estimate_tokens(request.text),
+        output_tokens=estimate_tokens(text),
+        cached_tokens=0,
+    )
+
+
+def respond(request: ModelRequest) -> str:
+    """The raw JSON output for ``request`` (a pure function of ``request.context``)."""
+    output: BaseModel
+    match request.agent:
+        case AgentName.PERSONA:
+            output = persona_output(request.context)
+        case AgentName.DISTIL:
+            output = distil_output(request.context)
+        case AgentName.CONTEXT_FILTER:
+            output = filter_output(request.context)
+        case _:
+            assert_never(request.agent)
+    # PersonaOutput declares ``reply`` first, so the serialised reply streams first.
+    return output.model_dump_json()
