@@ -16,8 +16,8 @@ from pydantic_core import from_json
 from dealroom.agents import context_filter, persona
 from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
+from dealroom.domain import crossing, visibility
 from dealroom.domain import memory as memdoc
-from dealroom.domain import visibility
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Dispatch, Message, Room
@@ -277,10 +277,19 @@ class PersonaTurn:
                 continue
             recent = await dispatches.recent_between(ctx.pane.id, target.id, since)
             capped = recent >= settings.sends_per_pair_per_10_minutes
+            substance = send.substance
             payload: dict[str, Any] = {"open_questions": list(send.open_questions)}
-            if send.ruling is not None and ctx.pane_key == Seat.HOST.value:
-                # Only the host side rules on a proposal (issue 3 item 6).
-                payload["ruling"] = send.ruling.model_dump()
+            ruling = (
+                crossing.safe_ruling(send.ruling.model_dump())
+                if send.ruling is not None and ctx.pane_key == Seat.HOST.value
+                else None  # only the host side rules on a proposal (issue 3 item 6)
+            )
+            if ruling is not None:
+                # C1/C2: only the ruling crosses. Its wording is rendered by code from fields
+                # of a fixed shape; the host-side model's own text (written with the private
+                # rules in view) stays on the host's side.
+                substance = crossing.render(ruling, ctx.represents.name)
+                payload = {"ruling": ruling.to_json(), "open_questions": []}
             dispatch = Dispatch(
                 id=uuid.uuid4(),
                 room_id=ctx.room_id,
@@ -288,7 +297,7 @@ class PersonaTurn:
                 to_participant_id=target.id,
                 source_run_id=run.id,
                 position=position,
-                substance=send.substance,
+                substance=substance,
                 payload=payload,
                 status="capped" if capped else "pending",
                 chain_depth=run.chain_depth + 1,
