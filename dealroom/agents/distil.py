@@ -113,10 +113,10 @@ def build(inputs: DistilInput, *, model: str) -> ModelRequest:
             f"ROOM: {inputs.room_kind}. PANE: {inputs.pane}. The agent here represents "
             f"{inputs.represents.name}; the participant of this pane is "
             f"{inputs.speaking_with.name}.",
-            f"MEMORY:\n{document(context['memory'])}",
-            f"DISPATCH RECORD (ground truth of deliveries):\n{document(context['dispatches'])}",
             "CURRENT SESSION:\n"
             + transcript(inputs.session, participant=inputs.speaking_with.name, agent="agent"),
+            f"MEMORY:\n{document(context['memory'])}",
+            f"DISPATCH RECORD (ground truth of deliveries):\n{document(context['dispatches'])}",
             f"YOU MAY WRITE UNDER: {', '.join(inputs.writable)}",
             offer_stage.deal_stage_block(inputs.stage),
         ]

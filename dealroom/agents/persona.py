@@ -199,15 +199,18 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         if inputs.send_to
         else "You may not send to anyone in this turn."
     )
+    # Ordered for implicit prompt caching: what changes least comes first (room, account
+    # facts), then the session (append-only within a sitting), then what any write changes
+    # (memory, plan, record), then this turn, then the authoritative tail.
     prompt = "\n\n".join(
         [
             f"ROOM: {inputs.room_kind}. YOUR PANE: {inputs.pane}.",
-            f"MEMORY (what you may know):\n{document(context['memory'])}",
             f"ACCOUNT FACTS ({inputs.represents.name}):\n{document(context['account_facts'])}",
-            f"DELIVERED SO FAR (dispatch record):\n{document(context['deliveries'])}",
-            f"YOUR PLAN:\n{inputs.plan or '(none)'}",
             "CURRENT SESSION:\n"
             + transcript(inputs.session, participant=inputs.speaking_with.name, agent="you"),
+            f"MEMORY (what you may know):\n{document(context['memory'])}",
+            f"YOUR PLAN:\n{inputs.plan or '(none)'}",
+            f"DELIVERED RECENTLY (dispatch record):\n{document(context['deliveries'])}",
             now,
             sends,
             identity_directive(inputs.represents, inputs.speaking_with, inputs.pane),

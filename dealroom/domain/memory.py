@@ -60,6 +60,9 @@ RESERVED: Final = frozenset({GOALS, PLANS, PENDING_DECISIONS, OFFERS, RULINGS, S
 """M2: top-level parts written only by code."""
 
 RULING_FIELDS: Final = ("decision", "amount", "currency", "deliverable")
+KEPT_RULINGS: Final = 5
+"""M11: memory keeps the latest rulings per pane (the standing ones); the dispatch record
+keeps them all. A turn's input must not grow with the length of the negotiation."""
 """The fields of a ruling that cross into another pane; nothing else of the judgement does."""
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_\-]{1,64}")
@@ -425,6 +428,9 @@ def record_ruling(
         return copy.deepcopy(dict(document))
     doc = copy.deepcopy(dict(document))
     _code_place(doc, (RULINGS, pane), Op.APPEND, entry)
+    kept = doc[RULINGS][pane]
+    if len(kept) > KEPT_RULINGS:
+        doc[RULINGS][pane] = kept[-KEPT_RULINGS:]  # M11
     return doc
 
 

@@ -39,6 +39,11 @@ class Db:
             self._session = self._sessionmaker()
         return self._session
 
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.session.get_bind().dialect.name
+
     async def execute(
         self, statement: Executable, params: dict[str, Any] | None = None
     ) -> Result[Any]:

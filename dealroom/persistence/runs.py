@@ -6,7 +6,8 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import aliased
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
@@ -30,13 +31,36 @@ class RunRepository:
             statement = statement.with_for_update()
         return await self.db.scalar(statement)
 
-    async def due(self, now: datetime, limit: int) -> list[AgentRun]:
-        """Queued runs whose time has come, oldest first. PostgreSQL skips rows another
-        worker is claiming; SQLite has one writer anyway."""
+    async def claimable(self, now: datetime, limit: int) -> list[AgentRun]:
+        """Due runs that may start now: the oldest queued run of their (pane, agent), with no
+        run of that (pane, agent) running. Runs of a busy pane never hide other panes' runs.
+        PostgreSQL skips rows another worker is claiming; SQLite has one writer anyway."""
+        other = aliased(AgentRun)
+        same_pane = (other.participant_id == AgentRun.participant_id) & (
+            other.agent == AgentRun.agent
+        )
+        busy = select(other.id).where(same_pane, other.status == "running").exists()
+        older = (
+            select(other.id)
+            .where(
+                same_pane,
+                other.status == "queued",
+                or_(
+                    other.created_at < AgentRun.created_at,
+                    and_(other.created_at == AgentRun.created_at, other.id < AgentRun.id),
+                ),
+            )
+            .exists()
+        )
         return list(
             await self.db.scalars(
                 select(AgentRun)
-                .where(AgentRun.status == "queued", AgentRun.not_before <= now)
+                .where(
+                    AgentRun.status == "queued",
+                    AgentRun.not_before <= now,
+                    ~busy,
+                    ~older,
+                )
                 .order_by(AgentRun.created_at, AgentRun.id)
                 .limit(limit)
                 .with_for_update(skip_locked=True)
@@ -60,18 +84,6 @@ class RunRepository:
             .limit(1)
         )
         return found is not None
-
-    async def oldest_queued(self, participant_id: uuid.UUID, agent: str) -> uuid.UUID | None:
-        return await self.db.scalar(
-            select(AgentRun.id)
-            .where(
-                AgentRun.participant_id == participant_id,
-                AgentRun.agent == agent,
-                AgentRun.status == "queued",
-            )
-            .order_by(AgentRun.created_at, AgentRun.id)
-            .limit(1)
-        )
 
     async def requeue_expired(self, now: datetime, max_attempts: int) -> int:
         """Runs whose worker vanished (lease expired) go back to the queue, or fail when
@@ -140,6 +152,16 @@ class DispatchRepository:
                 .order_by(Dispatch.created_at, Dispatch.position)
             )
         )
+
+    async def recent(self, room_id: uuid.UUID, limit: int) -> list[Dispatch]:
+        """The room's newest dispatches, oldest first."""
+        rows = await self.db.scalars(
+            select(Dispatch)
+            .where(Dispatch.room_id == room_id)
+            .order_by(Dispatch.created_at.desc(), Dispatch.position.desc())
+            .limit(limit)
+        )
+        return list(reversed(list(rows)))
 
     async def recent_between(self, from_id: uuid.UUID, to_id: uuid.UUID, since: datetime) -> int:
         return int(

@@ -23,7 +23,7 @@ from dealroom.persistence.models import Flag, Lease, Room
 from dealroom.persistence.runs import LeaseRepository, RunRepository
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import StaleRun, model_for
-from dealroom.services.turn_context import RunSnapshot, load
+from dealroom.services.turn_context import RunSnapshot, TurnContext, load
 from dealroom.services.turns import RunStatus, TurnRunner
 
 log = structlog.get_logger(__name__)
@@ -40,27 +40,33 @@ class MemoryLease:
         self.deps = runner.deps
 
     async def acquire(self, room_id: uuid.UUID, holder: str) -> int | None:
-        now = self.deps.clock.now()
-        ttl = timedelta(seconds=self.deps.settings.memory_lease_seconds)
         db = Db(self.deps.sessionmaker)
         try:
-            lease = await LeaseRepository(db).locked(room_id)
-            if lease is None:
-                lease = Lease(room_id=room_id, token=1, holder=holder, expires_at=now + ttl)
-                await db.add(lease)
-            elif lease.holder is None or lease.expires_at is None or lease.expires_at <= now:
-                lease.token += 1
-                lease.holder, lease.expires_at = holder, now + ttl
-            else:
+            token = await self.grant(db, room_id, holder)
+            if token is None:
                 await db.rollback()
                 return None
-            token = lease.token
             await db.commit()
             return token
         except IntegrityError:
             return None  # two first writers raced to create the row: the other has it
         finally:
             await db.close()
+
+    async def grant(self, db: Db, room_id: uuid.UUID, holder: str) -> int | None:
+        """Take the lease inside the caller's transaction (visible once it commits)."""
+        now = self.deps.clock.now()
+        ttl = timedelta(seconds=self.deps.settings.memory_lease_seconds)
+        lease = await LeaseRepository(db).locked(room_id)
+        if lease is None:
+            lease = Lease(room_id=room_id, token=1, holder=holder, expires_at=now + ttl)
+            await db.add(lease)
+        elif lease.holder is None or lease.expires_at is None or lease.expires_at <= now:
+            lease.token += 1
+            lease.holder, lease.expires_at = holder, now + ttl
+        else:
+            return None
+        return lease.token
 
     async def release(self, room_id: uuid.UUID, token: int) -> None:
         db = Db(self.deps.sessionmaker)
@@ -73,14 +79,17 @@ class MemoryLease:
             await db.close()
 
 
-async def holds(db: Db, room_id: uuid.UUID, token: int, now: datetime) -> bool:
+async def holds(db: Db, room_id: uuid.UUID, token: int, now: datetime) -> Lease | None:
+    """The lease row, locked, if ``token`` is still the current, unexpired grant."""
     lease = await LeaseRepository(db).locked(room_id)
-    return (
+    if (
         lease is not None
         and lease.token == token
         and lease.expires_at is not None
         and lease.expires_at > now
-    )
+    ):
+        return lease
+    return None
 
 
 class DistilTurn:
@@ -90,29 +99,44 @@ class DistilTurn:
         self.lease = MemoryLease(runner)
 
     async def __call__(self, run: RunSnapshot) -> None:
-        token = await self.lease.acquire(run.room_id, str(run.id))
+        taken = await self._take(run)
         for _ in range(LEASE_POLLS):
-            if token is not None:
+            if taken is not None:
                 break
             await asyncio.sleep(LEASE_POLL_SECONDS)  # another writer is finishing
-            token = await self.lease.acquire(run.room_id, str(run.id))
-        if token is None:
+            taken = await self._take(run)
+        if taken is None:
             await self._wait_for_lease(run)
             return
+        token, ctx = taken
+        released = False
         try:
-            await self._run(run, token)
+            if ctx is not None:
+                released = await self._run(run, token, ctx)
         finally:
-            await self.lease.release(run.room_id, token)
+            if not released:
+                await self.lease.release(run.room_id, token)
 
-    async def _run(self, run: RunSnapshot, token: int) -> None:
-        deps = self.deps
-        db = Db(deps.sessionmaker)
+    async def _take(self, run: RunSnapshot) -> tuple[int, TurnContext | None] | None:
+        """Take the memory lease and read the run's context in one transaction."""
+        db = Db(self.deps.sessionmaker)
         try:
-            ctx = await load(db, run, line_cap=deps.settings.session_line_cap)
+            token = await self.lease.grant(db, run.room_id, str(run.id))
+            if token is None:
+                await db.rollback()
+                return None
+            ctx = await load(
+                db, run, line_cap=self.deps.settings.session_line_cap, host_facts=False
+            )
+            await db.commit()
+            return token, ctx
+        except IntegrityError:
+            return None  # two first writers raced to create the lease row
         finally:
             await db.close()
-        if ctx is None:
-            return
+
+    async def _run(self, run: RunSnapshot, token: int, ctx: TurnContext) -> bool:
+        deps = self.deps
         pane = ctx.pane_key
         request = distil.build(
             DistilInput(
@@ -135,6 +159,7 @@ class DistilTurn:
         output = generation.output
         assert isinstance(output, DistilOutput)
         await self._apply(run, token, pane, ctx.kind, output, site)
+        return True  # the lease was released with the write
 
     async def _apply(
         self,
@@ -152,8 +177,10 @@ class DistilTurn:
             row = await RunRepository(db).by_id(run.id, lock=True)
             if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
                 raise StaleRun(str(run.id))
-            if not await holds(db, run.room_id, token, now):
+            lease = await holds(db, run.room_id, token, now)
+            if lease is None:
                 raise StaleRun(f"memory lease lost by {run.id}")  # fencing: retried later
+            lease.holder, lease.expires_at = None, None  # released with the write
             # The room row lock before reading memory: a persona applying its plan in between
             # would otherwise be overwritten (the writes are read-modify-write of one JSON).
             room = await db.scalar(select(Room).where(Room.id == run.room_id).with_for_update())

@@ -16,6 +16,10 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Dispatch, Message, Participant, Room, Service
 from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
 
+RECENT_DISPATCHES = 8
+"""How much of the dispatch record a run reads: the recent sends, which is what a turn can act
+on; older ones were distilled long ago. Keeps a turn's input flat as a room grows."""
+
 
 @dataclass(frozen=True, slots=True)
 class RunSnapshot:
@@ -83,7 +87,10 @@ class TurnContext:
         return rows
 
 
-async def load(db: Db, run: RunSnapshot, *, line_cap: int) -> TurnContext | None:
+async def load(
+    db: Db, run: RunSnapshot, *, line_cap: int, host_facts: bool = True
+) -> TurnContext | None:
+    """``host_facts=False`` skips the host's services (only personas read account facts)."""
     room = await db.get(Room, run.room_id)
     if room is None:
         return None
@@ -106,23 +113,28 @@ async def load(db: Db, run: RunSnapshot, *, line_cap: int) -> TurnContext | None
         for p in participants
     }
     host = next((p for p in participants if p.key == Seat.HOST.value), None)
-    host_facts: dict[str, Any] | None = None
-    if host is not None and host.account_id in accounts and host.account_id is not None:
+    facts: dict[str, Any] | None = None
+    if (
+        host_facts
+        and host is not None
+        and host.account_id in accounts
+        and host.account_id is not None
+    ):
         # seed 002 layer 2: account facts are loaded for the host only, never a visitor.
         account = accounts[host.account_id]
         services = await db.scalars(
             select(Service.name).where(Service.account_id == account.id).order_by(Service.name)
         )
-        host_facts = {
+        facts = {
             "display_name": account.display_name,
             "handle": account.handle,
             "services": list(services),
         }
     transcript = TranscriptRepository(db)
     messages = await transcript.current_session(pane.id, line_cap)
-    trigger_message = (
-        await transcript.by_id(run.trigger_message_id) if run.trigger_message_id else None
-    )
+    trigger_message = next((m for m in messages if m.id == run.trigger_message_id), None)
+    if trigger_message is None and run.trigger_message_id is not None:
+        trigger_message = await transcript.by_id(run.trigger_message_id)
     dispatches = DispatchRepository(db)
     trigger_dispatch = (
         await dispatches.by_id(run.trigger_dispatch_id) if run.trigger_dispatch_id else None
@@ -135,12 +147,12 @@ async def load(db: Db, run: RunSnapshot, *, line_cap: int) -> TurnContext | None
         pane=pane,
         participants=participants,
         names=names,
-        host_facts=host_facts,
+        host_facts=facts,
         session=[Line(m.author_kind, m.body) for m in messages],
         last_seq=messages[-1].seq if messages else 0,
         trigger_message=trigger_message,
         trigger_dispatch=trigger_dispatch,
-        dispatches=await dispatches.for_room(room.id),
+        dispatches=await dispatches.recent(room.id, RECENT_DISPATCHES),
         # Issue 4 projects the live offers row here; until an offer exists the stage is
         # NO_WRITTEN_OFFER (ST1), computed, never read from memory.
         stage=offer_stage.derive_stage(None),

@@ -214,12 +214,14 @@ class TurnRunner:
             if self._last_sweep is None or now - self._last_sweep > timedelta(seconds=5):
                 self._last_sweep = now
                 await runs.requeue_expired(now, settings.turn_attempts)
-            for run in await runs.due(now, limit=16):
-                await runs.lock_pane(run.participant_id)
-                if await runs.pane_busy(run.participant_id, run.agent):
-                    continue  # one persona (one Distil) per pane at a time, in order
-                if await runs.oldest_queued(run.participant_id, run.agent) != run.id:
-                    continue
+            concurrent = db.dialect != "sqlite"  # SQLite: one writer, claims are serial
+            for run in await runs.claimable(now, limit=4 if concurrent else 1):
+                if concurrent:
+                    # Another worker may have claimed a sibling run of this pane since the
+                    # query's snapshot: under the pane's row lock, look again.
+                    await runs.lock_pane(run.participant_id)
+                    if await runs.pane_busy(run.participant_id, run.agent):
+                        continue  # one persona (one Distil) per pane at a time, in order
                 run.status = RunStatus.RUNNING.value
                 run.attempts += 1
                 run.lease_until = now + timedelta(seconds=settings.run_lease_seconds)

@@ -785,3 +785,11 @@ def test_select_paths_never_fabricates_memory(
 @given(document=DOCUMENTS)
 def test_selecting_every_top_level_section_returns_the_document(document: dict[str, Any]) -> None:
     assert select_paths(document, section_paths(document, max_depth=1)) == document
+
+
+def test_m11_memory_keeps_the_latest_rulings_of_a_pane() -> None:
+    doc: dict[str, object] = {}
+    for n in range(8):
+        doc = record_ruling(doc, "visitor", {"decision": "counter", "amount": str(n)}, f"d-{n}")
+    kept = doc["rulings"]["visitor"]  # type: ignore[index]  # a document is free-form JSON
+    assert [r["dispatchId"] for r in kept] == ["d-3", "d-4", "d-5", "d-6", "d-7"]
