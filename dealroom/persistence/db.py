@@ -54,9 +54,11 @@ class Db:
         async with self._lock:
             return await self.session.scalar(statement)
 
-    async def scalars(self, statement: Select[T]) -> Sequence[T]:
+    async def scalars(
+        self, statement: Select[T], params: dict[str, Any] | None = None
+    ) -> Sequence[T]:
         async with self._lock:
-            return (await self.session.scalars(statement)).all()
+            return (await self.session.scalars(statement, params)).all()
 
     async def get(self, model: type[T], ident: object) -> T | None:
         async with self._lock:
