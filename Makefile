@@ -33,6 +33,8 @@ schema: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/queries.py
 	$(BIN)/python bench/realtime.py
+	$(BIN)/python bench/turns.py
+	$(BIN)/python bench/tokens.py
 
 clean:
 	rm -rf $(VENV) .dealroom .pytest_cache .mypy_cache .ruff_cache
