@@ -12,7 +12,6 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,10 +30,9 @@ from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import RoomKind
 from dealroom.domain.terms import Money
 from dealroom.domain.visibility import visible_memory
+from tests.support.recording import load_attacks
 
-ATTACKS: list[str] = json.loads(
-    (Path(__file__).resolve().parents[3] / "shared/data/prompt-extraction/attacks.json").read_text()
-)
+ATTACKS: list[str] = load_attacks()
 
 HOST = Party("host", "Maya Lin")
 VISITOR = Party("visitor", "Dana Ortiz")
