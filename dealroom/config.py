@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     persona_model: str = "gemini-2.5-flash"
     distil_model: str = "gemini-2.5-flash"
     filter_model: str = "gemini-2.5-flash-lite"
+    gemini_thinking_budget: int | None = None
+    """Thinking tokens per Gemini call; unset keeps the model's default (2.5 Flash thinks)."""
     model_timeout_seconds: float = 30.0
     model_attempts: int = 4
     """HTTP attempts per model call (429 and 5xx are retried with backoff by the SDK)."""

@@ -27,6 +27,7 @@ def create_model_client(settings: Settings) -> ModelClient:
             base_url=settings.gemini_base_url,
             timeout_seconds=settings.model_timeout_seconds,
             attempts=settings.model_attempts,
+            thinking_budget=settings.gemini_thinking_budget,
         )
     from dealroom.agents.models.offline import OfflineClient
 

@@ -129,7 +129,13 @@ class GeminiClient:
         attempts: int = 4,
         initial_delay: float = 0.5,
         max_delay: float = 8.0,
+        thinking_budget: int | None = None,
     ) -> None:
+        self._thinking = (
+            types.ThinkingConfig(thinking_budget=thinking_budget)
+            if thinking_budget is not None
+            else None
+        )
         self._client = genai.Client(
             api_key=api_key,
             vertexai=False,  # never switched to Vertex by GOOGLE_GENAI_USE_VERTEXAI
@@ -155,6 +161,9 @@ class GeminiClient:
             system_instruction=request.system,
             response_mime_type="application/json",
             response_json_schema=response_json_schema(request.output),
+            # None leaves the model's default. Thinking is billed as output and delays the
+            # first streamed word; 0 turns it off where the model allows.
+            thinking_config=self._thinking,
         )
 
     async def generate(self, request: ModelRequest) -> Generation:
