@@ -240,6 +240,19 @@ def wait_until_no_tests(max_wait: float) -> list[int]:
     return running
 
 
+def prepare_run(wait_idle: float) -> None:
+    """Wait (bounded) for test runs to end, say if some remain, and turn SIGTERM into a clean
+    exit so every script's cleanup (servers, databases, temp dirs) runs."""
+    still = wait_until_no_tests(wait_idle)
+    if still:
+        print(f"note: pytest processes running during this benchmark: {still}", flush=True)
+
+    def terminate(_signum: int, _frame: object) -> None:
+        raise SystemExit(143)
+
+    signal.signal(signal.SIGTERM, terminate)
+
+
 def code_version() -> str:
     """The commit under test and whether dealroom/ has uncommitted changes (read-only git)."""
     try:

@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import signal
 import statistics
 import sys
 import tempfile
@@ -39,10 +38,10 @@ from _client import (
     other_test_runs,
     percentile,
     post_body,
+    prepare_run,
     remove_tree,
     sign_up,
     start_uvicorn,
-    wait_until_no_tests,
 )
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -251,14 +250,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    still = wait_until_no_tests(args.wait_idle)
-    if still:
-        print(f"note: pytest processes running during this benchmark: {still}", flush=True)
-
-    def terminate(_signum: int, _frame: object) -> None:
-        raise SystemExit(143)
-
-    signal.signal(signal.SIGTERM, terminate)
+    prepare_run(args.wait_idle)
     result = asyncio.run(run(args))
     report(result, args)
     if args.json:

@@ -73,11 +73,11 @@ from _client import (
     other_test_runs,
     percentile,
     post_body,
+    prepare_run,
     profile_summary,
     raise_nofile_limit,
     remove_tree,
     sign_up,
-    wait_until_no_tests,
 )
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
@@ -1111,14 +1111,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    still = wait_until_no_tests(args.wait_idle)
-    if still:
-        print(f"note: pytest processes running during this benchmark: {still}", flush=True)
-
-    def terminate(_signum: int, _frame: object) -> None:
-        raise SystemExit(143)
-
-    signal.signal(signal.SIGTERM, terminate)
+    prepare_run(args.wait_idle)
     result = asyncio.run(main_async(args))
     report(result, args)
     if args.server_profile and args.server_profile.exists():

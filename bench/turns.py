@@ -37,7 +37,6 @@ import cProfile
 import gc
 import json
 import secrets
-import signal
 import statistics
 import sys
 import tempfile
@@ -62,6 +61,7 @@ from _client import (
     other_test_runs,
     percentile,
     post_body,
+    prepare_run,
     profile_summary,
     remove_tree,
     sign_up,
@@ -886,14 +886,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    still = wait_until_no_tests(args.wait_idle)
-    if still:
-        print(f"note: pytest processes running during this benchmark: {still}", flush=True)
-
-    def terminate(_signum: int, _frame: object) -> None:
-        raise SystemExit(143)
-
-    signal.signal(signal.SIGTERM, terminate)
+    prepare_run(args.wait_idle)
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     print("\n".join(machine_summary()))
     print(f"command: {' '.join(sys.argv)}; zero-latency model ({STREAM_CHUNKS} stream chunks)")
