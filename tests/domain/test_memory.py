@@ -34,23 +34,10 @@ from dealroom.domain.memory import (
     writable_prefixes,
 )
 from dealroom.domain.seats import RoomKind
+from tests.support.documents import Path, leaves
 
 DEAL = RoomKind.DEAL
 HOME = RoomKind.HOME
-
-Path = tuple[str, ...]
-
-
-def leaves(document: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
-    """Every value in a document by its path; an empty section counts as a value."""
-    found: dict[Path, Any] = {}
-    for key, value in document.items():
-        path = (*prefix, key)
-        if isinstance(value, Mapping) and value:
-            found |= leaves(value, path)
-        else:
-            found[path] = value
-    return found
 
 
 def code(document: Mapping[str, Any], *changes: Change) -> Applied:

@@ -19,23 +19,10 @@ from hypothesis import strategies as st
 
 from dealroom.domain.seats import RoomKind
 from dealroom.domain.visibility import HIDDEN_FROM_ALL, is_visitor_facing, visible_memory
+from tests.support.documents import leaves
 
 DEAL = RoomKind.DEAL
 HOME = RoomKind.HOME
-
-Path = tuple[str, ...]
-
-
-def leaves(document: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
-    """Every value in a document by its path; an empty section counts as a value."""
-    found: dict[Path, Any] = {}
-    for key, value in document.items():
-        path = (*prefix, key)
-        if isinstance(value, Mapping) and value:
-            found |= leaves(value, path)
-        else:
-            found[path] = value
-    return found
 
 
 def visitor_view(memory: Mapping[str, Any]) -> dict[str, Any]:
