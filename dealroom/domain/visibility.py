@@ -118,8 +118,13 @@ def _visitor_view(memory: Mapping[str, Any], pane: str) -> dict[str, Any]:
     return view
 
 
+SHARED_GOALS: Final = frozenset({"new-offer"})
+"""V7: the goals whose status another pane may see: keys code owns, never a model's."""
+
+
 def _goals_for(goals: object, pane: str) -> dict[str, Any]:
-    """V7: statuses for all; whole entries only for the goals this pane ruled."""
+    """V7: whole entries for the goals this pane ruled; for others, the status only, and only
+    for SHARED_GOALS."""
     if not isinstance(goals, Mapping):
         return {}
     shown: dict[str, Any] = {}
@@ -128,9 +133,10 @@ def _goals_for(goals: object, pane: str) -> dict[str, Any]:
             continue
         if entry.get("by") == pane:
             shown[key] = copy.deepcopy(entry)
-        else:
+        elif key in SHARED_GOALS:
             status = entry.get("status")
-            # Only a known status crosses: a free-text "status" could carry anything.
+            # Only a known status crosses: a free-text "status" could carry anything. And only
+            # under a key code owns: a model-chosen key ("never-below-4000") could too.
             if isinstance(status, str) and status in _GOAL_STATUSES:
                 shown[key] = {"status": status}
     return shown

@@ -111,7 +111,9 @@ class DistilTurn:
         token, ctx = taken
         released = False
         try:
-            if ctx is not None:
+            if ctx is None:
+                await self._finish(run, no_op=True)  # the room or pane is gone
+            else:
                 released = await self._run(run, token, ctx)
         finally:
             if not released:
@@ -158,7 +160,11 @@ class DistilTurn:
         generation = await deps.ledger.generate(request, site)
         output = generation.output
         assert isinstance(output, DistilOutput)
-        await self._apply(run, token, pane, ctx.kind, output, site)
+        try:
+            await self._apply(run, token, pane, ctx.kind, output, site)
+        except Exception:
+            await deps.ledger.keep(site)  # billed even though the write did not happen
+            raise
         return True  # the lease was released with the write
 
     async def _apply(
@@ -194,8 +200,15 @@ class DistilTurn:
             document = memdoc.record_claims(applied.document, pane, output.claims)
             for decision in output.principal_decisions:
                 try:
+                    # Keyed by side as well: one side's writer can never replace the
+                    # instruction the other side's principal gave.
+                    key = (
+                        decision.key
+                        if decision.key.startswith(f"{pane}-")
+                        else (f"{pane}-{decision.key}")
+                    )
                     document = memdoc.record_principal_decision(
-                        document, decision.key, pane, decision.question, decision.instruction
+                        document, key, pane, decision.question, decision.instruction
                     )
                 except DomainError:
                     # A malformed decision key is the writer's mistake: skip it, keep the rest.
@@ -225,6 +238,18 @@ class DistilTurn:
                 row.error = f"rejected: {refused}"[:2000]
             await db.add(*site.rows)
             await db.commit()
+            site.rows.clear()  # stored: nothing left for the failure path to keep
+        finally:
+            await db.close()
+
+    async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:
+        db = Db(self.deps.sessionmaker)
+        try:
+            row = await RunRepository(db).by_id(run.id, lock=True)
+            if row is not None and row.attempts == run.attempts:
+                row.status, row.finished_at = RunStatus.DONE.value, self.deps.clock.now()
+                row.no_op = no_op
+            await db.commit()
         finally:
             await db.close()
 
@@ -234,7 +259,11 @@ class DistilTurn:
         db = Db(self.deps.sessionmaker)
         try:
             row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is not None and row.status == RunStatus.RUNNING:
+            if (
+                row is not None
+                and row.status == RunStatus.RUNNING
+                and row.attempts == run.attempts  # still this claim, not a later one
+            ):
                 row.status = RunStatus.QUEUED.value
                 row.attempts -= 1
                 row.not_before = self.deps.clock.now()

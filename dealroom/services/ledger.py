@@ -94,6 +94,12 @@ class Ledger:
             created_at=self._clock.now(),
         )
 
+    async def keep(self, site: CallSite) -> None:
+        """Store the successful calls of a run that then failed: they were billed."""
+        rows, site.rows[:] = list(site.rows), []
+        for row in rows:
+            await self._store_failure(row)
+
     async def _store_failure(self, row: ModelCall) -> None:
         # Its own short transaction: the ledger keeps failed calls whose turn rolls back.
         db = Db(self._sessionmaker)

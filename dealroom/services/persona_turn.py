@@ -39,7 +39,9 @@ log = structlog.get_logger(__name__)
 DELTA_INTERVAL = 0.05
 """Seconds between MessageDelta events: deltas are coalesced, not one per token."""
 
-ALWAYS_KEEP = ("deal", "goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
+ALWAYS_KEEP = ("goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
+"""Small, code-written parts every persona keeps; the free-form branches are what the filter
+narrows."""
 
 
 class StaleRun(Exception):
@@ -72,12 +74,18 @@ class PersonaTurn:
             await self._finish_orphan(run)
             return
         site = CallSite(ctx.room_id, run.id, rows=[])
+        try:
+            await self._turn(run, ctx, site)
+        except Exception:
+            await self.deps.ledger.keep(site)  # calls that succeeded were billed all the same
+            raise
+
+    async def _turn(self, run: RunSnapshot, ctx: TurnContext, site: CallSite) -> None:
         request = await self.request(run, ctx, site)
         message_id = uuid.uuid4()
         channel = pane_channel(ctx.room_id, Seat(ctx.pane_key))
-        await self.deps.broker.publish(
-            channel,
-            AgentTypingEvent(ctx.last_seq, message_id, AgentName.PERSONA.value).encode(),
+        await self._ephemeral(
+            channel, AgentTypingEvent(ctx.last_seq, message_id, AgentName.PERSONA.value).encode()
         )
         text = await self._stream(request, site, channel, message_id, ctx.last_seq)
         output = parse_output(request, text)
@@ -154,7 +162,7 @@ class PersonaTurn:
             if len(reply) > sent and (final or loop.time() - last >= DELTA_INTERVAL):
                 delta = MessageDeltaEvent(after, message_id, reply[sent:])
                 sent, last = len(reply), loop.time()
-                await self.deps.broker.publish(channel, delta.encode())
+                await self._ephemeral(channel, delta.encode())
 
         async for chunk in self.deps.ledger.stream(request, site):
             if chunk.text:
@@ -162,6 +170,14 @@ class PersonaTurn:
                 await flush(final=False)
         await flush(final=True)
         return "".join(parts)
+
+    async def _ephemeral(self, channel: str, payload: str) -> None:
+        """Typing and deltas are best effort: a broker hiccup must not fail (and re-bill) a
+        turn whose stored reply will reach every subscriber anyway."""
+        try:
+            await self.deps.broker.publish(channel, payload)
+        except Exception:
+            log.warning("ephemeral_publish_failed", channel=channel)
 
     # --- applying the output ----------------------------------------------------------------
 
@@ -245,6 +261,7 @@ class PersonaTurn:
             row.error = None
             await db.add(*site.rows, *new_runs)
             await db.commit()
+            site.rows.clear()  # stored: nothing left for the failure path to keep
         finally:
             await db.close()
         for channel, payload in published:
@@ -284,6 +301,16 @@ class PersonaTurn:
                 if send.ruling is not None and ctx.pane_key == Seat.HOST.value
                 else None  # only the host side rules on a proposal (issue 3 item 6)
             )
+            if (
+                ruling is None
+                and ctx.pane_key == Seat.HOST.value
+                and ctx.trigger_dispatch is not None
+            ):
+                # C3: woken by the other side's news, the host side may answer it only with a
+                # ruling. Its free text is written with the private rules in view, and no
+                # principal asked for it to be passed on, so it does not cross.
+                log.info("host_free_text_send_dropped", run_id=str(run.id), to=send.to)
+                continue
             if ruling is not None:
                 # C1/C2: only the ruling crosses. Its wording is rendered by code from fields
                 # of a fixed shape; the host-side model's own text (written with the private

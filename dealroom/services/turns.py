@@ -215,7 +215,9 @@ class TurnRunner:
                 self._last_sweep = now
                 await runs.requeue_expired(now, settings.turn_attempts)
             concurrent = db.dialect != "sqlite"  # SQLite: one writer, claims are serial
-            for run in await runs.claimable(now, limit=4 if concurrent else 1):
+            # One candidate per transaction: holding one pane's lock while waiting for
+            # another's could deadlock two workers.
+            for run in await runs.claimable(now, limit=1):
                 if concurrent:
                     # Another worker may have claimed a sibling run of this pane since the
                     # query's snapshot: under the pane's row lock, look again.
@@ -267,9 +269,9 @@ class TurnRunner:
             publish = None
             if run.agent == AgentName.PERSONA.value:
                 text = (
-                    "Your agent could not answer just now; it is trying again."
+                    "The agent could not answer just now; it is trying again."
                     if retry
-                    else "Your agent could not answer. Use retry to run this turn again."
+                    else "The agent could not answer. Use retry to run this turn again."
                 )
                 publish = await system_line(
                     db, self.deps.clock, run, text, key=f"run:{run.id}:fail:{row.attempts}"

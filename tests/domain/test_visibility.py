@@ -18,7 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dealroom.domain.seats import RoomKind
-from dealroom.domain.visibility import HIDDEN_FROM_ALL, is_visitor_facing, visible_memory
+from dealroom.domain.visibility import (
+    HIDDEN_FROM_ALL,
+    SHARED_GOALS,
+    is_visitor_facing,
+    visible_memory,
+)
 from tests.support.documents import leaves
 
 DEAL = RoomKind.DEAL
@@ -125,7 +130,6 @@ def test_visitor_view_of_the_sample() -> None:
         "goals": {
             "new-offer": {"status": "open"},
             "usage": {"status": "met", "reason": "agreed 90 days", "by": "visitor"},
-            "other": {"status": "blocked"},
         },
         "pendingPrincipalDecisions": {
             "budget": {"side": "visitor", "question": "Go to 4.5k?", "principalInstruction": None}
@@ -169,16 +173,16 @@ def test_visitor_sees_goal_statuses_but_only_its_own_reasons() -> None:
     # V7
     memory = {
         "goals": {
-            "a": {"status": "open", "reason": "host private", "by": "host", "note": "n"},
+            "new-offer": {"status": "open", "reason": "host private", "by": "host", "note": "n"},
             "b": {"status": "met", "reason": "mine", "by": "visitor"},
-            "c": {"status": "abandoned", "reason": "no by"},
+            "never-below-4000-floor": {"status": "abandoned", "reason": "no by"},
         }
     }
+    # A key the host side's model chose could itself carry a private rule: it never crosses.
     assert visitor_view(memory) == {
         "goals": {
-            "a": {"status": "open"},
+            "new-offer": {"status": "open"},
             "b": {"status": "met", "reason": "mine", "by": "visitor"},
-            "c": {"status": "abandoned"},
         }
     }
 
@@ -380,8 +384,10 @@ def test_everything_shared_with_the_visitor_survives(memory: dict[str, Any]) -> 
     for key, entry in memory["goals"].items():
         if entry["by"] == "visitor":
             assert goals[key] == entry
-        else:
+        elif key in SHARED_GOALS:
             assert goals[key] == {"status": entry["status"]}
+        else:
+            assert key not in goals  # V7: a model-chosen key never crosses
     mine = {k: v for k, v in memory["pendingPrincipalDecisions"].items() if v["side"] == "visitor"}
     assert view.get("pendingPrincipalDecisions", {}) == mine
     if "visitor" in memory["rulings"]:

@@ -84,3 +84,32 @@ async def test_the_host_sides_free_text_never_crosses_with_a_ruling(
     crossed = [x for x in await rows(db, Dispatch, d.room_id) if "ruling" in x.payload]
     assert [x.substance for x in crossed] == ["Dev Raman can do this at $8,000."]
     assert crossed[0].payload["open_questions"] == []
+
+
+def chatty_host(request: ModelRequest) -> BaseModel | None:
+    """A host-side persona that answers the visitor's news with free text, no ruling."""
+    trigger = request.context.get("trigger") or {}
+    host_pane = request.agent is AgentName.PERSONA and request.context.get("pane") == "host"
+    if host_pane and trigger.get("kind") == "delivery":
+        return PersonaOutput(
+            reply="They asked $4,000.",
+            sends=[Send(to="visitor", substance=f"She'd go to 4,000 at most. {SECRET_SUBSTANCE}")],
+        )
+    return None
+
+
+@pytest.mark.parametrize("model", [RecordingClient(OfflineClient(), script=chatty_host)])
+async def test_c3_woken_by_the_other_side_the_host_side_answers_only_with_a_ruling(
+    agent_server: Server, db: Db, model: RecordingClient
+) -> None:
+    d = await deal(agent_server)
+    await post(d.visitor, d.room_id, "Could you do a sponsored post for $4,000?")
+    await agent_server.settle()
+    sent = await rows(db, Dispatch, d.room_id)
+    # The visitor's note reached the host; the host side's free-text answer did not cross.
+    assert [(x.status, "ruling" in x.payload) for x in sent] == [("delivered", False)]
+    for request in model.where(visitor_facing=True):
+        assert SECRET_SUBSTANCE not in request.text + json.dumps(request.context)
+    bodies = [m.body for m in await messages_in(db, d.room_id, "visitor")]
+    assert len(bodies) == 2  # the visitor's post and the agent's immediate reply
+    assert all(SECRET_SUBSTANCE not in body for body in bodies)
