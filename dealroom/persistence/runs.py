@@ -56,6 +56,18 @@ class RunRepository:
         )
         return found is not None
 
+    async def extend_lease(self, run_id: uuid.UUID, attempts: int, until: datetime) -> None:
+        """Only while the run is still this claim (status running, same attempt)."""
+        await self.db.execute(
+            update(AgentRun)
+            .where(
+                AgentRun.id == run_id,
+                AgentRun.status == "running",
+                AgentRun.attempts == attempts,
+            )
+            .values(lease_until=until)
+        )
+
     async def requeue_expired(self, now: datetime, max_attempts: int) -> int:
         """Runs whose worker vanished (lease expired) go back to the queue, or fail when
         their attempts are spent."""
@@ -76,13 +88,16 @@ class RunRepository:
         return int(getattr(failed, "rowcount", 0) or 0) + int(getattr(requeued, "rowcount", 0) or 0)
 
     async def outstanding(self, now: datetime) -> int:
-        """Runs that are running, or queued and due: zero means the rooms are quiet."""
+        """Runs that are running, never tried yet, or queued and due: zero means the rooms
+        are quiet (a retry waiting out its backoff does not count). A fresh run counts
+        whatever its ``not_before``: one stamped after ``now`` was read is still pending."""
         return int(
             await self.db.scalar(
                 select(func.count(AgentRun.id)).where(
                     or_(
                         AgentRun.status == "running",
-                        (AgentRun.status == "queued") & (AgentRun.not_before <= now),
+                        (AgentRun.status == "queued")
+                        & ((AgentRun.not_before <= now) | (AgentRun.attempts == 0)),
                     )
                 )
             )

@@ -190,6 +190,7 @@ class TurnRunner:
         if run is None:
             return False
         handler = self._handlers.get(run.agent)
+        heartbeat = asyncio.create_task(self._heartbeat(run), name=f"lease-{run.id}")
         try:
             if handler is None:
                 raise RuntimeError(f"no handler for agent {run.agent!r}")
@@ -203,7 +204,28 @@ class TurnRunner:
                 error=f"{type(exc).__name__}: {exc}",
             )
             await self._fail(run, exc)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
         return True
+
+    async def _heartbeat(self, run: RunSnapshot) -> None:
+        """Extend the run's lease while it works, so a slow model call (the SDK may retry for
+        minutes) is never taken for a dead worker and run twice."""
+        seconds = self.deps.settings.run_lease_seconds
+        while True:
+            await asyncio.sleep(max(0.05, seconds / 3))
+            try:
+                db = Db(self.deps.sessionmaker)
+                try:
+                    until = self.deps.clock.now() + timedelta(seconds=seconds)
+                    await RunRepository(db).extend_lease(run.id, run.attempts, until)
+                    await db.commit()
+                finally:
+                    await db.close()
+            except Exception:
+                log.warning("run_heartbeat_failed", run_id=str(run.id))
 
     async def _claim(self) -> RunSnapshot | None:
         settings = self.deps.settings

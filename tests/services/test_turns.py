@@ -4,6 +4,7 @@ sessions roll after a pause and on an unprompted delivery; the memory lease fenc
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -20,10 +21,14 @@ from dealroom.agents.models.base import (
     ModelRequest,
 )
 from dealroom.agents.models.offline import OfflineClient
+from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, Dispatch, Lease, ModelCall, Room
+from dealroom.services.agents import create_runner
 from dealroom.services.distil_turn import MemoryLease, holds
+from dealroom.services.turn_context import RunSnapshot
 from tests.conftest import Server
 from tests.support.graphql import Client, post, sign_up
 from tests.support.turns import HOME, deal, messages_in, rows
@@ -244,3 +249,59 @@ async def test_models_come_from_config_per_agent_and_a_room_can_pick_its_own(
     assert calls == {"persona": "gemini-2.5-pro", "distil": "gemini-2.5-flash"}
     home_calls = {c.agent: c.model for c in await rows(db, ModelCall, d.home_id)}
     assert home_calls["persona"] == "gemini-2.5-flash"
+
+
+async def test_a_working_run_keeps_its_lease_and_a_stale_claim_does_not(
+    server: Server, db: Db, settings: Settings
+) -> None:
+    """The heartbeat extends a running run's lease (a slow model call is not a dead worker);
+    it never extends a claim that has since been superseded (another attempt)."""
+    host, home = await home_room(server)
+    await post(host, home, "Hello?")
+    [persona] = [r for r in await rows(db, AgentRun, home) if r.agent == "persona"]
+    expired = server.clock.now() - timedelta(minutes=5)
+    await set_run(db, persona.id, status="running", attempts=1, lease_until=expired)
+    runner = create_runner(
+        settings.model_copy(update={"run_lease_seconds": 1}),
+        create_sessionmaker(server.engine),
+        server.broker,
+        server.clock,
+        OfflineClient(),
+    )
+    snapshot = RunSnapshot(
+        persona.id,
+        persona.room_id,
+        persona.participant_id,
+        "persona",
+        persona.trigger_message_id,
+        None,
+        0,
+        attempts=1,
+    )
+    stale = RunSnapshot(
+        persona.id,
+        persona.room_id,
+        persona.participant_id,
+        "persona",
+        persona.trigger_message_id,
+        None,
+        0,
+        attempts=0,
+    )
+    beats = [asyncio.create_task(runner._heartbeat(stale))]
+    try:
+        await asyncio.sleep(0.5)  # a stale heartbeat has had its chance
+        [row] = [r for r in await rows(db, AgentRun, home) if r.agent == "persona"]
+        assert row.lease_until == expired
+        beats.append(asyncio.create_task(runner._heartbeat(snapshot)))
+        for _ in range(100):
+            [row] = [r for r in await rows(db, AgentRun, home) if r.agent == "persona"]
+            if row.lease_until != expired:
+                break
+            await asyncio.sleep(0.05)
+        assert row.lease_until is not None
+        assert row.lease_until > server.clock.now()
+    finally:
+        for beat in beats:
+            beat.cancel()
+        await asyncio.gather(*beats, return_exceptions=True)
