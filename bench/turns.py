@@ -93,7 +93,7 @@ from dealroom.realtime import Broker, create_broker
 from dealroom.server import BackgroundServer, start_in_background
 from dealroom.services.agents import create_runner
 from dealroom.services.clock import SystemClock
-from dealroom.services.distil_turn import DistilTurn, MemoryLease
+from dealroom.services.distil_turn import DistilTurn
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import PersonaTurn
 from dealroom.services.turn_context import RunSnapshot, TurnContext
@@ -306,32 +306,18 @@ class TimedPersonaTurn(PersonaTurn):
             self.probe.mark("after")
 
 
-class TimedLease(MemoryLease):
-    def __init__(self, runner: TurnRunner, probe: Probe) -> None:
-        super().__init__(runner)
-        self.probe = probe
-
-    async def acquire(self, room_id: uuid.UUID, holder: str) -> int | None:
-        try:
-            return await super().acquire(room_id, holder)
-        finally:
-            self.probe.mark("load + render + model")
-
-    async def release(self, room_id: uuid.UUID, token: int) -> None:
-        self.probe.mark("lease release")
-        try:
-            await super().release(room_id, token)
-        finally:
-            self.probe.mark("after")
-
-
 class TimedDistilTurn(DistilTurn):
     """The Distil handler as shipped, with phase marks around its steps."""
 
     def __init__(self, runner: TurnRunner, probe: Probe) -> None:
         super().__init__(runner)
-        self.lease = TimedLease(runner, probe)
         self.probe = probe
+
+    async def _take(self, run: RunSnapshot) -> tuple[int, TurnContext | None] | None:
+        try:
+            return await super()._take(run)
+        finally:
+            self.probe.mark("render + model")
 
     async def _apply(
         self,
@@ -351,7 +337,7 @@ class TimedDistilTurn(DistilTurn):
 
 PHASES = {
     "persona": ["claim", "load", "render (+filter)", "model stream + publish", "apply (+publish)"],
-    "distil": ["claim", "lease acquire", "load + render + model", "apply", "lease release"],
+    "distil": ["claim", "lease + load", "render + model", "apply"],
 }
 
 
@@ -505,7 +491,7 @@ async def per_run_phase(
         probe = Probe(sql)
         runner.register(AgentName.PERSONA, probe.wrap(TimedPersonaTurn(runner, probe), "load"))
         runner.register(
-            AgentName.DISTIL, probe.wrap(TimedDistilTurn(runner, probe), "lease acquire")
+            AgentName.DISTIL, probe.wrap(TimedDistilTurn(runner, probe), "lease + load")
         )
         opened = await open_rooms(http, rooms)
         posts: list[float] = []
