@@ -14,10 +14,8 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
     AgentRun,
     Dispatch,
-    Flag,
     Lease,
     Message,
-    ModelCall,
     Participant,
 )
 
@@ -113,15 +111,6 @@ class RunRepository:
             )
         )
 
-    async def for_room(self, room_id: uuid.UUID) -> list[AgentRun]:
-        return list(
-            await self.db.scalars(
-                select(AgentRun)
-                .where(AgentRun.room_id == room_id)
-                .order_by(AgentRun.created_at, AgentRun.id)
-            )
-        )
-
 
 class DispatchRepository:
     def __init__(self, db: Db) -> None:
@@ -129,15 +118,6 @@ class DispatchRepository:
 
     async def by_id(self, dispatch_id: uuid.UUID) -> Dispatch | None:
         return await self.db.get(Dispatch, dispatch_id)
-
-    async def for_room(self, room_id: uuid.UUID) -> list[Dispatch]:
-        return list(
-            await self.db.scalars(
-                select(Dispatch)
-                .where(Dispatch.room_id == room_id)
-                .order_by(Dispatch.created_at, Dispatch.position)
-            )
-        )
 
     async def recent(self, room_id: uuid.UUID, limit: int) -> list[Dispatch]:
         """The room's newest dispatches, oldest first."""
@@ -160,32 +140,6 @@ class DispatchRepository:
                 )
             )
             or 0
-        )
-
-
-class LedgerRepository:
-    def __init__(self, db: Db) -> None:
-        self.db = db
-
-    async def for_room(self, room_id: uuid.UUID) -> list[ModelCall]:
-        return list(
-            await self.db.scalars(
-                select(ModelCall)
-                .where(ModelCall.room_id == room_id)
-                .order_by(ModelCall.created_at, ModelCall.id)
-            )
-        )
-
-    async def flags_for_room(
-        self, room_id: uuid.UUID, *, limit: int, before: datetime | None = None
-    ) -> list[Flag]:
-        statement = select(Flag).where(Flag.room_id == room_id)
-        if before is not None:
-            statement = statement.where(Flag.created_at < before)
-        return list(
-            await self.db.scalars(
-                statement.order_by(Flag.created_at.desc(), Flag.id.desc()).limit(limit)
-            )
         )
 
 
