@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import uuid
 
+from sqlalchemy import update
+
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Dispatch, ModelCall
+from dealroom.persistence.models import Account, AgentRun, Dispatch, ModelCall
 from tests.conftest import Server
-from tests.support.graphql import post, subscribe
+from tests.support.graphql import post, sign_up, subscribe
 from tests.support.turns import PANE_EVENTS_FULL, deal, memory, messages_in, rows
 
 
@@ -98,3 +100,35 @@ async def test_every_model_call_is_in_the_ledger(agent_server: Server, db: Db) -
         assert call.ok
         assert call.run_id in {r.id for r in runs}
     assert uuid.UUID(d.room_id)
+
+
+ROOM_OPS = """
+query($r: ID!) { roomOps(roomId: $r) { flags { level evidence } usage { calls priceUsd }
+  failedRuns } }
+"""
+
+
+async def test_frustration_is_flagged_to_operators_and_to_no_one_else(
+    agent_server: Server, db: Db
+) -> None:
+    d = await deal(agent_server)
+    await post(d.visitor, d.room_id, "Is this a bot? I want to talk to a human!")
+    await agent_server.settle()
+    # The host of the room is not an operator: the flags are not theirs to read.
+    assert await d.host.error_codes(ROOM_OPS, {"r": d.room_id}) == ["FORBIDDEN"]
+    operator = agent_server.client()
+    await sign_up(operator, "opsdesk", "Ops Desk")
+    try:
+        await db.execute(
+            update(Account).where(Account.handle == "opsdesk").values(is_operator=True)
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    ops = (await operator.query(ROOM_OPS, {"r": d.room_id}))["roomOps"]
+    assert len(ops["flags"]) == 1
+    assert "bot" in ops["flags"][0]["evidence"]
+    assert ops["usage"]["calls"] == len(await rows(db, ModelCall, d.room_id))
+    assert ops["failedRuns"] == 0
+    # No agent was shown the flag: it lives in its own table, not in memory.
+    assert "bot" not in str((await memory(db, d.room_id)).get("visitor", {}))
