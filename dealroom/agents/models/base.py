@@ -20,6 +20,8 @@ class AgentName(StrEnum):
     PERSONA = "persona"
     DISTIL = "distil"
     CONTEXT_FILTER = "context_filter"
+    OFFER_GEN = "offer_gen"
+    AGREEMENT = "agreement"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,10 @@ from dealroom.agents.models.base import (
     estimate_tokens,
     parse_output,
 )
+from dealroom.agents.models.offline.agreement import agreement_output
 from dealroom.agents.models.offline.context_filter import filter_output
 from dealroom.agents.models.offline.distil import distil_output
+from dealroom.agents.models.offline.offer_gen import offer_gen_output
 from dealroom.agents.models.offline.persona import persona_output
 
 CHUNK_CHARS: Final = 16
@@ -77,6 +79,10 @@ def respond(request: ModelRequest) -> str:
             output = distil_output(request.context)
         case AgentName.CONTEXT_FILTER:
             output = filter_output(request.context)
+        case AgentName.OFFER_GEN:
+            output = offer_gen_output(request.context)
+        case AgentName.AGREEMENT:
+            output = agreement_output(request.context)
         case _:
             assert_never(request.agent)
     # PersonaOutput declares ``reply`` first, so the serialised reply streams first.
