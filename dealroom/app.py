@@ -33,8 +33,13 @@ from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
 from dealroom.schema.context import AppState, Context
 from dealroom.schema.root import create_schema
-from dealroom.services.agents import create_model_client, create_runner
+from dealroom.services.agents import (
+    create_model_client,
+    create_payment_provider,
+    create_runner,
+)
 from dealroom.services.clock import Clock, SystemClock
+from dealroom.services.payments import PaymentProvider
 
 CONTEXTS = "dealroom.contexts"
 
@@ -117,6 +122,7 @@ def create_app(
     engine: AsyncEngine | None = None,
     broker: Broker | None = None,
     model: ModelClient | None = None,
+    payments: PaymentProvider | None = None,
 ) -> Starlette:
     """Build the app. Tests may hand in their own engine, broker, clock and model client
     (the edges)."""
@@ -129,12 +135,14 @@ def create_app(
     model = model or create_model_client(settings)
     sessionmaker = create_sessionmaker(engine)
     clock = clock or SystemClock()
+    payments = payments or create_payment_provider(settings, clock)
     state = AppState(
         settings=settings,
         sessionmaker=sessionmaker,
         broker=broker,
         clock=clock,
-        runner=create_runner(settings, sessionmaker, broker, clock, model),
+        runner=create_runner(settings, sessionmaker, broker, clock, model, payments),
+        payments=payments,
     )
     view = GraphQLView(state)
 

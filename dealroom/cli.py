@@ -82,13 +82,19 @@ def worker() -> None:
 async def _work(settings: Settings) -> None:
     from dealroom.persistence.engine import create_engine, create_sessionmaker
     from dealroom.realtime import create_broker
-    from dealroom.services.agents import create_model_client, create_runner
+    from dealroom.services.agents import (
+        create_model_client,
+        create_payment_provider,
+        create_runner,
+    )
     from dealroom.services.clock import SystemClock
 
     engine = create_engine(settings.resolved_database_url)
     broker = create_broker(settings.redis_url)
     model = create_model_client(settings)
-    runner = create_runner(settings, create_sessionmaker(engine), broker, SystemClock(), model)
+    clock = SystemClock()
+    payments = create_payment_provider(settings, clock)
+    runner = create_runner(settings, create_sessionmaker(engine), broker, clock, model, payments)
     await broker.start()
     await runner.start()
     try:

@@ -77,6 +77,13 @@ class Settings(BaseSettings):
     """Sends from one pane to another allowed in ten minutes; more are recorded as capped."""
     filter_threshold_chars: int = 6000
     """Visible memory larger than this goes through the context filter first."""
+    offer_gen_model: str = "gemini-2.5-flash"
+    agreement_model: str = "gemini-2.5-flash"
+    payment_provider: str = "test"
+    """Only the local test provider exists so far (test_card_ok, test_card_declined,
+    test_card_delayed_capture)."""
+    payment_capture_delay_seconds: float = 30.0
+    """How long the test provider's delayed capture takes."""
     session_line_cap: int = 400
     """Safety cap on transcript lines read for one turn (never reached by a real sitting)."""
 

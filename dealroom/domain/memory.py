@@ -380,6 +380,29 @@ def record_principal_decision(
     return doc
 
 
+def record_offer(document: Mapping[str, Any], key: str, offer_id: str) -> dict[str, Any]:
+    """Memory keeps only a reference to a written offer, ``offers.<key>.offerId``: its terms
+    and stage live in the offers row and are projected at call time, never copied (seed 000
+    "Records are made by a specialist")."""
+    _segment(key, "key")
+    _text(offer_id, "offerId")
+    doc = copy.deepcopy(dict(document))
+    _code_place(doc, (OFFERS, key), Op.SET, {"offerId": offer_id})
+    return doc
+
+
+def goal_statuses(document: Mapping[str, Any]) -> dict[str, str]:
+    """Each goal's status, for telling which rulings flipped one."""
+    goals = document.get(GOALS)
+    if not isinstance(goals, Mapping):
+        return {}
+    return {
+        key: entry["status"]
+        for key, entry in goals.items()
+        if isinstance(entry, Mapping) and isinstance(entry.get("status"), str)
+    }
+
+
 def record_claims(document: Mapping[str, Any], pane: str, claims: Sequence[str]) -> dict[str, Any]:
     """Append what the participant of ``pane`` claimed to ``<pane>.claims``, once each: a
     claim restated in every turn is still one claim."""

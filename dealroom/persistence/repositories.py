@@ -197,6 +197,14 @@ class RoomRepository:
         )
         return int(await self.db.scalar(statement) or 0)
 
+    async def lock(self, room_id: uuid.UUID) -> None:
+        """Take the room's row lock without handing out an event number (a no-op write:
+        PostgreSQL locks the row, SQLite takes its one write lock). Offer changes take it
+        before reading the offer, so two clicks decide one after the other."""
+        await self.db.execute(
+            update(Room).where(Room.id == room_id).values(event_seq=Room.event_seq)
+        )
+
     async def next_event_seq(self, room_id: uuid.UUID, now: datetime) -> int:
         """Take the room's row lock and hand out its next event number.
 

@@ -155,6 +155,16 @@ class TranscriptRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
 
+    async def recent(self, participant_id: uuid.UUID, limit: int) -> list[Message]:
+        """The pane's newest ``limit`` messages, oldest first, across sessions."""
+        rows = await self.db.scalars(
+            select(Message)
+            .where(Message.participant_id == participant_id)
+            .order_by(Message.seq.desc())
+            .limit(limit)
+        )
+        return list(reversed(rows))
+
     async def current_session(self, participant_id: uuid.UUID, limit: int) -> list[Message]:
         """The pane's current session (its newest ``session_no``), oldest first. ``limit``
         is a safety cap far above any sitting, not a context budget."""

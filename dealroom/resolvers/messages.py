@@ -9,6 +9,7 @@ from typing import assert_never
 import strawberry
 
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
+from dealroom.domain.offer_stage import GLOSSES, Stage
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.schema.context import Info
@@ -19,6 +20,7 @@ from dealroom.schema.types import (
     MessageAdded,
     MessageDelta,
     PaneEvent,
+    StageChanged,
     SystemLine,
 )
 from dealroom.services import messages, rooms
@@ -27,6 +29,7 @@ from dealroom.services.events import (
     MessageAddedEvent,
     MessageDeltaEvent,
     PaneEventData,
+    StageChangedEvent,
 )
 from dealroom.services.identity import resolve_identity
 
@@ -98,6 +101,15 @@ def _project(event: PaneEventData, reader: Seat) -> PaneEvent:
                 cursor=event_cursor(event.after),
                 message_id=strawberry.ID(str(event.message_id)),
                 agent=event.agent,
+            )
+        case StageChangedEvent():
+            stage = Stage(event.stage)
+            return StageChanged(
+                cursor=event_cursor(event.cursor),
+                offer_id=strawberry.ID(str(event.offer_id)),
+                stage=stage,
+                stage_gloss=GLOSSES[stage],
+                version=event.version,
             )
         case MessageAddedEvent():
             message = Message.from_view(event.message, reader)

@@ -22,6 +22,7 @@ from dealroom.realtime.broker import Broker
 from dealroom.schema.loaders import Loaders, create_loaders
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Credentials, Identity, resolve_identity
+from dealroom.services.payments import PaymentProvider
 from dealroom.services.turns import TurnRunner
 
 SESSION_COOKIE = "dealroom_session"
@@ -36,6 +37,7 @@ class AppState:
     broker: Broker
     clock: Clock
     runner: TurnRunner
+    payments: PaymentProvider
 
 
 class Context:

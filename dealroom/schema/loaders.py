@@ -12,7 +12,8 @@ from typing import Generic, TypeVar
 from strawberry.dataloader import DataLoader
 
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Account, AccountMemory, Message, Participant
+from dealroom.persistence.models import Account, AccountMemory, Message, Offer, Participant
+from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import AccountRepository, MessageRepository, RoomRepository
 
 K = TypeVar("K")
@@ -43,6 +44,8 @@ class Loaders:
     """Keyed by pane (participant id)."""
     memory: Loader[uuid.UUID, AccountMemory | None]
     login_required: Loader[uuid.UUID, bool]
+    current_offer: Loader[uuid.UUID, Offer | None]
+    """Keyed by room: its current written offer (the stage is derived from it)."""
 
 
 def create_loaders(db: Db) -> Loaders:
@@ -72,10 +75,15 @@ def create_loaders(db: Db) -> Loaders:
         held = await rooms.unclaimed_rooms_with_held_effects(list(keys))
         return [key in held for key in keys]
 
+    async def load_current_offer(keys: Sequence[uuid.UUID]) -> list[Offer | None]:
+        found = await OfferRepository(db).current_for_rooms(list(keys))
+        return [found.get(key) for key in keys]
+
     return Loaders(
         participants=Loader(load_participants),
         accounts=Loader(load_accounts),
         last_message=Loader(load_last_message),
         memory=Loader(load_memory),
         login_required=Loader(load_login_required),
+        current_offer=Loader(load_current_offer),
     )

@@ -17,12 +17,14 @@ from strawberry.extensions import (
 from strawberry.types import ExecutionContext
 
 from dealroom.config import Settings
+from dealroom.domain.offers import Action
 from dealroom.domain.seats import Seat
-from dealroom.resolvers import accounts, messages, rooms
+from dealroom.resolvers import accounts, messages, offers, rooms
 from dealroom.schema.caching import CachedParser
 from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
+from dealroom.schema.offer_types import Offer, OfferChatPayload, OfferStageChanged, PayOfferPayload
 from dealroom.schema.types import (
     Account,
     AuthPayload,
@@ -72,6 +74,14 @@ class Query:
         ] = None,
     ) -> RoomConnection:
         return await rooms.list_rooms(info, first, after)
+
+    @strawberry.field(
+        description="A written offer. Participants of its room only: NOT_FOUND for anyone else."
+    )
+    async def offer(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description="Offer id.")]
+    ) -> Offer:
+        return await offers.offer(info, id)
 
     @strawberry.field(
         description="Operators only (FORBIDDEN otherwise): a room's frustration flags and "
@@ -169,6 +179,90 @@ class Mutation:
     ) -> int:
         return await messages.retry_turn(info, room_id, seat)
 
+    @strawberry.mutation(
+        description="Approve the written offer, by the reader's seat. The brand (visitor) "
+        "approves first: that stamps this version (BRAND_ACKED_AWAITING_TALENT). The talent "
+        "(host) approving after that is the booking (BOOKED_AWAITING_PAYMENT). Out of order or "
+        "at a stage that cannot be approved: CONFLICT with extensions.stage and "
+        "extensions.version. Approving again is a no-op. Pass `version` to approve only the "
+        "version you read (CONFLICT if it was rewritten since)."
+    )
+    async def approve_offer(
+        self,
+        info: Info,
+        offer_id: Annotated[strawberry.ID, strawberry.argument(description="The offer.")],
+        version: Annotated[
+            int | None, strawberry.argument(description="The version the reader approves.")
+        ] = None,
+    ) -> Offer:
+        return await offers.approve_offer(info, offer_id, version)
+
+    @strawberry.mutation(
+        description="Counter the written offer: posts 'Counter to the written offer: <text>' "
+        "into the reader's own pane, as the reader. The offer is unchanged until an agent "
+        "redraws or closes it. CONFLICT once it is booked or closed. Idempotent on "
+        "clientMessageId (by default: the same text on the same version posts once)."
+    )
+    async def counter_offer(
+        self,
+        info: Info,
+        offer_id: Annotated[strawberry.ID, strawberry.argument(description="The offer.")],
+        text: Annotated[str, strawberry.argument(description="What to change.")],
+        client_message_id: Annotated[
+            str | None, strawberry.argument(description="Idempotency key for the line.")
+        ] = None,
+    ) -> OfferChatPayload:
+        return await offers.offer_shortcut(info, offer_id, Action.COUNTER, text, client_message_id)
+
+    @strawberry.mutation(
+        description="Reject the written offer: posts 'I reject the written offer. <text>' into "
+        "the reader's own pane. The agent closes the offer (DECLINED) when it rules the "
+        "negotiation abandoned; the row is unchanged until then."
+    )
+    async def reject_offer(
+        self,
+        info: Info,
+        offer_id: Annotated[strawberry.ID, strawberry.argument(description="The offer.")],
+        text: Annotated[str, strawberry.argument(description="An optional reason.")] = "",
+        client_message_id: Annotated[
+            str | None, strawberry.argument(description="Idempotency key for the line.")
+        ] = None,
+    ) -> OfferChatPayload:
+        return await offers.offer_shortcut(info, offer_id, Action.REJECT, text, client_message_id)
+
+    @strawberry.mutation(
+        description="Ask to add to the written offer: posts 'Please add to the written offer: "
+        "<text>' into the reader's own pane. A redrawn version needs the brand's approval again."
+    )
+    async def add_to_offer(
+        self,
+        info: Info,
+        offer_id: Annotated[strawberry.ID, strawberry.argument(description="The offer.")],
+        text: Annotated[str, strawberry.argument(description="What to add.")],
+        client_message_id: Annotated[
+            str | None, strawberry.argument(description="Idempotency key for the line.")
+        ] = None,
+    ) -> OfferChatPayload:
+        return await offers.offer_shortcut(info, offer_id, Action.ADD, text, client_message_id)
+
+    @strawberry.mutation(
+        description="The brand pays a booked offer: the due slice plus the 20% platform fee "
+        "(see Offer.payment). Test methods: test_card_ok (captured: BOOKED_PAYMENT_HELD), "
+        "test_card_delayed_capture (PENDING_PAY_CAPTURE, captured later), test_card_declined "
+        "(PAYMENT_DECLINED; the stage stays BOOKED_AWAITING_PAYMENT). FORBIDDEN for the host; "
+        "CONFLICT at any other stage. Idempotent on idempotencyKey."
+    )
+    async def pay_offer(
+        self,
+        info: Info,
+        offer_id: Annotated[strawberry.ID, strawberry.argument(description="The offer.")],
+        payment_method: Annotated[str, strawberry.argument(description="The payment method.")],
+        idempotency_key: Annotated[
+            str, strawberry.argument(description="1-64 characters; a retry reuses it.")
+        ],
+    ) -> PayOfferPayload:
+        return await offers.pay_offer(info, offer_id, payment_method, idempotency_key)
+
 
 @strawberry.type(description="Live streams.")
 class Subscription:
@@ -187,6 +281,22 @@ class Subscription:
         ] = None,
     ) -> AsyncGenerator[PaneEvent, None]:
         return messages.pane_events(info, room_id, seat, after)
+
+    @strawberry.subscription(
+        description="A written offer's stage changes, for partner integrations. With `after`, "
+        "first replays every stored change after that cursor, then goes live. Participants of "
+        "the offer's room only."
+    )
+    async def offer_stage(
+        self,
+        info: Info,
+        offer_id: Annotated[strawberry.ID, strawberry.argument(description="The offer.")],
+        after: Annotated[
+            str | None,
+            strawberry.argument(description="Replay stored changes after this cursor first."),
+        ] = None,
+    ) -> AsyncGenerator[OfferStageChanged, None]:
+        return offers.offer_stage(info, offer_id, after)
 
 
 class Schema(strawberry.Schema):

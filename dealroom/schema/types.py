@@ -12,8 +12,9 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.domain import access
-from dealroom.domain.cursors import event_cursor, parse_event_cursor
+from dealroom.domain.cursors import event_cursor, parse_event_cursor, parse_room_cursor, room_cursor
 from dealroom.domain.errors import bad_input, forbidden
+from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import (
     GUEST_NAME,
     RoomKind,
@@ -25,10 +26,13 @@ from dealroom.domain.seats import (
     pane_relationship_label,
 )
 from dealroom.persistence import models
+from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.schema.context import Info
 from dealroom.schema.enums import Alignment, AuthorKind
+from dealroom.schema.offer_types import Offer, OfferConnection, OfferEdge
 from dealroom.services import messages as message_service
+from dealroom.services import offers as offer_service
 from dealroom.services.events import MessageView
 from dealroom.services.rooms import RoomAccess, holders
 
@@ -338,6 +342,50 @@ class Room:
             _reader_seat=view.reader_seat,
         )
 
+    @strawberry.field(
+        description="Where the deal stands: derived from the room's current written offer "
+        "(NO_WRITTEN_OFFER when there is none)."
+    )
+    async def stage(self, info: Info) -> Stage:
+        offer = await info.context.loaders.current_offer.load(self._row.id)
+        return offer_service.stage_of(offer)
+
+    @strawberry.field(description="The room's current written offer, if any.")
+    async def offer(self, info: Info) -> Offer | None:
+        row = await info.context.loaders.current_offer.load(self._row.id)
+        if row is None:
+            return None
+        return Offer.for_reader(row, (await self._access(info)).reader_seat)
+
+    @strawberry.field(
+        description="The room's written offers, newest first (a closed one stays listed). "
+        "first: 1-100."
+    )
+    async def offers(
+        self,
+        info: Info,
+        first: Annotated[int, strawberry.argument(description="Page size, 1-100.")] = 20,
+        after: Annotated[
+            str | None, strawberry.argument(description="endCursor of the previous page.")
+        ] = None,
+    ) -> OfferConnection:
+        cap = info.context.app.settings.max_page_size
+        if not 0 < first <= cap:
+            raise bad_input(f"first must be between 1 and {cap}.", "first")
+        seat = (await self._access(info)).reader_seat
+        rows = await OfferRepository(info.context.db).page(
+            self._row.id, before=parse_room_cursor(after) if after else None, limit=first + 1
+        )
+        edges = [
+            OfferEdge(cursor=room_cursor(row.created_at, row.id), node=Offer.for_reader(row, seat))
+            for row in rows[:first]
+        ]
+        return OfferConnection(
+            edges=edges,
+            has_next_page=len(rows) > first,
+            end_cursor=edges[-1].cursor if edges else None,
+        )
+
     @strawberry.field(description="The newest message in a pane the reader may read.")
     async def last_message(self, info: Info) -> Message | None:
         view = await self._access(info)
@@ -442,10 +490,13 @@ class SystemLine:
     message: Message = strawberry.field(description="The system message.")
 
 
-@strawberry.type(description="The room's written-offer stage changed.")
+@strawberry.type(description="The room's written-offer stage changed (both panes see it).")
 class StageChanged:
     cursor: str = strawberry.field(description="Resume after this cursor.")
-    stage: str = strawberry.field(description="The new stage.")
+    offer_id: strawberry.ID = strawberry.field(description="The offer.")
+    stage: Stage = strawberry.field(description="The new stage.")
+    stage_gloss: str = strawberry.field(description="What it means.")
+    version: int = strawberry.field(description="The offer's version.")
 
 
 @strawberry.type(description="The visitor view's loginRequired flag changed.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import AgentName, ModelClient
@@ -10,6 +12,9 @@ from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import DistilTurn
 from dealroom.services.ledger import Ledger
+from dealroom.services.offer_turn import AgreementTurn, OfferGenTurn
+from dealroom.services.offers import capture_pending
+from dealroom.services.payments import PaymentProvider, TestPaymentProvider
 from dealroom.services.persona_turn import PersonaTurn
 from dealroom.services.turns import RunnerDeps, TurnRunner
 
@@ -34,12 +39,22 @@ def create_model_client(settings: Settings) -> ModelClient:
     return OfflineClient()
 
 
+def create_payment_provider(settings: Settings, clock: Clock) -> PaymentProvider:
+    """The local test provider is the only one so far (``DEALROOM_PAYMENT_PROVIDER=test``)."""
+    if settings.payment_provider != "test":
+        raise ValueError(f"unknown payment provider {settings.payment_provider!r}")
+    return TestPaymentProvider(
+        clock, capture_delay=timedelta(seconds=settings.payment_capture_delay_seconds)
+    )
+
+
 def create_runner(
     settings: Settings,
     sessionmaker: async_sessionmaker[AsyncSession],
     broker: Broker,
     clock: Clock,
     client: ModelClient,
+    payments: PaymentProvider | None = None,
 ) -> TurnRunner:
     runner = TurnRunner(
         RunnerDeps(
@@ -52,4 +67,13 @@ def create_runner(
     )
     runner.register(AgentName.PERSONA, PersonaTurn(runner))
     runner.register(AgentName.DISTIL, DistilTurn(runner))
+    runner.register(AgentName.OFFER_GEN, OfferGenTurn(runner))
+    runner.register(AgentName.AGREEMENT, AgreementTurn(runner))
+    if payments is not None:
+        provider = payments
+
+        async def captures() -> int:
+            return await capture_pending(sessionmaker, broker, clock, provider)
+
+        runner.add_sweep(captures)
     return runner

@@ -15,11 +15,16 @@ from datetime import datetime
 from typing import Any
 
 from dealroom.domain.seats import AuthorKind, Seat
-from dealroom.persistence.models import Message
+from dealroom.persistence.models import Message, OfferEvent
 
 
 def pane_channel(room_id: uuid.UUID, seat: Seat) -> str:
     return f"pane:{room_id}:{seat.value}"
+
+
+def offer_channel(offer_id: uuid.UUID) -> str:
+    """An offer's stage changes, for partner integrations (``offerStage``)."""
+    return f"offer:{offer_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +137,48 @@ class MessageDeltaEvent:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class StageChangedEvent:
+    """A written offer's stage changed. Stored (``offer_events``), so it has a cursor in the
+    room's sequence and replays like a message. ``prev`` is the previous event on the channel
+    it is published on: the pane's last event, or the offer's last stage change."""
+
+    cursor: int
+    prev: int
+    offer_id: uuid.UUID
+    stage: str
+    version: int
+    at: datetime
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "type": "StageChanged",
+                "cursor": self.cursor,
+                "prev": self.prev,
+                "offer_id": str(self.offer_id),
+                "stage": self.stage,
+                "version": self.version,
+                "at": self.at.isoformat(),
+            },
+            separators=(",", ":"),
+        )
+
+
+def stage_event(row: OfferEvent, prev: int) -> StageChangedEvent:
+    return StageChangedEvent(
+        cursor=row.seq,
+        prev=prev,
+        offer_id=row.offer_id,
+        stage=row.stage,
+        version=row.version,
+        at=row.created_at,
+    )
+
+
 EphemeralEvent = AgentTypingEvent | MessageDeltaEvent
-PaneEventData = MessageAddedEvent | EphemeralEvent
+StoredEvent = MessageAddedEvent | StageChangedEvent
+PaneEventData = StoredEvent | EphemeralEvent
 
 
 def decode(payload: str) -> PaneEventData | None:
@@ -146,6 +191,15 @@ def decode(payload: str) -> PaneEventData | None:
                 cursor=int(data["cursor"]),
                 prev=int(data["prev"]),
                 message=MessageView.from_json(data["message"]),
+            )
+        if kind == "StageChanged":
+            return StageChangedEvent(
+                cursor=int(data["cursor"]),
+                prev=int(data["prev"]),
+                offer_id=uuid.UUID(data["offer_id"]),
+                stage=str(data["stage"]),
+                version=int(data["version"]),
+                at=datetime.fromisoformat(data["at"]),
             )
         if kind == "MessageDelta":
             return MessageDeltaEvent(

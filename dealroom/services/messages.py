@@ -15,7 +15,8 @@ from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import DEFAULT_PAUSE, session_number
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Message
+from dealroom.persistence.models import Message, OfferEvent
+from dealroom.persistence.offers import OfferRepository, pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker
 from dealroom.services.clock import Clock
@@ -24,8 +25,10 @@ from dealroom.services.events import (
     MessageAddedEvent,
     MessageView,
     PaneEventData,
+    StoredEvent,
     decode,
     pane_channel,
+    stage_event,
 )
 from dealroom.services.identity import Identity
 from dealroom.services.rooms import RoomAccess, room_for_reader
@@ -84,6 +87,7 @@ async def post_message(
             retryAfterSeconds=max(1, int(60 - (now - nth).total_seconds())),
         )
     previous = await messages.last_in_pane(participant.id)
+    prev = await pane_end(db, room.room.id, participant.id)
     row = Message(
         id=uuid.uuid4(),
         room_id=room.room.id,
@@ -107,7 +111,7 @@ async def post_message(
     # neither. The mutation never waits for it.
     await db.add(row, *runs_for_message(row, now))
     view = MessageView.from_row(row, pane)
-    event = MessageAddedEvent(cursor=seq, prev=previous.seq if previous else 0, message=view)
+    event = MessageAddedEvent(cursor=seq, prev=prev, message=view)
     channel = pane_channel(room.room.id, pane)
     payload = event.encode()
 
@@ -207,10 +211,10 @@ async def follow_pane(
     ``after=None`` starts from the pane's current end."""
     async with broker.subscribe([pane_channel(room_id, seat)]) as subscription:
         if after is None:
-            delivered = await _pane_end(sessionmaker, participant_id)
+            delivered = await _pane_end(sessionmaker, room_id, participant_id)
         else:
             delivered = after
-            async for event in _replay(sessionmaker, participant_id, seat, after):
+            async for event in _replay(sessionmaker, room_id, participant_id, seat, after):
                 delivered = event.cursor
                 yield event
         async for payload in subscription:
@@ -226,42 +230,60 @@ async def follow_pane(
                 yield live
                 continue
             # A resync signal, a gap, or a payload we cannot read: the database decides.
-            async for missed in _replay(sessionmaker, participant_id, seat, delivered):
+            async for missed in _replay(sessionmaker, room_id, participant_id, seat, delivered):
                 delivered = missed.cursor
                 yield missed
 
 
 async def _pane_end(
-    sessionmaker: async_sessionmaker[AsyncSession], participant_id: uuid.UUID
+    sessionmaker: async_sessionmaker[AsyncSession], room_id: uuid.UUID, participant_id: uuid.UUID
 ) -> int:
     db = Db(sessionmaker)
     try:
-        last = await MessageRepository(db).last_in_pane(participant_id)
-        return last.seq if last else 0
+        return await pane_end(db, room_id, participant_id)
     finally:
         await db.close()
 
 
 async def _replay(
     sessionmaker: async_sessionmaker[AsyncSession],
+    room_id: uuid.UUID,
     participant_id: uuid.UUID,
     seat: Seat,
     after: int,
-) -> AsyncIterator[MessageAddedEvent]:
+) -> AsyncIterator[StoredEvent]:
+    """The pane's stored events after ``after``: its messages and the room's stage changes,
+    merged in cursor order, a batch at a time."""
     while True:
         db = Db(sessionmaker)
         try:
             rows = await MessageRepository(db).page(
                 participant_id, after=after, before=None, limit=REPLAY_BATCH, newest_first=False
             )
+            stages = await OfferRepository(db).room_events_after(room_id, after, REPLAY_BATCH)
         finally:
             await db.close()  # never hold a connection while the client reads
+        full = len(rows) == REPLAY_BATCH or len(stages) == REPLAY_BATCH
+        # Past the end of a full batch the other table may hold earlier events: stop there.
+        horizon = min(
+            rows[-1].seq if len(rows) == REPLAY_BATCH else 1 << 62,
+            stages[-1].seq if len(stages) == REPLAY_BATCH else 1 << 62,
+        )
+        merged: list[tuple[int, Message | OfferEvent]] = sorted(
+            [(row.seq, row) for row in rows] + [(event.seq, event) for event in stages],
+            key=lambda item: item[0],
+        )
         prev = after
-        for row in rows:
-            yield MessageAddedEvent(
-                cursor=row.seq, prev=prev, message=MessageView.from_row(row, seat)
-            )
-            prev = row.seq
-        if len(rows) < REPLAY_BATCH:
+        for seq, item in merged:
+            if seq > horizon:
+                break
+            if isinstance(item, Message):
+                yield MessageAddedEvent(
+                    cursor=seq, prev=prev, message=MessageView.from_row(item, seat)
+                )
+            else:
+                yield stage_event(item, prev)
+            prev = seq
+        if not full:
             return
         after = prev

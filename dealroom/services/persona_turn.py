@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,9 +19,11 @@ from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
 from dealroom.domain import crossing, visibility
 from dealroom.domain import memory as memdoc
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain import offers as offer_rules
+from dealroom.domain.seats import AuthorKind, RoomKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Dispatch, Message, Room
+from dealroom.persistence.models import AgentRun, Dispatch, GoalEvent, Message, Room
+from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
 from dealroom.services.events import (
@@ -31,6 +34,7 @@ from dealroom.services.events import (
     pane_channel,
 )
 from dealroom.services.ledger import CallSite
+from dealroom.services.offers import close_live_offer, queue_offer_gen
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
 from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner, new_run
 
@@ -42,6 +46,12 @@ DELTA_INTERVAL = 0.05
 ALWAYS_KEEP = ("goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
 """Small, code-written parts every persona keeps; the free-form branches are what the filter
 narrows."""
+
+
+@dataclass
+class GoalEffects:
+    runs: list[AgentRun]
+    published: list[tuple[str, str]]
 
 
 class StaleRun(Exception):
@@ -209,6 +219,7 @@ class PersonaTurn:
             room = await db.get(Room, ctx.room_id)
             assert room is not None
             previous = await messages.last_in_pane(ctx.pane.id)
+            prev = await pane_end(db, ctx.room_id, ctx.pane.id)
             dispatch = ctx.trigger_dispatch
             reply = Message(
                 id=message_id,
@@ -227,15 +238,16 @@ class PersonaTurn:
             published.append(
                 (
                     pane_channel(ctx.room_id, Seat(ctx.pane_key)),
-                    MessageAddedEvent(
-                        cursor=seq, prev=previous.seq if previous else 0, message=view
-                    ).encode(),
+                    MessageAddedEvent(cursor=seq, prev=prev, message=view).encode(),
                 )
             )
+            before = memdoc.goal_statuses(room.memory or {})
             document = memdoc.set_plan(room.memory or {}, ctx.pane_key, output.plan)
             document, _rejected = memdoc.rule_goals(
                 document, [(g.key, g.status, g.reason) for g in output.goals], by=ctx.pane_key
             )
+            effects = await self._goal_flips(db, run, ctx, before, document, now)
+            published += effects.published
             if dispatch is not None:
                 live = await DispatchRepository(db).by_id(dispatch.id)
                 if live is not None and live.status != "delivered":
@@ -259,6 +271,7 @@ class PersonaTurn:
                 message_id,
             )
             row.error = None
+            new_runs += effects.runs
             await db.add(*site.rows, *new_runs)
             await db.commit()
             site.rows.clear()  # stored: nothing left for the failure path to keep
@@ -268,6 +281,49 @@ class PersonaTurn:
             await deps.broker.publish(channel, payload)
         if new_runs:
             await self.runner.announce()
+
+    async def _goal_flips(
+        self,
+        db: Db,
+        run: RunSnapshot,
+        ctx: TurnContext,
+        before: dict[str, str],
+        document: dict[str, Any],
+        now: datetime,
+    ) -> GoalEffects:
+        """Every flip of a goal's status is a ``goal_events`` row; code fires the effect of a
+        flip once, here, in the transaction that records it (seed 000 "Goals are structured
+        envelopes"): ``new-offer`` met queues Offer-Gen, abandoned closes the live offer."""
+        effects = GoalEffects([], [])
+        after = memdoc.goal_statuses(document)
+        for key, status in after.items():
+            if before.get(key) == status:
+                continue
+            entry = document.get(memdoc.GOALS, {}).get(key, {})
+            await db.add(
+                GoalEvent(
+                    id=uuid.uuid4(),
+                    room_id=ctx.room_id,
+                    goal_key=key,
+                    from_status=before.get(key),
+                    to_status=status,
+                    by_pane=ctx.pane_key,
+                    agent=AgentName.PERSONA.value,
+                    run_id=run.id,
+                    reason=str(entry.get("reason", ""))[:2000],
+                    created_at=now,
+                )
+            )
+            if key != offer_rules.NEW_OFFER or ctx.kind is not RoomKind.DEAL:
+                continue
+            host = ctx.participant(Seat.HOST.value)
+            if status == memdoc.GoalStatus.MET and host is not None:
+                effects.runs.append(queue_offer_gen(ctx.room_id, host.id, now))
+            elif status == memdoc.GoalStatus.ABANDONED:
+                effects.published += await close_live_offer(
+                    db, ctx.room_id, now=now, actor=AgentName.PERSONA.value
+                )
+        return effects
 
     async def _sends(
         self,

@@ -14,6 +14,7 @@ from dealroom.domain import offer_stage
 from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Dispatch, Message, Participant, Room, Service
+from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
 
 RECENT_DISPATCHES = 8
@@ -153,7 +154,14 @@ async def load(
         trigger_message=trigger_message,
         trigger_dispatch=trigger_dispatch,
         dispatches=await dispatches.recent(room.id, RECENT_DISPATCHES),
-        # Issue 4 projects the live offers row here; until an offer exists the stage is
-        # NO_WRITTEN_OFFER (ST1), computed, never read from memory.
-        stage=offer_stage.derive_stage(None),
+        # The live offers row, projected at call time (ST1); memory never holds a stage.
+        stage=await _stage(db, room.id),
     )
+
+
+async def _stage(db: Db, room_id: uuid.UUID) -> offer_stage.Stage:
+    offer = await OfferRepository(db).current(room_id)
+    if offer is None:
+        return offer_stage.derive_stage(None)
+    row = offer_stage.OfferRow(offer_stage.OfferStatus(offer.status), offer.brand_approved_at)
+    return offer_stage.derive_stage(row)

@@ -25,6 +25,7 @@ from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Message, Participant
+from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import RunRepository
 from dealroom.realtime.broker import Broker
@@ -107,10 +108,25 @@ class TurnRunner:
         self._closing = False
         self._handlers: dict[str, Handler] = {}
         self._last_sweep: datetime | None = None
+        self._sweeps: list[Callable[[], Awaitable[object]]] = []
+        self._last_extra_sweep: datetime | None = None
         self._listener: asyncio.Task[None] | None = None
 
     def register(self, agent: AgentName, handler: Handler) -> None:
         self._handlers[agent.value] = handler
+
+    def add_sweep(self, sweep: Callable[[], Awaitable[object]]) -> None:
+        """Periodic upkeep the workers run about every 5 seconds (payment captures)."""
+        self._sweeps.append(sweep)
+
+    async def sweep(self) -> None:
+        """Run the periodic upkeep now; one failing sweep does not stop the others."""
+        self._last_extra_sweep = self.deps.clock.now()
+        for sweep in self._sweeps:
+            try:
+                await sweep()
+            except Exception:
+                log.exception("sweep_failed")
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -186,6 +202,12 @@ class TurnRunner:
 
     async def run_once(self) -> bool:
         """Claim one due run and execute it. False when nothing was due."""
+        if self._sweeps:
+            now = self.deps.clock.now()
+            if self._last_extra_sweep is None or now - self._last_extra_sweep > timedelta(
+                seconds=5
+            ):
+                await self.sweep()
         run = await self._claim()
         if run is None:
             return False
@@ -318,6 +340,7 @@ async def system_line(
     if await messages.by_client_id(run.participant_id, key) is not None:
         return None
     previous = await messages.last_in_pane(run.participant_id)
+    prev = await pane_end(db, run.room_id, run.participant_id)
     row = Message(
         id=uuid.uuid4(),
         room_id=run.room_id,
@@ -332,7 +355,7 @@ async def system_line(
     await db.add(row)
     participant_key = await _pane_key(db, run.participant_id)
     view = MessageView.from_row(row, participant_key)
-    event = MessageAddedEvent(cursor=seq, prev=previous.seq if previous else 0, message=view)
+    event = MessageAddedEvent(cursor=seq, prev=prev, message=view)
     return pane_channel(run.room_id, participant_key), event.encode()
 
 

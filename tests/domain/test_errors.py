@@ -27,6 +27,7 @@ def test_error_codes_are_the_stable_set() -> None:
         "BAD_USER_INPUT",
         "CONFLICT",
         "RATE_LIMITED",
+        "PAYMENT_DECLINED",
         "INTERNAL",
     ]
 

@@ -1,0 +1,126 @@
+"""Written-offer resolvers: reads, approvals, the chat shortcuts, payment, and the stage
+subscription for partner integrations."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator
+
+import strawberry
+
+from dealroom.domain import offers as rules
+from dealroom.domain.cursors import parse_event_cursor
+from dealroom.persistence.db import Db
+from dealroom.schema.context import Info
+from dealroom.schema.offer_types import (
+    Offer,
+    OfferChatPayload,
+    OfferStageChanged,
+    Payment,
+    PayOfferPayload,
+)
+from dealroom.services import messages, offers
+from dealroom.services.identity import resolve_identity
+
+
+async def offer(info: Info, id: strawberry.ID) -> Offer:
+    identity = await info.context.identity()
+    found = await offers.offer_for_reader(info.context.db, identity, offers.parse_offer_id(id))
+    return Offer.for_reader(found.offer, found.room.reader_seat)
+
+
+async def approve_offer(info: Info, offer_id: strawberry.ID, version: int | None) -> Offer:
+    ctx = info.context
+    identity = await ctx.identity()
+    async with ctx.transaction() as db:
+        row = await offers.approve_offer(
+            db,
+            ctx.app.broker,
+            ctx.app.clock,
+            identity,
+            offer_id=offers.parse_offer_id(offer_id),
+            version=version,
+        )
+        found = await offers.offer_for_reader(db, identity, row.id)
+    return Offer.for_reader(row, found.room.reader_seat)
+
+
+async def offer_shortcut(
+    info: Info,
+    offer_id: strawberry.ID,
+    action: rules.Action,
+    text: str,
+    client_message_id: str | None,
+) -> OfferChatPayload:
+    from dealroom.schema.types import Message
+
+    ctx = info.context
+    identity = await ctx.identity()
+    parsed = offers.parse_offer_id(offer_id)
+    async with ctx.transaction() as db:
+        view = await offers.offer_shortcut(
+            db,
+            ctx.app.broker,
+            ctx.app.clock,
+            identity,
+            offer_id=parsed,
+            action=action,
+            text=text,
+            client_message_id=client_message_id,
+            limits=messages.PostLimits(
+                per_minute=ctx.app.settings.posts_per_minute,
+                session_pause=ctx.app.settings.session_pause,
+            ),
+            announce=ctx.app.runner.announce,
+        )
+        found = await offers.offer_for_reader(db, identity, parsed)
+    return OfferChatPayload(
+        message=Message.from_view(view, view.seat),
+        offer=Offer.for_reader(found.offer, found.room.reader_seat),
+    )
+
+
+async def pay_offer(
+    info: Info, offer_id: strawberry.ID, payment_method: str, idempotency_key: str
+) -> PayOfferPayload:
+    ctx = info.context
+    identity = await ctx.identity()
+    parsed = offers.parse_offer_id(offer_id)
+    async with ctx.transaction() as db:
+        payment = await offers.pay_offer(
+            db,
+            ctx.app.broker,
+            ctx.app.clock,
+            ctx.app.payments,
+            identity,
+            offer_id=parsed,
+            payment_method=payment_method,
+            idempotency_key=idempotency_key,
+        )
+        found = await offers.offer_for_reader(db, identity, parsed)
+    return PayOfferPayload(
+        payment=Payment.from_row(payment),
+        offer=Offer.for_reader(found.offer, found.room.reader_seat),
+    )
+
+
+async def offer_stage(
+    info: Info, offer_id: strawberry.ID, after: str | None
+) -> AsyncGenerator[OfferStageChanged, None]:
+    ctx = info.context
+    parsed = offers.parse_offer_id(offer_id)
+    start = parse_event_cursor(after) if after is not None else None
+    await _authorise(info, parsed)
+    async for event in offers.follow_offer(ctx.app.sessionmaker, ctx.app.broker, parsed, start):
+        yield OfferStageChanged.from_event(event)
+
+
+async def _authorise(info: Info, offer_id: uuid.UUID) -> None:
+    """Participants only; a short unit of work, closed before the stream waits."""
+    ctx = info.context
+    db = Db(ctx.app.sessionmaker)
+    try:
+        identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
+        await offers.offer_for_reader(db, identity, offer_id)
+    finally:
+        await db.close()

@@ -1,0 +1,302 @@
+"""GraphQL types of written offers. Built from rows; the stage is derived, never stored."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
+import strawberry
+
+from dealroom.domain import money
+from dealroom.domain import offers as rules
+from dealroom.domain.cursors import event_cursor
+from dealroom.domain.offer_stage import GLOSSES, Stage
+from dealroom.domain.seats import Seat
+from dealroom.persistence import models
+from dealroom.persistence.offers import OfferRepository
+from dealroom.schema.context import Info
+from dealroom.services import offers as offer_service
+from dealroom.services.events import StageChangedEvent
+
+if TYPE_CHECKING:
+    from dealroom.schema.types import Account, Message, Room
+
+strawberry.enum(
+    Stage,
+    name="OfferStage",
+    description="Where a deal stands, derived by code from the written offer: the one stage "
+    "vocabulary. Only BOOKED_AWAITING_PAYMENT, PENDING_PAY_CAPTURE, BOOKED_PAYMENT_HELD, "
+    "COMPLETED and DISPUTED are a booking.",
+)
+strawberry.enum(
+    rules.Action,
+    name="OfferAction",
+    description="What the reader may do with a written offer now.",
+)
+
+
+@strawberry.type(description="An amount of money: a decimal string and an ISO 4217 currency.")
+class Money:
+    amount: str = strawberry.field(description="Decimal amount, e.g. '8000.00'.")
+    currency: str = strawberry.field(description="ISO 4217 code, e.g. 'USD'.")
+
+
+@strawberry.type(description="The commercial terms of a written offer.")
+class OfferTerms:
+    deliverables: list[str] = strawberry.field(description="What the talent delivers.")
+    fee: Money | None = strawberry.field(description="The whole fee.")
+    dates: list[str] = strawberry.field(description="Agreed dates (ISO when known).")
+    usage_rights: str | None = strawberry.field(description="Usage rights, if agreed.")
+    exclusivity: str | None = strawberry.field(description="Exclusivity, if agreed.")
+    due_slice_percent: str | None = strawberry.field(
+        description="Percent of the fee due at booking; null when the offer names no "
+        "schedule (the platform default, 100%, applies)."
+    )
+    open_questions: list[str] = strawberry.field(
+        description="Terms the conversation did not settle: named, never invented."
+    )
+    _seller_id: strawberry.Private[uuid.UUID]
+    _buyer_id: strawberry.Private[uuid.UUID | None]
+
+    @strawberry.field(description="The seller: the host (talent).")
+    async def seller(
+        self, info: Info
+    ) -> Annotated[Account, strawberry.lazy("dealroom.schema.types")]:
+        from dealroom.schema.types import Account
+
+        row = await info.context.loaders.accounts.load(self._seller_id)
+        assert row is not None
+        return Account.from_row(row)
+
+    @strawberry.field(description="The buyer: the visitor (brand); null for a guest.")
+    async def buyer(
+        self, info: Info
+    ) -> Annotated[Account, strawberry.lazy("dealroom.schema.types")] | None:
+        from dealroom.schema.types import Account
+
+        if self._buyer_id is None:
+            return None
+        row = await info.context.loaders.accounts.load(self._buyer_id)
+        return Account.from_row(row) if row is not None else None
+
+    @classmethod
+    def from_row(cls, row: models.Offer) -> OfferTerms:
+        terms: dict[str, Any] = row.terms or {}
+        fee = terms.get("fee")
+        return cls(
+            deliverables=[str(d) for d in terms.get("deliverables") or []],
+            fee=Money(amount=str(fee.get("amount")), currency=str(fee.get("currency")))
+            if isinstance(fee, dict)
+            else None,
+            dates=[str(d) for d in terms.get("dates") or []],
+            usage_rights=terms.get("usageRights"),
+            exclusivity=terms.get("exclusivity"),
+            due_slice_percent=terms.get("dueSlicePercent"),
+            open_questions=[str(q) for q in row.open_questions or []],
+            _seller_id=row.seller_account_id,
+            _buyer_id=row.buyer_account_id,
+        )
+
+
+@strawberry.type(
+    description="What the brand pays, shown before paying: the due slice of the fee plus the "
+    "platform fee (20% of the due slice)."
+)
+class PaymentQuote:
+    currency: str = strawberry.field(description="ISO 4217 code.")
+    fee: str = strawberry.field(description="The offer's whole fee.")
+    due_percent: str = strawberry.field(description="Percent of the fee due now.")
+    due: str = strawberry.field(description="The due slice of the fee.")
+    platform_fee: str = strawberry.field(description="The platform fee on the due slice.")
+    total: str = strawberry.field(description="What the brand pays now: due + platformFee.")
+    remaining: str = strawberry.field(description="The rest of the fee, due later.")
+    default_schedule: bool = strawberry.field(
+        description="True when the offer names no payment schedule and the whole fee is due."
+    )
+
+    @classmethod
+    def from_quote(cls, quote: money.Quote, default_schedule: bool) -> PaymentQuote:
+        data = quote.to_json()
+        return cls(
+            currency=data["currency"],
+            fee=data["fee"],
+            due_percent=data["duePercent"],
+            due=data["due"],
+            platform_fee=data["platformFee"],
+            total=data["total"],
+            remaining=data["remaining"],
+            default_schedule=default_schedule,
+        )
+
+
+@strawberry.type(description="A payment of a written offer.")
+class Payment:
+    id: strawberry.ID = strawberry.field(description="The payment id.")
+    status: str = strawberry.field(description="pending (capture pending) or captured.")
+    method: str = strawberry.field(description="The payment method used.")
+    currency: str = strawberry.field(description="ISO 4217 code.")
+    due: str = strawberry.field(description="The due slice paid.")
+    platform_fee: str = strawberry.field(description="The platform fee paid.")
+    total: str = strawberry.field(description="The amount charged.")
+    offer_version: int = strawberry.field(description="The offer version paid.")
+    created_at: datetime = strawberry.field(description="When it was submitted (UTC).")
+
+    @classmethod
+    def from_row(cls, row: models.Payment) -> Payment:
+        currency = row.currency
+        return cls(
+            id=strawberry.ID(str(row.id)),
+            status=row.status,
+            method=row.method,
+            currency=currency,
+            due=money.format_amount(row.due, currency),
+            platform_fee=money.format_amount(row.platform_fee, currency),
+            total=money.format_amount(row.total, currency),
+            offer_version=row.offer_version,
+            created_at=row.created_at,
+        )
+
+
+@strawberry.type(
+    description="A lawyer-reviewable English draft of the offer, drawn from its commercial "
+    "fields only. A draft, not legal advice."
+)
+class Agreement:
+    text: str = strawberry.field(description="The draft.")
+    version: int = strawberry.field(description="The offer version it was drawn from.")
+    fingerprint: str = strawberry.field(description="Digest of the fields it was drawn from.")
+    current: bool = strawberry.field(
+        description="False while the offer's fields have changed and a new draft is drawn."
+    )
+    created_at: datetime = strawberry.field(description="When it was drawn (UTC).")
+
+
+@strawberry.type(description="A written offer: the thing the parties approve and pay against.")
+class Offer:
+    id: strawberry.ID = strawberry.field(description="The offer id.")
+    version: int = strawberry.field(
+        description="Grows on every material rewrite; the brand approves each version."
+    )
+    brand_approved_at: datetime | None = strawberry.field(
+        description="When the brand approved this version (null until then)."
+    )
+    created_at: datetime = strawberry.field(description="When it was drawn (UTC).")
+    updated_at: datetime = strawberry.field(description="Last change (UTC).")
+    _row: strawberry.Private[models.Offer]
+    _seat: strawberry.Private[Seat]
+
+    @classmethod
+    def for_reader(cls, row: models.Offer, seat: Seat) -> Offer:
+        return cls(
+            id=strawberry.ID(str(row.id)),
+            version=row.version,
+            brand_approved_at=row.brand_approved_at,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            _row=row,
+            _seat=seat,
+        )
+
+    @strawberry.field(description="The stage, derived from the offer's status and approvals.")
+    def stage(self) -> Stage:
+        return offer_service.stage_of(self._row)
+
+    @strawberry.field(description="What the stage means, in words.")
+    def stage_gloss(self) -> str:
+        return GLOSSES[offer_service.stage_of(self._row)]
+
+    @strawberry.field(description="The terms.")
+    def terms(self) -> OfferTerms:
+        return OfferTerms.from_row(self._row)
+
+    @strawberry.field(
+        description="What the brand would pay now (due slice + 20% platform fee); null when "
+        "the offer holds no payable fee."
+    )
+    def payment(self) -> PaymentQuote | None:
+        quote = offer_service.quote_for(self._row)
+        if quote is None:
+            return None
+        return PaymentQuote.from_quote(quote, not (self._row.terms or {}).get("dueSlicePercent"))
+
+    @strawberry.field(description="Payments made against this offer, oldest first.")
+    async def payments(self, info: Info) -> list[Payment]:
+        rows = await OfferRepository(info.context.db).payments(self._row.id)
+        return [Payment.from_row(row) for row in rows]
+
+    @strawberry.field(description="The newest agreement draft; null until one is drawn.")
+    async def agreement(self, info: Info) -> Agreement | None:
+        row = await OfferRepository(info.context.db).latest_agreement(self._row.id)
+        if row is None:
+            return None
+        return Agreement(
+            text=row.text,
+            version=row.version,
+            fingerprint=row.fingerprint,
+            current=row.fingerprint == self._row.fingerprint,
+            created_at=row.created_at,
+        )
+
+    @strawberry.field(description="What the reader may do now, from its seat.")
+    def viewer_actions(self) -> list[rules.Action]:
+        return rules.viewer_actions(offer_service.state_of(self._row), self._seat)
+
+    @strawberry.field(description="The room the offer belongs to.")
+    async def room(self, info: Info) -> Annotated[Room, strawberry.lazy("dealroom.schema.types")]:
+        from dealroom.schema.types import Room
+
+        row = await info.context.db.get(models.Room, self._row.room_id)
+        assert row is not None
+        return Room.for_reader(row)
+
+
+@strawberry.type(description="An edge in an offer connection.")
+class OfferEdge:
+    cursor: str = strawberry.field(description="The offer's cursor.")
+    node: Offer = strawberry.field(description="The offer.")
+
+
+@strawberry.type(description="A room's written offers, newest first.")
+class OfferConnection:
+    edges: list[OfferEdge] = strawberry.field(description="The offers.")
+    has_next_page: bool = strawberry.field(description="Older offers follow the last edge.")
+    end_cursor: str | None = strawberry.field(description="Cursor of the last edge.")
+
+
+@strawberry.type(description="The reader's chat line posted by an offer shortcut.")
+class OfferChatPayload:
+    message: Annotated[Message, strawberry.lazy("dealroom.schema.types")] = strawberry.field(
+        description="The line, in the reader's own pane."
+    )
+    offer: Offer = strawberry.field(
+        description="The offer, unchanged until an agent updates or closes it."
+    )
+
+
+@strawberry.type(description="The result of paying an offer.")
+class PayOfferPayload:
+    payment: Payment = strawberry.field(description="The payment.")
+    offer: Offer = strawberry.field(description="The offer, at its new stage.")
+
+
+@strawberry.type(description="A written offer's stage changed.")
+class OfferStageChanged:
+    cursor: str = strawberry.field(description="Resume after this cursor (`after:`).")
+    offer_id: strawberry.ID = strawberry.field(description="The offer.")
+    stage: Stage = strawberry.field(description="The new stage.")
+    stage_gloss: str = strawberry.field(description="What it means.")
+    version: int = strawberry.field(description="The offer's version.")
+    at: datetime = strawberry.field(description="When it changed (UTC).")
+
+    @classmethod
+    def from_event(cls, event: StageChangedEvent) -> OfferStageChanged:
+        stage = Stage(event.stage)
+        return cls(
+            cursor=event_cursor(event.cursor),
+            offer_id=strawberry.ID(str(event.offer_id)),
+            stage=stage,
+            stage_gloss=GLOSSES[stage],
+            version=event.version,
+            at=event.at,
+        )
