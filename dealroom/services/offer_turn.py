@@ -38,7 +38,7 @@ from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import Publish, queue_agreement, record_stage, stage_of, state_of
-from dealroom.services.persona_turn import StaleRun
+from dealroom.services.persona_turn import StaleRun, model_for
 from dealroom.services.turn_context import RunSnapshot
 from dealroom.services.turns import RunStatus, TurnRunner, system_line
 
@@ -92,8 +92,8 @@ class OfferGenTurn(_Run):
         inputs, picks = loaded
         site = CallSite(run.room_id, run.id, rows=[])
         try:
-            model = picks.get(AgentName.OFFER_GEN.value) or self.deps.settings.offer_gen_model
-            request = offer_gen.build(inputs, model=str(model))
+            model = model_for(self.deps, AgentName.OFFER_GEN, picks)
+            request = offer_gen.build(inputs, model=model)
             generation = await self.deps.ledger.generate(request, site)
             output = generation.output
             assert isinstance(output, offer_gen.OfferGenOutput)
@@ -319,9 +319,9 @@ class AgreementTurn(_Run):
             return
         site = CallSite(run.room_id, run.id, rows=[])
         try:
-            model = picks.get(AgentName.AGREEMENT.value) or self.deps.settings.agreement_model
+            model = model_for(self.deps, AgentName.AGREEMENT, picks)
             generation = await self.deps.ledger.generate(
-                agreement_agent.build(inputs, model=str(model)), site
+                agreement_agent.build(inputs, model=model), site
             )
             output = generation.output
             assert isinstance(output, agreement_agent.AgreementOutput)

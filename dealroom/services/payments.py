@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from typing import Final, Protocol, assert_never
@@ -125,7 +125,8 @@ class TestPaymentProvider:
                     field="idempotencyKey",
                 )
             return previous.charge  # the first response, replayed as real providers do
-        record = _Record(request, _outcome(request.payment_method), self._clock.now())
+        now = self._clock.now()
+        record = _Record(request, _outcome(request.payment_method, now), now)
         self._by_key[idempotency_key] = record
         self._by_reference[record.charge.reference] = record
         return record.charge
@@ -133,7 +134,15 @@ class TestPaymentProvider:
     async def status(self, reference: str) -> Charge:
         record = self._by_reference.get(reference)
         if record is None:
-            raise not_found("Charge")
+            # Another process (a `dealroom worker`, or this one before a restart) made the
+            # charge: a pending reference carries its own charge time, so any process can
+            # tell when its capture completes.
+            charged_at = _pending_since(reference)
+            if charged_at is None:
+                raise not_found("Charge")
+            if self._clock.now() - charged_at < self._capture_delay:
+                return Charge(reference=reference, status=ChargeStatus.PENDING)
+            return Charge(reference=reference, status=ChargeStatus.CAPTURED)
         if record.charge.status is not ChargeStatus.PENDING:
             return record.charge
         if self._clock.now() - record.charged_at < self._capture_delay:
@@ -151,7 +160,20 @@ def _method(payment_method: str) -> _Card:
         ) from None
 
 
-def _outcome(method: _Card) -> Charge:
+PENDING_PREFIX: Final = "test_ch_pending_"
+
+
+def _pending_since(reference: str) -> datetime | None:
+    if not reference.startswith(PENDING_PREFIX):
+        return None
+    try:
+        micros = int(reference[len(PENDING_PREFIX) :].split("_", 1)[0])
+        return datetime.fromtimestamp(micros / 1_000_000, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _outcome(method: _Card, now: datetime) -> Charge:
     reference = f"test_ch_{uuid.uuid4().hex}"
     match method:
         case _Card.OK:
@@ -159,6 +181,7 @@ def _outcome(method: _Card) -> Charge:
         case _Card.DECLINED:
             return Charge(reference, ChargeStatus.DECLINED, DECLINED_MESSAGE)
         case _Card.DELAYED_CAPTURE:
-            return Charge(reference, ChargeStatus.PENDING)
+            micros = int(now.timestamp() * 1_000_000)
+            return Charge(f"{PENDING_PREFIX}{micros}_{uuid.uuid4().hex}", ChargeStatus.PENDING)
         case _:
             assert_never(method)

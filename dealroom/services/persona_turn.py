@@ -64,6 +64,8 @@ def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:
         AgentName.PERSONA: deps.settings.persona_model,
         AgentName.DISTIL: deps.settings.distil_model,
         AgentName.CONTEXT_FILTER: deps.settings.filter_model,
+        AgentName.OFFER_GEN: deps.settings.offer_gen_model,
+        AgentName.AGREEMENT: deps.settings.agreement_model,
     }[agent]
     picked = picks.get(agent.value)
     return picked if isinstance(picked, str) and picked else configured

@@ -184,3 +184,23 @@ async def test_status_of_an_unknown_reference_is_not_found(
     with pytest.raises(DomainError) as caught:
         await provider.status("test_ch_missing")
     assert caught.value.code is ErrorCode.NOT_FOUND
+
+
+async def test_another_process_can_tell_when_a_delayed_capture_completes() -> None:
+    """A worker process asks about a charge made by a server process: the pending
+    reference carries its charge time, so the answer does not depend on this instance."""
+    clock = ManualClock()
+    server = TestPaymentProvider(clock, capture_delay=timedelta(seconds=30))
+    worker = TestPaymentProvider(clock, capture_delay=timedelta(seconds=30))
+    charge = await server.charge(
+        amount=Decimal("4800.00"),
+        currency="USD",
+        payment_method="test_card_delayed_capture",
+        idempotency_key="k-other-process",
+    )
+    assert (await worker.status(charge.reference)).status is ChargeStatus.PENDING
+    clock.advance(timedelta(seconds=31))
+    assert (await worker.status(charge.reference)).status is ChargeStatus.CAPTURED
+    with pytest.raises(DomainError) as raised:
+        await worker.status("test_ch_0123")
+    assert raised.value.code is ErrorCode.NOT_FOUND
