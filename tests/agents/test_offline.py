@@ -26,6 +26,7 @@ from dealroom.agents.models.offline import CHUNK_CHARS, OfflineClient, judge, re
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.agents.render import Line, Party
 from dealroom.domain import memory as memdoc
+from dealroom.domain import offers as offer_rules
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import RoomKind
 from dealroom.domain.terms import Money
@@ -822,6 +823,14 @@ async def test_distil_records_the_hosts_rates_rules_and_public_card() -> None:
         ("append", "host.exclusions", "alcohol"),
         ("append", "host.public.rate_card", "reel from 3000 USD"),
     ]
+
+
+async def test_distil_does_not_take_an_offer_button_line_for_a_standing_rate() -> None:
+    """The host pressing Counter on the written offer ("Counter to the written offer: $7,200
+    for the sponsored post") moves this deal; it does not change the host's ask."""
+    line = f"{offer_rules.COUNTER_PREFIX} $7,200 for the sponsored post"
+    output = await run_distil(distil_request("host", [line]))
+    assert not [c for c in changes_of(output) if c[1].startswith("host.rates")]
 
 
 async def test_distil_reads_an_ask_a_floor_and_a_rule_from_one_sentence() -> None:

@@ -19,6 +19,7 @@ from dealroom.agents.models.offline.common import (
     _str,
     _strings,
 )
+from dealroom.agents.models.offline.offer_talk import is_shortcut
 from dealroom.domain.terms import (
     Money,
     find_amount_mentions,
@@ -181,6 +182,8 @@ def _host_facts(
             continue
         if author != "participant":
             continue
+        if is_shortcut(body):
+            continue  # a button on the written offer: a move in this deal, not a standing rate
         answering = previous_agent.rstrip().endswith("?") and ASK_TO_ADD not in previous_agent
         said = intent_of(body)
         if answering and said is not None:

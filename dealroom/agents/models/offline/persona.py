@@ -29,7 +29,23 @@ from dealroom.agents.models.offline.common import (
     _words,
     _write_plan,
 )
+from dealroom.agents.models.offline.offer_talk import (
+    Notice,
+    Shortcut,
+    ShortcutKind,
+    is_payment_ask,
+    is_payment_claim,
+    is_status_ask,
+    notice,
+    payment_answer,
+    read_notice,
+    read_shortcut,
+    request_notice,
+    stage_answer,
+    stage_of,
+)
 from dealroom.agents.persona import Decision, GoalRuling, PersonaOutput, Send
+from dealroom.domain.offer_stage import Stage
 from dealroom.domain.terms import (
     DateMention,
     Intent,
@@ -62,6 +78,7 @@ class _Turn:
     trigger: Mapping[str, Any]
     send_to: list[str]
     currency: str
+    stage: Stage
 
     @property
     def body(self) -> str:
@@ -73,6 +90,13 @@ class _Turn:
 
     def participant_lines(self) -> list[str]:
         return [body for author, body in self.session if author == "participant"]
+
+    def about_stage(self, body: str) -> str:
+        """seed 000 (the Sophie Bell reversal): where the deal stands comes from the DEAL
+        STAGE alone, never from memory, the plan or what someone claims."""
+        if is_payment_ask(body):
+            return payment_answer(self.stage, host_pane=self.host_pane, host=self.host)
+        return stage_answer(self.stage, host_pane=self.host_pane, host=self.host)
 
 
 def _turn(context: Mapping[str, Any]) -> _Turn:
@@ -96,6 +120,7 @@ def _turn(context: Mapping[str, Any]) -> _Turn:
         trigger=_map(context.get("trigger")),
         send_to=[key for key in _list(context.get("send_to")) if isinstance(key, str)],
         currency=_house_currency(memory),
+        stage=stage_of(_map(context.get("stage")).get("stage")),
     )
 
 
@@ -167,48 +192,23 @@ def _answer_from_memory(memory: Mapping[str, Any], question: str) -> str:
 
 
 def _principal_message(turn: _Turn) -> PersonaOutput:
-    """The principal writes in the host pane: an instruction on a question put to them, a
-    question, or a rule to hold to."""
+    """The principal writes in the host pane: a button on the written offer, an instruction
+    on a question put to them, a question, or a rule to hold to."""
     body = turn.body
     plan = dict(turn.plan)
+    shortcut = read_shortcut(body)
+    if shortcut is not None:
+        return _principal_shortcut(turn, shortcut)
+    if is_payment_claim(body):
+        return PersonaOutput(reply=turn.about_stage(body), plan=_write_plan(plan))
     pending = _pending_ask(turn)
     said = intent_of(body)
     amounts = find_amounts(body, default_currency=turn.currency)
     if pending is not None and (said is not None or amounts):
-        asked, slug, visitor_key = pending
-        for key in ("pending", "pending_deliverable"):
-            plan.pop(key, None)
-        can_send = visitor_key in turn.send_to
-        told = amounts[-1] if amounts else None
-        decision: Decision
-        money: Money | None
-        if told is not None and told != asked:
-            decision, money = "counter", told
-            reply = f"Understood — I'll offer them {format_money(told)}."
-            substance = f"{turn.host} can do {_the(slug)} at {format_money(told)}."
-            same = plan.get("deliverable", "") == (slug or "")
-            _last, count = _counter_history(plan if same else {}, turn.memory, visitor_key, slug)
-            plan |= {"last_counter": money_code(told), "counters": str(count + 1)}
-        elif said is Intent.NO:
-            decision, money = "decline", None
-            reply = "Understood — I'll let them know you'll pass."
-            substance = f"{turn.host} won't be able to take this one on."
-        else:
-            decision, money = "settle", asked
-            reply = f"Understood — I'll tell them you'll take {format_money(asked)}."
-            substance = f"{format_money(asked)} for {_the(slug)} works for {turn.host}."
-            plan["settled"] = money_code(asked)
-        if slug:
-            plan["deliverable"] = slug
-        sends = []
-        if can_send:
-            sends.append(
-                Send(to=visitor_key, substance=substance, ruling=_ruling(decision, money, slug))
-            )
-        else:
-            reply = "Understood — noted for when they're back."
-        return PersonaOutput(reply=reply, sends=sends, plan=_write_plan(plan))
-    if _GREETING.match(body):
+        return _instruct(turn, pending, said, amounts[-1] if amounts else None)
+    if not amounts and is_status_ask(body):
+        reply = turn.about_stage(body)
+    elif _GREETING.match(body):
         reply = f"Hi {turn.host} — nothing needs you right now."
     elif _is_question(body):
         reply = _answer_from_memory(turn.memory, body)
@@ -219,22 +219,150 @@ def _principal_message(turn: _Turn) -> PersonaOutput:
     return PersonaOutput(reply=reply, plan=_write_plan(plan))
 
 
-def _pending_ask(turn: _Turn) -> tuple[Money, str | None, str] | None:
-    """The proposal put to the principal (``ask_principal``), from the plan or else from the
-    last question in this session: (amount, deliverable, visitor key)."""
-    visitor_key = turn.plan.get("with") or next(
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What the principal is answering: a proposal put to them, or a change to the written
+    offer (whose standing amount, if any, is ``amount``)."""
+
+    amount: Money | None
+    slug: str | None
+    visitor_key: str
+    change: bool = False
+
+
+_PENDING_KEYS: Final = ("pending", "pending_deliverable", "pending_change")
+
+
+def _instruct(
+    turn: _Turn, pending: _Asked, said: Intent | None, told: Money | None
+) -> PersonaOutput:
+    """The principal's instruction, carried to the visitor's side in this same turn. A chat
+    yes lets the agent settle terms; it is never a booking (seed 000)."""
+    plan = {key: value for key, value in turn.plan.items() if key not in _PENDING_KEYS}
+    asked, slug, visitor_key, host = pending.amount, pending.slug, pending.visitor_key, turn.host
+    decision: Decision | None
+    money: Money | None = None
+    if told is not None and told != asked:
+        decision, money = "counter", told
+        reply = f"Understood — I'll offer them {format_money(told)}."
+        substance = f"{host} can do {_the(slug)} at {format_money(told)}."
+        same = plan.get("deliverable", "") == (slug or "")
+        _last, count = _counter_history(plan if same else {}, turn.memory, visitor_key, slug)
+        plan |= {"last_counter": money_code(told), "counters": str(count + 1)}
+    elif said is Intent.NO and pending.change:
+        # Refusing a change keeps the written offer; a decline would close it.
+        decision = None
+        reply = "Understood — I'll tell them the written offer stays as it is."
+        substance = notice(Notice.CANNOT, host)
+    elif said is Intent.NO:
+        decision = "decline"
+        reply = "Understood — I'll let them know you'll pass."
+        substance = f"{host} won't be able to take this one on."
+    elif asked is None:
+        decision = None
+        reply = "Understood — I'll tell them you agree to the change."
+        substance = notice(Notice.AGREES, host)
+    else:
+        decision, money = "settle", asked
+        reply = f"Understood — I'll tell them you'll take {format_money(asked)}."
+        terms = f"{format_money(asked)} for {_the(slug)}"
+        substance = (
+            notice(Notice.AGREES, host, terms) if pending.change else f"{terms} works for {host}."
+        )
+        plan["settled"] = money_code(asked)
+    if slug:
+        plan["deliverable"] = slug
+    sends = []
+    if visitor_key in turn.send_to:
+        ruling = _ruling(decision, money, slug) if decision is not None else None
+        sends.append(Send(to=visitor_key, substance=substance, ruling=ruling))
+    else:
+        reply = "Understood — noted for when they're back."
+    return PersonaOutput(reply=reply, sends=sends, plan=_write_plan(plan))
+
+
+def _visitor_key(turn: _Turn) -> str:
+    return turn.plan.get("with") or next(
         (key for key in turn.send_to if key != turn.host_key), "visitor"
     )
+
+
+def _pending_ask(turn: _Turn) -> _Asked | None:
+    """The proposal or change put to the principal (``ask_principal``), from the plan or else
+    from the last question in this session."""
+    visitor_key = _visitor_key(turn)
     asked = parse_money(turn.plan.get("pending", ""))
-    if asked is not None:
-        return asked, turn.plan.get("pending_deliverable") or None, visitor_key
+    change = turn.plan.get("pending_change") == "1"
+    if asked is not None or change:
+        return _Asked(asked, turn.plan.get("pending_deliverable") or None, visitor_key, change)
     agent_lines = [body for author, body in turn.session if author == "agent"]
     if agent_lines and agent_lines[-1].rstrip().endswith("Should I take it?"):
         amounts = find_amounts(agent_lines[-1], default_currency=turn.currency)
         slugs = find_deliverables(agent_lines[-1])
         if amounts:
-            return amounts[0], (slugs[-1] if slugs else None), visitor_key
+            return _Asked(amounts[0], (slugs[-1] if slugs else None), visitor_key)
     return None
+
+
+def _reopen(turn: _Turn, reason: str) -> list[GoalRuling]:
+    """new-offer back to open when the written terms are to change (an open goal is not
+    reopened): the next met is a flip, and code draws the new version on it."""
+    if _goal_status(turn.memory, NEW_OFFER) == "open":
+        return []
+    return [GoalRuling(key=NEW_OFFER, status="open", reason=reason)]
+
+
+def _principal_shortcut(turn: _Turn, shortcut: Shortcut) -> PersonaOutput:
+    """The host pressed Counter, Reject or Add on the written offer (ARCHITECTURE "Offers"):
+    the line is their instruction about the written offer."""
+    plan = {key: value for key, value in turn.plan.items() if key not in _PENDING_KEYS}
+    visitor_key = _visitor_key(turn)
+    can_send = visitor_key in turn.send_to
+    slugs = find_deliverables(shortcut.text)
+    slug = slugs[-1] if slugs else (plan.get("deliverable") or None)
+    amounts = (
+        find_amounts(shortcut.text, default_currency=turn.currency)
+        if shortcut.kind is ShortcutKind.COUNTER
+        else []
+    )
+    host = turn.host
+    match shortcut.kind:
+        case ShortcutKind.REJECT:
+            # Abandoned of a live new-offer closes the written offer (code does it).
+            goals = [
+                GoalRuling(
+                    key=NEW_OFFER, status="abandoned", reason=f"{host} rejected the written offer."
+                )
+            ]
+            sends = []
+            reply = "Understood — the written offer will be closed."
+            if can_send:
+                substance = f"{host} won't be able to take this one on."
+                ruling = _ruling("decline", None, slug)
+                sends.append(Send(to=visitor_key, substance=substance, ruling=ruling))
+                reply = "Understood — the written offer will be closed, and I'll let them know."
+            return PersonaOutput(reply=reply, goals=goals, sends=sends, plan=_write_plan(plan))
+        case ShortcutKind.COUNTER if amounts:
+            said = _instruct(turn, _Asked(None, slug, visitor_key), None, amounts[-1])
+            goals = _reopen(turn, f"{host} countered the written offer.")
+            return said.model_copy(update={"goals": goals})
+        case ShortcutKind.COUNTER | ShortcutKind.ADD:
+            if not shortcut.text:
+                reply = "What should change in the written offer?"
+                return PersonaOutput(reply=reply, plan=_write_plan(plan))
+            goals = _reopen(turn, f"{host} asked to change the written offer.")
+            sends = []
+            if can_send:
+                substance = request_notice(shortcut, host)
+                sends.append(Send(to=visitor_key, substance=substance))
+                name = _party_name(turn.memory, visitor_key)
+                who = "them" if name == "The visitor" else name
+                reply = f"Understood — I'll put that change to {who}."
+            else:
+                reply = "Understood — I'll put that change to them when they're back."
+            return PersonaOutput(reply=reply, goals=goals, sends=sends, plan=_write_plan(plan))
+        case _:
+            assert_never(shortcut.kind)
 
 
 # --- the host-side ruling ---
@@ -411,6 +539,9 @@ def _host_ruling(turn: _Turn) -> PersonaOutput:
     visitor = _party_name(turn.memory, sender)
     text = _strip_names(turn.body, turn.memory, sender)
     amounts = find_amounts(text, default_currency=turn.currency)
+    about_offer = read_notice(text)
+    if about_offer is not None:
+        return _host_notice(turn, about_offer, sender)
     slugs = find_deliverables(text)
     slug = slugs[-1] if slugs else None
     proposals = _map(_at(turn.memory, "deal.proposals"))
@@ -510,6 +641,41 @@ def _host_ruling(turn: _Turn) -> PersonaOutput:
     return PersonaOutput(reply=reply, sends=sends, plan=_write_plan(plan))
 
 
+def _host_notice(turn: _Turn, said: Notice, sender: str) -> PersonaOutput:
+    """The visitor's side says something about the written offer: never rule on it as a
+    proposal (that would settle terms the principal has not seen). A change is put to the
+    principal with the standing amount; anything else is only told."""
+    body = turn.body.strip()
+    plan = {key: value for key, value in turn.plan.items() if key not in _PENDING_KEYS}
+    match said:
+        case Notice.ADD | Notice.CHANGE:
+            proposals = _map(_at(turn.memory, "deal.proposals"))
+            slug = plan.get("deliverable") or (next(iter(proposals)) if len(proposals) == 1 else "")
+            standing = parse_money(plan.get("settled", "")) or parse_money(
+                _str(_at(proposals, f"{slug}.amount")) if slug else ""
+            )
+            plan |= {
+                "with": sender,
+                "pending_change": "1",
+                "pending": money_code(standing) if standing else "",
+                "pending_deliverable": slug,
+            }
+            # Naming the amount keeps the principal's yes to this one amount (see _instruction).
+            stands = (
+                f" The written offer stands at {format_money(standing)} for {_the(slug or None)}."
+                if standing
+                else ""
+            )
+            reply = f"{body}{stands} Should I take it?"
+        case Notice.REJECTED:
+            reply = f"{body} It will be closed."
+        case Notice.AGREES | Notice.REFUSES | Notice.CANNOT:
+            reply = body
+        case _:
+            assert_never(said)
+    return PersonaOutput(reply=reply, plan=_write_plan(plan))
+
+
 def _open_questions(turn: _Turn) -> list[str]:
     """The terms the visitor's side said are missing, passed back for the visitor to answer."""
     return _strings(turn.trigger.get("open_questions"))
@@ -591,10 +757,19 @@ def _known_date(turn: _Turn) -> DateMention | str | None:
     return recorded[-1] if recorded else None
 
 
+def _last_dispatch(turn: _Turn) -> str:
+    """The dispatch of the last ruling that crossed into this pane ("" when none has)."""
+    rulings = _list(_at(turn.memory, f"rulings.{turn.pane}"))
+    last = _str(_map(rulings[-1]).get("dispatchId")) if rulings else ""
+    return re.sub(r"[;=]", "_", last)  # the plan's own separators
+
+
 def _last_counter_here(turn: _Turn) -> tuple[Money, str | None] | None:
     """The host's counter standing in this pane: the last ruling that crossed here, if it was
     a counter, else the plan's."""
     rulings = _list(_at(turn.memory, f"rulings.{turn.pane}"))
+    if rulings and turn.plan.get("seen_ruling") == _last_dispatch(turn):
+        return None  # the visitor has proposed since the last ruling crossed here
     if rulings:
         last = _map(rulings[-1])
         if last.get("decision") != "counter":
@@ -614,12 +789,20 @@ def _goal_status(memory: Mapping[str, Any], key: str) -> str:
 def _visitor_message(turn: _Turn) -> PersonaOutput:
     body = turn.body
     plan = dict(turn.plan)
+    shortcut = read_shortcut(body)
+    if shortcut is not None:
+        return _visitor_shortcut(turn, shortcut)
     if _is_probe(body):
         return PersonaOutput(reply=_cannot_share(turn), plan=_write_plan(plan))
+    if is_payment_claim(body):
+        # Never take card details or a claimed payment in chat: only the stage says it.
+        return PersonaOutput(reply=turn.about_stage(body), plan=_write_plan(plan))
     amounts = find_amounts(body, default_currency=turn.currency)
     if amounts:
         return _visitor_proposal(turn, amounts[-1])
     said = intent_of(body)
+    if plan.get("change") and said is not None and "?" not in body:
+        return _visitor_on_change(turn, said)
     standing = _last_counter_here(turn)
     if standing is not None and said is Intent.YES and "?" not in body:
         money, slug = standing
@@ -643,6 +826,8 @@ def _visitor_message(turn: _Turn) -> PersonaOutput:
             reply = "Great — noted."
         plan |= {"agreed": money_code(money), "deliverable": slug or ""}
         return PersonaOutput(reply=reply, goals=goals, sends=sends, plan=_write_plan(plan))
+    if is_status_ask(body):
+        return PersonaOutput(reply=turn.about_stage(body), plan=_write_plan(plan))
     if _BOT.search(body):
         reply = f"I'm {turn.host}'s agent and I handle these conversations for {turn.host}. "
         return PersonaOutput(reply=reply + _next_question(turn), plan=_write_plan(plan))
@@ -656,6 +841,72 @@ def _visitor_message(turn: _Turn) -> PersonaOutput:
             reply="Understood. What budget would work for you?", plan=_write_plan(plan)
         )
     return PersonaOutput(reply=greeting + _next_question(turn), plan=_write_plan(plan))
+
+
+def _visitor_on_change(turn: _Turn, said: Intent) -> PersonaOutput:
+    """The visitor answers the host's change to the written offer: a yes settles the goal
+    again (code draws the new version), a no leaves the written offer as it is."""
+    plan = dict(turn.plan)
+    plan.pop("change", None)
+    can_send = turn.host_key in turn.send_to
+    goals = []
+    if said is Intent.YES:
+        reason = f"{turn.other} agreed to the change to the written offer."
+        goals.append(GoalRuling(key=NEW_OFFER, status="met", reason=reason))
+        substance = notice(Notice.AGREES, turn.other)
+        reply = f"Great, I'll let {turn.host} know." if can_send else "Great — noted."
+    else:
+        substance = notice(Notice.REFUSES, turn.other)
+        reply = "Understood — the written offer stays as it is" + (
+            f", and I'll let {turn.host} know." if can_send else "."
+        )
+    sends = [Send(to=turn.host_key, substance=substance)] if can_send else []
+    return PersonaOutput(reply=reply, goals=goals, sends=sends, plan=_write_plan(plan))
+
+
+def _visitor_shortcut(turn: _Turn, shortcut: Shortcut) -> PersonaOutput:
+    """The visitor pressed Counter, Reject or Add on the written offer (ARCHITECTURE
+    "Offers"): the line goes to the host's side like any proposal; the row stays until an
+    agent's ruling updates or closes it."""
+    plan = {key: value for key, value in turn.plan.items() if key not in ("counter", "change")}
+    can_send = turn.host_key in turn.send_to
+    amounts = (
+        find_amounts(shortcut.text, default_currency=turn.currency)
+        if shortcut.kind is ShortcutKind.COUNTER
+        else []
+    )
+    other, host = turn.other, turn.host
+    goals: list[GoalRuling]
+    sends: list[Send] = []
+    # Whatever counter stood here, this line answers it: a later "ok" does not take it.
+    plan["seen_ruling"] = _last_dispatch(turn)
+    match shortcut.kind:
+        case ShortcutKind.REJECT:
+            # Abandoned of a live new-offer closes the written offer (code does it).
+            reason = f"{other} rejected the written offer."
+            goals = [GoalRuling(key=NEW_OFFER, status="abandoned", reason=reason)]
+            if can_send:
+                substance = notice(Notice.REJECTED, other, shortcut.text)
+                sends.append(Send(to=turn.host_key, substance=substance))
+            reply = "Understood — the written offer will be closed" + (
+                f", and I'll let {host} know." if can_send else "."
+            )
+        case ShortcutKind.COUNTER if amounts:
+            return _visitor_proposal(turn, amounts[-1])
+        case ShortcutKind.COUNTER | ShortcutKind.ADD:
+            if not shortcut.text:
+                reply = "What would you like changed in the written offer?"
+                return PersonaOutput(reply=reply, plan=_write_plan(plan))
+            verb = "add to" if shortcut.kind is ShortcutKind.ADD else "change"
+            goals = _reopen(turn, f"{other} asked to {verb} the written offer.")
+            if can_send:
+                sends.append(Send(to=turn.host_key, substance=request_notice(shortcut, other)))
+                reply = f"Thanks — I'm checking that with {host} now and will come back to you."
+            else:
+                reply = f"Thanks — noted; I'll put it to {host}."
+        case _:
+            assert_never(shortcut.kind)
+    return PersonaOutput(reply=reply, goals=goals, sends=sends, plan=_write_plan(plan))
 
 
 def _next_question(turn: _Turn) -> str:
@@ -683,8 +934,14 @@ def _visitor_proposal(turn: _Turn, amount: Money) -> PersonaOutput:
         open_questions.append("Which deliverable?")
     if date is None:
         open_questions.append("Which date?")
-    plan = dict(turn.plan) | {"proposal": money_code(amount), "deliverable": slug or ""}
+    plan = dict(turn.plan) | {
+        "proposal": money_code(amount),
+        "deliverable": slug or "",
+        # A counter already here is answered by this proposal: a later yes is not to it.
+        "seen_ruling": _last_dispatch(turn),
+    }
     plan.pop("counter", None)
+    plan.pop("change", None)
     goals = []
     if _goal_status(turn.memory, NEW_OFFER) != "open":
         goals.append(
@@ -716,11 +973,17 @@ def _visitor_delivery(turn: _Turn) -> PersonaOutput:
     plan = dict(turn.plan)
     goals: list[GoalRuling] = []
     host = turn.host
+    body = _str(turn.trigger.get("body")).strip()
+    said = read_notice(body)
+    if decision:
+        plan.pop("change", None)  # a ruling answers whatever change was standing
     if decision == "counter" and money is not None:
         reply = f"{host} can do {_the(slug)} at {format_money(money)}. Does that work for you?"
         plan |= {"counter": money_code(money), "deliverable": slug or ""}
     elif decision == "settle" and money is not None:
         reply = f"Good news: {format_money(money)} for {_the(slug)} works for {host}."
+        if said is Notice.AGREES:
+            reply = f"Good news: {body}"
         goals.append(
             GoalRuling(
                 key=NEW_OFFER,
@@ -736,8 +999,14 @@ def _visitor_delivery(turn: _Turn) -> PersonaOutput:
         plan.pop("counter", None)
     elif decision == "ask_principal":
         reply = f"I'm checking this with {host} and will come back to you."
+    elif said in (Notice.ADD, Notice.CHANGE):
+        # The host asks to change the written offer: the visitor's yes or no answers it.
+        reply = f"{body} Does that work for you?"
+        plan["change"] = "asked"
     else:
-        reply = _str(turn.trigger.get("body")).strip() or f"{host} has nothing new yet."
+        if said is not None:
+            plan.pop("change", None)
+        reply = body or f"{host} has nothing new yet."
     # Missing terms are worth asking about only while the deal is alive.
     questions = _strings(turn.trigger.get("open_questions")) if decision != "decline" else []
     if questions and reply.count(".") + reply.count("?") < 3:
