@@ -212,11 +212,14 @@ async def offer_shortcut(
     if action is not rules.Action.REJECT and not text.strip():
         raise DomainError(ErrorCode.BAD_USER_INPUT, "Say what to change.", field="text")
     found = await offer_for_reader(db, identity, offer_id)
-    rules.check_shortcut(state_of(found.offer), action)
+    # Decided under the room's lock, like an approval: a counter racing the booking is either
+    # before it or refused, never a line after it.
+    offer = await _locked(db, offer_id, found.offer.room_id)
+    rules.check_shortcut(state_of(offer), action)
     body = shortcut_line(action, text)
     if client_message_id is None:
         digest = hashlib.sha256(body.encode()).hexdigest()[:16]
-        client_message_id = f"offer:{action.value.lower()}:{found.offer.version}:{digest}"
+        client_message_id = f"offer:{action.value.lower()}:{offer.version}:{digest}"
         client_message_id = f"{client_message_id}:{str(offer_id)[:8]}"
     return await message_service.post_message(
         db,

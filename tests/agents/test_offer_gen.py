@@ -32,6 +32,7 @@ from dealroom.agents.offer_gen import (
 from dealroom.agents.render import Line, Party
 from dealroom.domain import offer_stage
 from dealroom.domain.offer_stage import Stage
+from dealroom.domain.offers import ADD_PREFIX
 from dealroom.domain.seats import RoomKind
 from dealroom.domain.visibility import visible_memory
 
@@ -434,6 +435,11 @@ def test_usage_rights_and_exclusivity_are_read_from_statements() -> None:
     )
     assert found.usage_rights == "6 months on organic social"
     assert found.exclusivity == "Maya asks for 30 days of category exclusivity"
+
+
+def test_an_add_button_line_gives_the_term_not_the_buttons_words() -> None:
+    found = extract([participant(f"{ADD_PREFIX} usage rights for 6 months")])
+    assert found.usage_rights == "usage rights for 6 months"
 
 
 def test_unsettled_terms_are_named_never_invented() -> None:

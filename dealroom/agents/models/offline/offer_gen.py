@@ -22,6 +22,7 @@ from dealroom.agents.models.offline.common import (
     _str,
     _strings,
 )
+from dealroom.agents.models.offline.offer_talk import without_shortcut
 from dealroom.agents.offer_gen import (
     OPEN_DATES,
     OPEN_DELIVERABLES,
@@ -223,7 +224,7 @@ def _sentences(lines: Sequence[_Line]) -> list[str]:
     found = [
         part.strip()
         for line in lines
-        for part in _SENTENCE.split(line.body)
+        for part in _SENTENCE.split(without_shortcut(line.body))
         if part.strip() and not part.strip().endswith("?")
     ]
     return found[::-1]

@@ -25,6 +25,15 @@ REJECT_PREFIX: Final = offers.REJECT_PREFIX
 ADD_PREFIX: Final = offers.ADD_PREFIX
 
 
+def without_shortcut(text: str) -> str:
+    """The reader's own words of an offer-button line (the line itself when it is none)."""
+    stripped = text.strip()
+    for prefix in (COUNTER_PREFIX, REJECT_PREFIX, ADD_PREFIX):
+        if stripped.startswith(prefix):
+            return stripped[len(prefix) :].strip()
+    return text
+
+
 def is_shortcut(text: str) -> bool:
     """A line an offer button posted (Counter, Reject or Add)."""
     stripped = text.strip()
