@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.agents.models.base import AgentName
 from dealroom.domain import money
 from dealroom.domain import offers as rules
-from dealroom.domain.errors import DomainError, ErrorCode, not_found
+from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
 from dealroom.domain.offer_stage import OfferRow, OfferStatus, Stage, derive_stage
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
@@ -276,6 +276,8 @@ async def pay_offer(
         )
     found = await offer_for_reader(db, identity, offer_id)
     seat = found.room.reader_seat
+    if rules.role_of(seat) is not rules.Role.BRAND:
+        raise forbidden("Only the brand pays a written offer.")  # before any idempotent replay
     offer = await _locked(db, offer_id, found.offer.room_id)
     offers = OfferRepository(db)
     existing = await offers.payment(offer.id, key)
