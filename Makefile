@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/realtime.py
 	$(BIN)/python bench/turns.py
 	$(BIN)/python bench/tokens.py
+	$(BIN)/python bench/offers.py
 
 clean:
 	rm -rf $(VENV) .dealroom .pytest_cache .mypy_cache .ruff_cache
