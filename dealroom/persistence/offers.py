@@ -11,7 +11,14 @@ from typing import cast
 from sqlalchemy import func, select
 
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Agreement, Message, Offer, OfferEvent, Payment
+from dealroom.persistence.models import (
+    Agreement,
+    Message,
+    Offer,
+    OfferEvent,
+    Participant,
+    Payment,
+)
 
 
 class OfferRepository:
@@ -168,3 +175,36 @@ async def pane_end(db: Db, room_id: uuid.UUID, participant_id: uuid.UUID) -> int
     result = await db.execute(select(message.scalar_subquery(), stage.scalar_subquery()))
     last_message, last_stage = cast(tuple[int | None, int | None], tuple(result.one()))
     return max(int(last_message or 0), int(last_stage or 0))
+
+
+async def stage_prevs(
+    db: Db, room_id: uuid.UUID, offer_id: uuid.UUID
+) -> tuple[list[tuple[str, int]], int]:
+    """In one statement, before a stage change is stored: each pane's key and the cursor of
+    its last event (``pane_end``), and the cursor of the offer's last stage change."""
+    last_message = (
+        select(func.max(Message.seq))
+        .where(Message.participant_id == Participant.id)
+        .correlate(Participant)
+        .scalar_subquery()
+    )
+    last_room_stage = (
+        select(func.max(OfferEvent.seq)).where(OfferEvent.room_id == room_id).scalar_subquery()
+    )
+    last_offer_stage = (
+        select(func.max(OfferEvent.seq)).where(OfferEvent.offer_id == offer_id).scalar_subquery()
+    )
+    result = await db.execute(
+        select(Participant.key, last_message, last_room_stage, last_offer_stage)
+        .where(Participant.room_id == room_id)
+        .order_by(Participant.key)
+    )
+    panes: list[tuple[str, int]] = []
+    offer_prev = 0
+    for row in result.all():
+        key, message, room_stage, offer_stage = cast(
+            tuple[str, int | None, int | None, int | None], tuple(row)
+        )
+        panes.append((key, max(message or 0, room_stage or 0)))
+        offer_prev = offer_stage or 0
+    return panes, offer_prev

@@ -33,7 +33,7 @@ async def approve_offer(info: Info, offer_id: strawberry.ID, version: int | None
     ctx = info.context
     identity = await ctx.identity()
     async with ctx.transaction() as db:
-        row = await offers.approve_offer(
+        found = await offers.approve_offer(
             db,
             ctx.app.broker,
             ctx.app.clock,
@@ -41,8 +41,7 @@ async def approve_offer(info: Info, offer_id: strawberry.ID, version: int | None
             offer_id=offers.parse_offer_id(offer_id),
             version=version,
         )
-        found = await offers.offer_for_reader(db, identity, row.id)
-    return Offer.for_reader(row, found.room.reader_seat)
+    return Offer.for_reader(found.offer, found.room.reader_seat)
 
 
 async def offer_shortcut(
@@ -58,7 +57,7 @@ async def offer_shortcut(
     identity = await ctx.identity()
     parsed = offers.parse_offer_id(offer_id)
     async with ctx.transaction() as db:
-        view = await offers.offer_shortcut(
+        view, found = await offers.offer_shortcut(
             db,
             ctx.app.broker,
             ctx.app.clock,
@@ -73,7 +72,6 @@ async def offer_shortcut(
             ),
             announce=ctx.app.runner.announce,
         )
-        found = await offers.offer_for_reader(db, identity, parsed)
     return OfferChatPayload(
         message=Message.from_view(view, view.seat),
         offer=Offer.for_reader(found.offer, found.room.reader_seat),
@@ -87,7 +85,7 @@ async def pay_offer(
     identity = await ctx.identity()
     parsed = offers.parse_offer_id(offer_id)
     async with ctx.transaction() as db:
-        payment = await offers.pay_offer(
+        payment, found = await offers.pay_offer(
             db,
             ctx.app.broker,
             ctx.app.clock,
@@ -97,7 +95,6 @@ async def pay_offer(
             payment_method=payment_method,
             idempotency_key=idempotency_key,
         )
-        found = await offers.offer_for_reader(db, identity, parsed)
     return PayOfferPayload(
         payment=Payment.from_row(payment),
         offer=Offer.for_reader(found.offer, found.room.reader_seat),

@@ -28,7 +28,7 @@ from dealroom.domain.offer_stage import OfferRow, OfferStatus, Stage, derive_sta
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Offer, OfferEvent, Payment
-from dealroom.persistence.offers import OfferRepository, pane_end
+from dealroom.persistence.offers import OfferRepository, stage_prevs
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker
 from dealroom.services import messages as message_service
@@ -97,12 +97,8 @@ def parse_offer_id(raw: str) -> uuid.UUID:
 async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> list[Publish]:
     """Store the offer's (new) stage as an event in the room's sequence; return what to
     publish after commit: a StageChanged for each pane and one for the offer's channel."""
-    offers = OfferRepository(db)
-    rooms = RoomRepository(db)
-    participants = await rooms.participants(offer.room_id)
-    pane_prev = [(p, await pane_end(db, offer.room_id, p.id)) for p in participants]
-    offer_prev = await offers.last_offer_event_seq(offer.id)
-    seq = await rooms.next_event_seq(offer.room_id, now)
+    panes, offer_prev = await stage_prevs(db, offer.room_id, offer.id)
+    seq = await RoomRepository(db).next_event_seq(offer.room_id, now)
     stage = stage_of(offer).value
     await db.add(
         OfferEvent(
@@ -120,7 +116,7 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     def event(prev: int) -> str:
         return StageChangedEvent(seq, prev, offer.id, stage, offer.version, now).encode()
 
-    published = [(pane_channel(offer.room_id, Seat(p.key)), event(prev)) for p, prev in pane_prev]
+    published = [(pane_channel(offer.room_id, Seat(key)), event(prev)) for key, prev in panes]
     published.append((offer_channel(offer.id), event(offer_prev)))
     return published
 
@@ -154,7 +150,7 @@ async def approve_offer(
     *,
     offer_id: uuid.UUID,
     version: int | None,
-) -> Offer:
+) -> OfferAccess:
     """O2-O4: the brand's approval stamps this version; the talent's is the booking."""
     found = await offer_for_reader(db, identity, offer_id)
     seat = found.room.reader_seat
@@ -163,7 +159,7 @@ async def approve_offer(
     now = clock.now()
     match outcome:
         case rules.Approval.ALREADY:
-            return offer
+            return OfferAccess(offer, found.room)
         case rules.Approval.BRAND_STAMPED:
             offer.brand_approved_at = now
             offer.brand_approved_version = offer.version
@@ -174,7 +170,7 @@ async def approve_offer(
     await db.flush()
     publish_after_commit(db, broker, await record_stage(db, offer, actor=seat.value, now=now))
     log.info("offer_approved", offer_id=str(offer.id), by=seat.value, outcome=outcome.value)
-    return offer
+    return OfferAccess(offer, found.room)
 
 
 # --- Counter / Reject / Add -----------------------------------------------------------------
@@ -205,7 +201,7 @@ async def offer_shortcut(
     client_message_id: str | None,
     limits: message_service.PostLimits,
     announce: Callable[[], Awaitable[None]] | None,
-) -> MessageView:
+) -> tuple[MessageView, OfferAccess]:
     """O7: post a line into the reader's own pane, as the reader; the row is left until an
     agent updates or closes it. Idempotent: by default the same action with the same text on
     the same version posts once (a double click)."""
@@ -221,7 +217,7 @@ async def offer_shortcut(
         digest = hashlib.sha256(body.encode()).hexdigest()[:16]
         client_message_id = f"offer:{action.value.lower()}:{offer.version}:{digest}"
         client_message_id = f"{client_message_id}:{str(offer_id)[:8]}"
-    return await message_service.post_message(
+    view = await message_service.post_message(
         db,
         broker,
         clock,
@@ -233,6 +229,7 @@ async def offer_shortcut(
         limits=limits,
         announce=announce,
     )
+    return view, OfferAccess(offer, found.room)
 
 
 # --- payment --------------------------------------------------------------------------------
@@ -263,7 +260,7 @@ async def pay_offer(
     offer_id: uuid.UUID,
     payment_method: str,
     idempotency_key: str,
-) -> Payment:
+) -> tuple[Payment, OfferAccess]:
     """O8: the brand pays the quoted amount. Captured → PAYMENT_HELD; capture pending →
     PENDING_PAY_CAPTURE; declined → the stage stays BOOKED_AWAITING_PAYMENT and the error
     says so. Idempotent on ``idempotency_key`` (here and at the provider)."""
@@ -288,7 +285,7 @@ async def pay_offer(
                 "That idempotencyKey was used with another payment method.",
                 field="idempotencyKey",
             )
-        return existing
+        return existing, OfferAccess(offer, found.room)
     rules.check_pay(state_of(offer), seat)
     quote = quote_for(offer)
     if quote is None:
@@ -333,7 +330,7 @@ async def pay_offer(
     offer.updated_at = now
     await db.add(payment)
     publish_after_commit(db, broker, await record_stage(db, offer, actor="payment", now=now))
-    return payment
+    return payment, OfferAccess(offer, found.room)
 
 
 async def capture_pending(
