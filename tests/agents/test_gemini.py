@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dealroom.agents import distil, persona
+from dealroom.agents import agreement, distil, offer_gen, persona
 from dealroom.agents.models.base import (
     Chunk,
     ModelClient,
@@ -190,6 +190,86 @@ async def test_distil_call_sends_its_own_schema_and_ends_with_the_stage_block(
     ]
     assert isinstance(generation.output, distil.DistilOutput)
     assert generation.output.model_dump() == DISTIL_ANSWER
+
+
+OFFER_GEN_ANSWER: JsonObject = {
+    "deliverables": ["sponsored post"],
+    "fee_amount": "7500",
+    "currency": "USD",
+    "dates": ["2027-03-15"],
+    "usage_rights": None,
+    "exclusivity": None,
+    "due_slice_percent": "50",
+    "open_questions": ["Usage rights?"],
+}
+
+
+async def test_offer_gen_call_is_visitor_facing_with_its_schema_and_the_stage_tail(
+    gemini: GeminiClient, fake_gemini: FakeGemini
+) -> None:
+    request = offer_gen.build(
+        offer_gen.OfferGenInput(
+            represents=Party("host", "Dev Raman"),
+            counterparty=Party("visitor", "Mara"),
+            memory={"deal": {"dates": {"sponsored_post": "2027-03-15"}}},
+            transcript=[
+                Line("agent", "Dev Raman can do the sponsored post at $7,500."),
+                Line("participant", "Yes, that works"),
+            ],
+            rulings=[],
+            current_terms=None,
+            stage=Stage.NO_WRITTEN_OFFER,
+        ),
+        model="gemini-2.5-flash",
+    )
+    fake_gemini.script(Reply(answer(OFFER_GEN_ANSWER)))
+
+    generation = await gemini.generate(request)
+
+    [sent] = fake_gemini.requests
+    assert request.visitor_facing is True
+    assert sent.system == offer_gen.SYSTEM
+    assert offer_stage.vocabulary() in sent.system
+    assert sent.contents.split("\n\n")[-1] == offer_stage.deal_stage_block(Stage.NO_WRITTEN_OFFER)
+    assert sent.schema["propertyOrdering"] == list(OFFER_GEN_ANSWER)
+    assert isinstance(generation.output, offer_gen.OfferGenOutput)
+    extracted = offer_gen.to_terms(generation.output)
+    assert extracted.terms is not None
+    assert extracted.terms["fee"] == {"amount": "7500.00", "currency": "USD"}
+
+
+async def test_agreement_call_carries_only_the_offers_fields(
+    gemini: GeminiClient, fake_gemini: FakeGemini
+) -> None:
+    terms = {
+        "deliverables": ["sponsored post"],
+        "fee": {"amount": "7500.00", "currency": "USD"},
+        "dates": ["2027-03-15"],
+        "usageRights": None,
+        "exclusivity": None,
+        "dueSlicePercent": "50",
+    }
+    request = agreement.build(
+        agreement.AgreementInput(
+            offer_id="o-1", version=1, seller="Dev Raman", buyer="Mara", terms=terms
+        ),
+        model="gemini-2.5-flash",
+    )
+    draft = {
+        "title": "Draft services agreement",
+        "sections": [{"heading": "Fee", "body": "Mara pays Dev Raman $7,500."}],
+    }
+    fake_gemini.script(Reply(answer(draft)))
+
+    generation = await gemini.generate(request)
+
+    [sent] = fake_gemini.requests
+    assert sent.system == agreement.SYSTEM
+    assert sent.schema["propertyOrdering"] == ["title", "sections"]
+    assert isinstance(generation.output, agreement.AgreementOutput)
+    text = agreement.render(generation.output)
+    assert agreement.invented_terms(text, terms) == []
+    assert agreement.invented_terms(text.replace("7,500", "9,500"), terms) != []
 
 
 def test_schema_copies_are_independent() -> None:
