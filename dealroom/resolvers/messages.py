@@ -9,18 +9,17 @@ from typing import assert_never
 import strawberry
 
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
-from dealroom.domain.offer_stage import GLOSSES, Stage
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput
+from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.types import (
     AgentTyping,
     Message,
     MessageAdded,
     MessageDelta,
     PaneEvent,
-    StageChanged,
     SystemLine,
 )
 from dealroom.services import messages, rooms
@@ -103,14 +102,7 @@ def _project(event: PaneEventData, reader: Seat) -> PaneEvent:
                 agent=event.agent,
             )
         case StageChangedEvent():
-            stage = Stage(event.stage)
-            return StageChanged(
-                cursor=event_cursor(event.cursor),
-                offer_id=strawberry.ID(str(event.offer_id)),
-                stage=stage,
-                stage_gloss=GLOSSES[stage],
-                version=event.version,
-            )
+            return StageChanged.from_event(event)
         case MessageAddedEvent():
             message = Message.from_view(event.message, reader)
             if event.message.author_kind is AuthorKind.SYSTEM:

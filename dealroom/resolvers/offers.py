@@ -15,9 +15,9 @@ from dealroom.schema.context import Info
 from dealroom.schema.offer_types import (
     Offer,
     OfferChatPayload,
-    OfferStageChanged,
     Payment,
     PayOfferPayload,
+    StageChanged,
 )
 from dealroom.services import messages, offers
 from dealroom.services.identity import resolve_identity
@@ -103,13 +103,13 @@ async def pay_offer(
 
 async def offer_stage(
     info: Info, offer_id: strawberry.ID, after: str | None
-) -> AsyncGenerator[OfferStageChanged, None]:
+) -> AsyncGenerator[StageChanged, None]:
     ctx = info.context
     parsed = offers.parse_offer_id(offer_id)
     start = parse_event_cursor(after) if after is not None else None
     await _authorise(info, parsed)
     async for event in offers.follow_offer(ctx.app.sessionmaker, ctx.app.broker, parsed, start):
-        yield OfferStageChanged.from_event(event)
+        yield StageChanged.from_event(event)
 
 
 async def _authorise(info: Info, offer_id: uuid.UUID) -> None:

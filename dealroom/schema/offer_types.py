@@ -280,8 +280,10 @@ class PayOfferPayload:
     offer: Offer = strawberry.field(description="The offer, at its new stage.")
 
 
-@strawberry.type(description="A written offer's stage changed.")
-class OfferStageChanged:
+@strawberry.type(
+    description="A written offer's stage changed: in both panes' paneEvents, and on offerStage."
+)
+class StageChanged:
     cursor: str = strawberry.field(description="Resume after this cursor (`after:`).")
     offer_id: strawberry.ID = strawberry.field(description="The offer.")
     stage: Stage = strawberry.field(description="The new stage.")
@@ -290,7 +292,7 @@ class OfferStageChanged:
     at: datetime = strawberry.field(description="When it changed (UTC).")
 
     @classmethod
-    def from_event(cls, event: StageChangedEvent) -> OfferStageChanged:
+    def from_event(cls, event: StageChangedEvent) -> StageChanged:
         stage = Stage(event.stage)
         return cls(
             cursor=event_cursor(event.cursor),

@@ -24,7 +24,7 @@ from dealroom.schema.caching import CachedParser
 from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
-from dealroom.schema.offer_types import Offer, OfferChatPayload, OfferStageChanged, PayOfferPayload
+from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
 from dealroom.schema.types import (
     Account,
     AuthPayload,
@@ -295,7 +295,7 @@ class Subscription:
             str | None,
             strawberry.argument(description="Replay stored changes after this cursor first."),
         ] = None,
-    ) -> AsyncGenerator[OfferStageChanged, None]:
+    ) -> AsyncGenerator[StageChanged, None]:
         return offers.offer_stage(info, offer_id, after)
 
 

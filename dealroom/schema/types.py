@@ -30,7 +30,7 @@ from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.schema.context import Info
 from dealroom.schema.enums import Alignment, AuthorKind
-from dealroom.schema.offer_types import Offer, OfferConnection, OfferEdge
+from dealroom.schema.offer_types import Offer, OfferConnection, OfferEdge, StageChanged
 from dealroom.services import messages as message_service
 from dealroom.services import offers as offer_service
 from dealroom.services.events import MessageView
@@ -488,15 +488,6 @@ class AgentTyping:
 class SystemLine:
     cursor: str = strawberry.field(description="Resume after this cursor.")
     message: Message = strawberry.field(description="The system message.")
-
-
-@strawberry.type(description="The room's written-offer stage changed (both panes see it).")
-class StageChanged:
-    cursor: str = strawberry.field(description="Resume after this cursor.")
-    offer_id: strawberry.ID = strawberry.field(description="The offer.")
-    stage: Stage = strawberry.field(description="The new stage.")
-    stage_gloss: str = strawberry.field(description="What it means.")
-    version: int = strawberry.field(description="The offer's version.")
 
 
 @strawberry.type(description="The visitor view's loginRequired flag changed.")
