@@ -108,6 +108,14 @@ class TestPaymentProvider:
         none."""
         return len(self._by_reference)
 
+    def charged(self, reference: str) -> tuple[Decimal, str]:
+        """What the charge ``reference`` was for: (amount, currency), as this instance was
+        asked to charge it (tests read it; a real provider's dashboard shows the same)."""
+        record = self._by_reference.get(reference)
+        if record is None:
+            raise not_found("Charge")
+        return record.request.amount, record.request.currency
+
     async def charge(
         self, *, amount: Decimal, currency: str, payment_method: str, idempotency_key: str
     ) -> Charge:
