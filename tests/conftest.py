@@ -6,6 +6,7 @@ is real uvicorn on a loopback port, driven over HTTP and websockets like a clien
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from dealroom.persistence.models import Base
 from dealroom.realtime import Broker, create_broker
 from dealroom.schema.context import AppState
 from dealroom.server import start_in_background
+from dealroom.services.payments import PaymentProvider
 from dealroom.services.turns import TurnRunner
 from tests.support.backends import REDIS_URL, create_database, drop_database
 from tests.support.clock import ManualClock
@@ -127,7 +129,7 @@ class Server:
 async def server(
     settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock
 ) -> AsyncIterator[Server]:
-    async for running in _serve(settings, engine, broker, clock, None):
+    async with serving(settings, engine, broker, clock) as running:
         yield running
 
 
@@ -151,35 +153,46 @@ async def agent_server(
     model: ModelClient,
 ) -> AsyncIterator[Server]:
     """A server whose agents run: the whole turn, on the model fixture's engine."""
-    async for running in _serve(agent_settings, engine, broker, clock, model):
+    async with serving(agent_settings, engine, broker, clock, model) as running:
         yield running
 
 
-async def _serve(
+@contextlib.asynccontextmanager
+async def serving(
     settings: Settings,
     engine: AsyncEngine,
     broker: Broker,
     clock: ManualClock,
-    model: ModelClient | None,
+    model: ModelClient | None = None,
+    payments: PaymentProvider | None = None,
 ) -> AsyncIterator[Server]:
+    """A real server on a loopback port over the given edges (a test may hand in its own
+    model client, broker or payment provider)."""
     app = create_app(
-        settings, clock=clock, engine=engine, broker=broker, model=model or OfflineClient()
+        settings,
+        clock=clock,
+        engine=engine,
+        broker=broker,
+        model=model or OfflineClient(),
+        payments=payments,
     )
     running = await start_in_background(app)
     port = running.port
     clients: list[httpx.AsyncClient] = []
-    yield Server(
-        base_url=f"http://127.0.0.1:{port}",
-        ws_url=f"ws://127.0.0.1:{port}/graphql",
-        engine=engine,
-        broker=broker,
-        clock=clock,
-        state=app.state.dealroom,
-        _clients=clients,
-    )
-    for http in clients:
-        await http.aclose()
-    await running.stop()
+    try:
+        yield Server(
+            base_url=f"http://127.0.0.1:{port}",
+            ws_url=f"ws://127.0.0.1:{port}/graphql",
+            engine=engine,
+            broker=broker,
+            clock=clock,
+            state=app.state.dealroom,
+            _clients=clients,
+        )
+    finally:
+        for http in clients:
+            await http.aclose()
+        await running.stop()
 
 
 @pytest.fixture

@@ -24,17 +24,15 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents.agreement import AgreementOutput, AgreementSection
-from dealroom.agents.models.base import AgentName, ModelClient, ModelRequest
+from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.persona import GoalRuling, PersonaOutput
-from dealroom.app import create_app
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Agreement, OfferEvent, Payment
 from dealroom.realtime import Broker
 from dealroom.realtime.broker import Subscription
-from dealroom.server import start_in_background
 from dealroom.services.events import (
     MessageAddedEvent,
     StageChangedEvent,
@@ -43,7 +41,7 @@ from dealroom.services.events import (
     pane_channel,
 )
 from dealroom.services.payments import TestPaymentProvider
-from tests.conftest import Server
+from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.graphql import Client, post
 from tests.support.offers import (
@@ -106,30 +104,6 @@ class Tap:
 
     def on(self, channel: str) -> list[str]:
         return [payload for published, payload in self.published if published == channel]
-
-
-@contextlib.asynccontextmanager
-async def serving(
-    settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock, model: ModelClient
-) -> AsyncIterator[Server]:
-    """A server like conftest's ``server`` (workers=0), with the broker and model given."""
-    app = create_app(settings, clock=clock, engine=engine, broker=broker, model=model)
-    running = await start_in_background(app)
-    clients: list[Any] = []
-    try:
-        yield Server(
-            base_url=f"http://127.0.0.1:{running.port}",
-            ws_url=f"ws://127.0.0.1:{running.port}/graphql",
-            engine=engine,
-            broker=broker,
-            clock=clock,
-            state=app.state.dealroom,
-            _clients=clients,
-        )
-    finally:
-        for http in clients:
-            await http.aclose()
-        await running.stop()
 
 
 @pytest.fixture

@@ -8,22 +8,18 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from decimal import Decimal
-from typing import Any
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from dealroom.agents.models.offline import OfflineClient
-from dealroom.app import create_app
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Payment
 from dealroom.realtime import Broker
-from dealroom.server import start_in_background
 from dealroom.services.offers import capture_pending
 from dealroom.services.payments import Charge, ChargeStatus
-from tests.conftest import Server
+from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.offers import APPROVE, PAY, negotiate_to_offer, offer_as, offer_events, open_deal
 from tests.support.offers import stages as stage_list
@@ -69,30 +65,8 @@ async def declining_server(
     provider: DeclinesOnCapture,
 ) -> AsyncIterator[Server]:
     """conftest's ``server`` (workers=0), with this file's payment provider."""
-    app = create_app(
-        settings,
-        clock=clock,
-        engine=engine,
-        broker=broker,
-        model=OfflineClient(),
-        payments=provider,
-    )
-    running = await start_in_background(app)
-    clients: list[Any] = []
-    try:
-        yield Server(
-            base_url=f"http://127.0.0.1:{running.port}",
-            ws_url=f"ws://127.0.0.1:{running.port}/graphql",
-            engine=engine,
-            broker=broker,
-            clock=clock,
-            state=app.state.dealroom,
-            _clients=clients,
-        )
-    finally:
-        for http in clients:
-            await http.aclose()
-        await running.stop()
+    async with serving(settings, engine, broker, clock, payments=provider) as running:
+        yield running
 
 
 async def payments_of(db: Db, offer_id: str) -> list[Payment]:
