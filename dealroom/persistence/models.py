@@ -367,7 +367,6 @@ class Offer(Base):
     )
     status: Mapped[str] = mapped_column(String(24))
     brand_approved_at: Mapped[datetime | None]
-    brand_approved_version: Mapped[int | None] = mapped_column(Integer)
     terms: Mapped[dict[str, Any]] = mapped_column(default=dict)
     open_questions: Mapped[list[str]] = mapped_column(JSON, default=list)
     version: Mapped[int] = mapped_column(Integer, default=1)

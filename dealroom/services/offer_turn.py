@@ -214,7 +214,6 @@ class OfferGenTurn(_Run):
                 current.fingerprint = new_print
                 current.version += 1
                 current.brand_approved_at = None  # O5: the brand approves the new version
-                current.brand_approved_version = None
                 current.buyer_account_id = buyer
                 current.updated_at = now
                 await db.flush()

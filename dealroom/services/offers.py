@@ -162,7 +162,6 @@ async def approve_offer(
             return OfferAccess(offer, found.room)
         case rules.Approval.BRAND_STAMPED:
             offer.brand_approved_at = now
-            offer.brand_approved_version = offer.version
         case rules.Approval.BOOKED:
             offer.status = OfferStatus.ACCEPTED.value
             offer.accepted_at = now

@@ -106,7 +106,6 @@ async def snapshot(db: Db, offer_id: str) -> tuple[Any, ...]:
     return (
         row.status,
         row.brand_approved_at,
-        row.brand_approved_version,
         row.version,
         row.fingerprint,
         row.terms,

@@ -46,7 +46,6 @@ def upgrade() -> None:
     sa.Column('buyer_account_id', sa.Uuid(), nullable=True),
     sa.Column('status', sa.String(length=24), nullable=False),
     sa.Column('brand_approved_at', sa.DateTime(timezone=True), nullable=True),
-    sa.Column('brand_approved_version', sa.Integer(), nullable=True),
     sa.Column('terms', sa.JSON(), nullable=False),
     sa.Column('open_questions', sa.JSON(), nullable=False),
     sa.Column('version', sa.Integer(), nullable=False),
