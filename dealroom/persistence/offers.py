@@ -82,18 +82,7 @@ class OfferRepository:
             )
         )
 
-    async def count(self, room_id: uuid.UUID) -> int:
-        return int(
-            await self.db.scalar(select(func.count(Offer.id)).where(Offer.room_id == room_id)) or 0
-        )
-
     # --- stage events ---------------------------------------------------------------------
-
-    async def last_room_event_seq(self, room_id: uuid.UUID) -> int:
-        seq = await self.db.scalar(
-            select(func.max(OfferEvent.seq)).where(OfferEvent.room_id == room_id)
-        )
-        return int(seq or 0)
 
     async def last_offer_event_seq(self, offer_id: uuid.UUID) -> int:
         seq = await self.db.scalar(
