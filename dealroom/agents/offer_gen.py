@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.render import Line, Party, document, transcript
-from dealroom.domain import offer_stage
+from dealroom.domain import money, offer_stage
+from dealroom.domain.errors import DomainError
 
 MAX_TEXT: Final = 300
 """Characters kept of any one extracted string; the rest is dropped."""
@@ -215,6 +216,24 @@ def _decimal(text: str | None) -> Decimal | None:
     return value
 
 
+def _fee(text: str | None, currency: str | None) -> Decimal | None:
+    """A positive amount exact in the currency's minor unit (two decimals while the currency
+    is unknown), or None: a fee of 8000.50 JPY is not one anyone can pay."""
+    if text is None:
+        return None
+    try:
+        value = Decimal(text.strip().replace(",", ""))
+    except InvalidOperation:
+        return None
+    if not value.is_finite() or value <= 0 or value >= money.MAX_AMOUNT:
+        return None
+    try:
+        exact = money.quantize(value, currency) if currency else value.quantize(_CENT)
+    except (InvalidOperation, DomainError):
+        return None
+    return value if value == exact else None
+
+
 def _plain(value: Decimal) -> str:
     """Digits only, no exponent: ``50``, ``33.5``."""
     text = f"{value.quantize(_CENT):f}"
@@ -239,12 +258,12 @@ def to_terms(output: OfferGenOutput) -> ExtractedTerms:
     if not deliverables:
         questions.append(OPEN_DELIVERABLES)
 
-    fee = _decimal(output.fee_amount)
-    if fee is None or fee <= 0:
-        fee = None
-        questions.append(OPEN_FEE)
     currency = (output.currency or "").strip().upper()
-    if not _CURRENCY.fullmatch(currency):
+    known = _CURRENCY.fullmatch(currency) is not None and money.is_currency(currency)
+    fee = _fee(output.fee_amount, currency if known else None)
+    if fee is None:
+        questions.append(OPEN_FEE)
+    if not known:
         questions.append(OPEN_CURRENCY)
 
     raw_dates = _texts(output.dates)
@@ -259,11 +278,11 @@ def to_terms(output: OfferGenOutput) -> ExtractedTerms:
         questions.append(OPEN_PAYMENT_SCHEDULE)
 
     questions = _texts([*questions, *output.open_questions])
-    if fee is None or not _CURRENCY.fullmatch(currency) or not deliverables:
+    if fee is None or not known or not deliverables:
         return ExtractedTerms(terms=None, open_questions=tuple(questions))
     terms: dict[str, Any] = {
         "deliverables": deliverables,
-        "fee": {"amount": f"{fee.quantize(_CENT):f}", "currency": currency},
+        "fee": {"amount": money.format_amount(fee, currency), "currency": currency},
         "dates": dates,
         "usageRights": _text(output.usage_rights),
         "exclusivity": _text(output.exclusivity),

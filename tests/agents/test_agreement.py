@@ -25,6 +25,7 @@ from dealroom.agents.models.gemini import response_json_schema
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.models.offline.agreement import agreement_output
 from dealroom.agents.offer_gen import OfferGenOutput, to_terms
+from dealroom.domain import money
 from dealroom.domain.terms import CODES, DateMention
 
 TERMS: dict[str, Any] = {
@@ -235,6 +236,8 @@ def test_the_offline_draft_never_invents_a_term(
     usage: str | None,
     exclusivity: str | None,
 ) -> None:
+    # A fee is written in the currency's minor unit (to_terms refuses 0.01 JPY).
+    fee = max(money.quantize(fee, currency), Decimal(1).scaleb(-money.MINOR_UNITS[currency]))
     extracted = to_terms(
         OfferGenOutput(
             deliverables=["sponsored post"],

@@ -237,6 +237,40 @@ def test_the_fee_is_a_plain_decimal_string(raw: str, amount: str) -> None:
     assert extracted.terms["fee"]["amount"] == amount
 
 
+@pytest.mark.parametrize(
+    ("raw", "currency", "amount"),
+    [
+        ("8000", "JPY", "8000"),
+        ("8000.00", "JPY", "8000"),
+        ("12.505", "BHD", "12.505"),
+        ("12.5", "BHD", "12.500"),
+        ("8000.5", "EUR", "8000.50"),
+    ],
+)
+def test_the_fee_is_written_in_the_currencys_minor_unit(
+    raw: str, currency: str, amount: str
+) -> None:
+    extracted = to_terms(output(fee_amount=raw, currency=currency))
+    assert extracted.terms is not None
+    assert extracted.terms["fee"] == {"amount": amount, "currency": currency}
+
+
+@pytest.mark.parametrize(
+    ("raw", "currency", "question"),
+    [
+        ("8000.50", "JPY", OPEN_FEE),  # no such amount in yen
+        ("12.5055", "BHD", OPEN_FEE),
+        ("8000", "XYZ", OPEN_CURRENCY),  # not a currency the platform takes payment in
+        ("0", "USD", OPEN_FEE),
+        ("-5", "USD", OPEN_FEE),
+    ],
+)
+def test_a_fee_no_one_could_pay_is_an_open_question(raw: str, currency: str, question: str) -> None:
+    extracted = to_terms(output(fee_amount=raw, currency=currency))
+    assert extracted.terms is None
+    assert question in extracted.open_questions
+
+
 def test_the_currency_is_upper_cased() -> None:
     extracted = to_terms(output(currency=" eur "))
     assert extracted.terms is not None
