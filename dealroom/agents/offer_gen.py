@@ -198,34 +198,31 @@ def _texts(values: Iterable[str]) -> list[str]:
     return kept[:MAX_ITEMS]
 
 
-def _decimal(text: str | None) -> Decimal | None:
-    """A finite number with at most two decimals, or None."""
+def _number(text: str | None) -> Decimal | None:
+    """A finite number as written (commas allowed), or None."""
     if text is None:
         return None
     try:
         value = Decimal(text.strip().replace(",", ""))
     except InvalidOperation:
         return None
-    if not value.is_finite():
-        return None
+    return value if value.is_finite() else None
+
+
+def _decimal(text: str | None) -> Decimal | None:
+    """A finite number with at most two decimals, or None."""
+    value = _number(text)
     try:
-        if value != value.quantize(_CENT):
-            return None
-    except InvalidOperation:  # too many digits for the context: not a fee anyone wrote
+        return value if value is not None and value == value.quantize(_CENT) else None
+    except InvalidOperation:  # too many digits for the context: not a number anyone wrote
         return None
-    return value
 
 
 def _fee(text: str | None, currency: str | None) -> Decimal | None:
     """A positive amount exact in the currency's minor unit (two decimals while the currency
     is unknown), or None: a fee of 8000.50 JPY is not one anyone can pay."""
-    if text is None:
-        return None
-    try:
-        value = Decimal(text.strip().replace(",", ""))
-    except InvalidOperation:
-        return None
-    if not value.is_finite() or value <= 0 or value >= money.MAX_AMOUNT:
+    value = _number(text)
+    if value is None or value <= 0 or value >= money.MAX_AMOUNT:
         return None
     try:
         exact = money.quantize(value, currency) if currency else value.quantize(_CENT)
