@@ -44,6 +44,7 @@ from tests.support.offers import (
     OFFER_STAGE,
     OPENING,
     ROOM_STAGE,
+    approve_as_read,
     negotiate_to_offer,
     offer_as,
     offer_events,
@@ -88,14 +89,6 @@ PANE_EVENTS = PANE_EVENTS_FULL.replace(
 @pytest.fixture
 def model() -> RecordingClient:
     return RecordingClient(OfflineClient())
-
-
-async def approve(client: Client, offer_id: str) -> dict[str, Any]:
-    version = (await offer_as(client, offer_id))["version"]
-    data: dict[str, Any] = (await client.query(APPROVE, {"offerId": offer_id, "version": version}))[
-        "approveOffer"
-    ]
-    return data
 
 
 def persona_turn(requests: Iterable[ModelRequest], body: str) -> ModelRequest:
@@ -170,7 +163,7 @@ async def test_asking_to_confirm_the_talents_acceptance_moves_nothing(
         ("CONFLICT", "WRITTEN_AWAITING_BRAND")
     ]
 
-    assert (await approve(d.visitor, offer_id))["stage"] == "BRAND_ACKED_AWAITING_TALENT"
+    assert (await approve_as_read(d.visitor, offer_id))["stage"] == "BRAND_ACKED_AWAITING_TALENT"
     again = f"{SOPHIE}, now that I've approved."
     mark = len(model.requests)
     await post(d.visitor, d.room_id, again)
@@ -182,7 +175,7 @@ async def test_asking_to_confirm_the_talents_acceptance_moves_nothing(
     assert await current_stage(d.visitor, d.room_id) == "BRAND_ACKED_AWAITING_TALENT"
 
     # The talent's approval of the written offer is the booking; the next request shows it.
-    assert (await approve(d.host, offer_id))["stage"] == "BOOKED_AWAITING_PAYMENT"
+    assert (await approve_as_read(d.host, offer_id))["stage"] == "BOOKED_AWAITING_PAYMENT"
     mark = len(model.requests)
     await post(d.visitor, d.room_id, "Is it booked now?")
     await server.settle()
@@ -330,8 +323,8 @@ async def test_no_host_secret_reaches_the_written_offer_or_its_agreement(
     assert written["version"] >= 2, "the offer was never rewritten"
     assert written["agreement"]["current"]
     # And the two clicks: booked.
-    assert (await approve(visitor, offer_id))["stage"] == "BRAND_ACKED_AWAITING_TALENT"
-    assert (await approve(host, offer_id))["stage"] == "BOOKED_AWAITING_PAYMENT"
+    assert (await approve_as_read(visitor, offer_id))["stage"] == "BRAND_ACKED_AWAITING_TALENT"
+    assert (await approve_as_read(host, offer_id))["stage"] == "BOOKED_AWAITING_PAYMENT"
     await server.settle()
 
     # Offer-Gen is the visitor's: every call is marked so and none holds a secret.

@@ -30,7 +30,7 @@ from dealroom.agents.persona import GoalRuling, PersonaOutput
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Agreement, OfferEvent, Payment
+from dealroom.persistence.models import AgentRun, OfferEvent, Payment
 from dealroom.realtime import Broker
 from dealroom.realtime.broker import Subscription
 from dealroom.services.events import (
@@ -48,20 +48,23 @@ from tests.support.offers import (
     ADD,
     AGREE,
     APPROVE,
+    MINTED,
     PAY,
     REJECT,
     ROOM_STAGE,
     flips,
     goal_events,
+    goal_status,
     negotiate_to_offer,
     offer_as,
     offer_events,
     open_deal,
     settle,
     stages,
+    stored_agreements,
 )
 from tests.support.recording import RecordingClient, agent_runs
-from tests.support.turns import memory, messages_in
+from tests.support.turns import messages_in
 
 pytestmark = pytest.mark.asyncio
 
@@ -69,8 +72,6 @@ WAB = "WRITTEN_AWAITING_BRAND"
 ACKED = "BRAND_ACKED_AWAITING_TALENT"
 BOOKED = "BOOKED_AWAITING_PAYMENT"
 HELD = "BOOKED_PAYMENT_HELD"
-
-MINTED = [("new-offer", None, "open"), ("new-offer", "open", "met")]
 
 
 # --- a server whose edges the test holds ----------------------------------------------------------
@@ -203,11 +204,6 @@ async def add(client: Client, offer_id: str, text: str) -> dict[str, Any]:
         "addToOffer"
     ]
     return payload
-
-
-async def goal_status(db: Db, room_id: str) -> str | None:
-    goal = (await memory(db, room_id)).get("goals", {}).get("new-offer")
-    return goal["status"] if isinstance(goal, dict) else None
 
 
 async def runs_of(db: Db, room_id: str, agent: AgentName) -> list[AgentRun]:
@@ -440,15 +436,6 @@ def inventing(request: ModelRequest) -> BaseModel | None:
     )
 
 
-async def agreements(db: Db, offer_id: str) -> list[Agreement]:
-    try:
-        return list(
-            await db.scalars(select(Agreement).where(Agreement.offer_id == uuid.UUID(offer_id)))
-        )
-    finally:
-        await db.close()
-
-
 async def test_an_agreement_naming_a_fee_the_offer_does_not_hold_is_retried_never_stored(
     recorded_server: Server, db: Db, recording: RecordingClient, settings: Settings
 ) -> None:
@@ -467,7 +454,7 @@ async def test_an_agreement_naming_a_fee_the_offer_does_not_hold_is_retried_neve
     assert "InventedTerms" in run.error, run.error
     assert "99,999" in run.error, run.error
     assert len(recording.where(AgentName.AGREEMENT)) == settings.turn_attempts
-    assert await agreements(db, offer_id) == []
+    assert await stored_agreements(db, offer_id) == []
     assert (await offer_as(d.visitor, offer_id))["agreement"] is None
 
     # The writer behaves again; the host re-runs the failed turn in its pane.
@@ -479,7 +466,7 @@ async def test_an_agreement_naming_a_fee_the_offer_does_not_hold_is_retried_neve
     await settle(server)
     [run] = await runs_of(db, d.room_id, AgentName.AGREEMENT)
     assert run.status == "done"
-    [draft] = await agreements(db, offer_id)
+    [draft] = await stored_agreements(db, offer_id)
     assert INVENTED_FEE not in draft.text
     assert "$7,500" in draft.text
     agreement = (await offer_as(d.visitor, offer_id))["agreement"]

@@ -28,18 +28,19 @@ from dealroom.domain.cursors import event_cursor, parse_event_cursor
 from dealroom.domain.offer_stage import GLOSSES, Stage
 from dealroom.domain.redaction import CARD_PLACEHOLDER, redact_cards
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Message, OfferEvent, Participant, Payment
+from dealroom.persistence.models import Message, OfferEvent, Participant
 from dealroom.services.payments import TestPaymentProvider
 from tests.conftest import Server
 from tests.support.graphql import Client, GraphQLErrors, Subscription, post, subscribe, ws_init_for
 from tests.support.offers import (
-    APPROVE,
     OFFER_STAGE,
     PAY,
+    approve_as_read,
     negotiate_to_offer,
     offer_as,
     offer_events,
     stages,
+    stored_payments,
 )
 from tests.support.rooms import account_client
 from tests.support.turns import PANE_EVENTS_FULL, Deal, deal, memory, messages_in
@@ -63,18 +64,10 @@ def provider(server: Server) -> TestPaymentProvider:
     return payments
 
 
-async def approve(client: Client, offer_id: str) -> dict[str, Any]:
-    version = (await offer_as(client, offer_id))["version"]
-    data: dict[str, Any] = (await client.query(APPROVE, {"offerId": offer_id, "version": version}))[
-        "approveOffer"
-    ]
-    return data
-
-
 async def book(server: Server, d: Deal, offer_id: str) -> None:
     """The two clicks on the written offer, in order: the brand's, then the talent's."""
-    assert (await approve(d.visitor, offer_id))["stage"] == "BRAND_ACKED_AWAITING_TALENT"
-    assert (await approve(d.host, offer_id))["stage"] == "BOOKED_AWAITING_PAYMENT"
+    assert (await approve_as_read(d.visitor, offer_id))["stage"] == "BRAND_ACKED_AWAITING_TALENT"
+    assert (await approve_as_read(d.host, offer_id))["stage"] == "BOOKED_AWAITING_PAYMENT"
 
 
 async def booked_offer(server: Server) -> tuple[Deal, str]:
@@ -99,19 +92,6 @@ async def pay_error(client: Client, offer_id: str, method: str, key: str) -> dic
     assert body.get("data") is None, body
     extensions: dict[str, Any] = errors[0]["extensions"]
     return extensions
-
-
-async def stored_payments(db: Db, offer_id: str) -> list[Payment]:
-    try:
-        return list(
-            await db.scalars(
-                select(Payment)
-                .where(Payment.offer_id == uuid.UUID(offer_id))
-                .order_by(Payment.created_at)
-            )
-        )
-    finally:
-        await db.close()
 
 
 def expected_quote(fee: str, percent: str | None) -> dict[str, str]:
@@ -201,10 +181,10 @@ async def test_a_captured_card_holds_the_payment_and_a_retry_charges_once(
     early = await pay_error(d.visitor, offer_id, "test_card_ok", "too-early")
     assert early["code"] == "CONFLICT"
     assert early["stage"] == "WRITTEN_AWAITING_BRAND"
-    await approve(d.visitor, offer_id)
+    await approve_as_read(d.visitor, offer_id)
     early = await pay_error(d.visitor, offer_id, "test_card_ok", "still-early")
     assert (early["code"], early["stage"]) == ("CONFLICT", "BRAND_ACKED_AWAITING_TALENT")
-    await approve(d.host, offer_id)
+    await approve_as_read(d.host, offer_id)
     assert provider(server).charges_made == 0
 
     # Only the brand pays; a stranger does not learn the offer exists.
@@ -497,10 +477,12 @@ async def test_every_stage_change_arrives_live_in_both_panes_in_cursor_order(
         # Each side talks between the clicks, so messages and stage changes interleave.
         await post(d.visitor, d.room_id, "Thanks, reading the written offer now.")
         await server.settle()
-        assert (await approve(d.visitor, offer_id))["stage"] == "BRAND_ACKED_AWAITING_TALENT"
+        assert (await approve_as_read(d.visitor, offer_id))[
+            "stage"
+        ] == "BRAND_ACKED_AWAITING_TALENT"
         await post(d.host, d.room_id, "Thanks, noted.")
         await server.settle()
-        assert (await approve(d.host, offer_id))["stage"] == "BOOKED_AWAITING_PAYMENT"
+        assert (await approve_as_read(d.host, offer_id))["stage"] == "BOOKED_AWAITING_PAYMENT"
         paid = await pay(d.visitor, offer_id, "test_card_ok", "stream-1")
         assert paid["offer"]["stage"] == "BOOKED_PAYMENT_HELD"
         await server.settle()

@@ -35,11 +35,13 @@ from tests.support.offers import (
     AGREE,
     APPROVE,
     COUNTER,
+    MINTED,
     OFFER,
     REJECT,
     ROOM_STAGE,
     flips,
     goal_events,
+    goal_status,
     negotiate_to_offer,
     offer_as,
     offer_events,
@@ -63,9 +65,6 @@ COUNTER_TEXT = "$7,200 for the sponsored post"
 ROOMS = "{ rooms(first: 100) { edges { node { id kind stage } } } }"
 ROOM = "query($id: ID!) { room(id: $id) { id kind readerSeat stage offer { id } } }"
 ME = "{ me { id } }"
-
-MINTED = [("new-offer", None, "open"), ("new-offer", "open", "met")]
-"""The goal's flips up to the first written offer: opened by the first ask, met on agreement."""
 
 
 # --- reading what happened ------------------------------------------------------------------
@@ -135,11 +134,6 @@ def walk(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
             yield from walk(value, f"{path}[{index}]")
     else:
         yield path, node
-
-
-async def goal_status(db: Db, room_id: str) -> str | None:
-    goal = (await memory(db, room_id)).get("goals", {}).get("new-offer")
-    return goal["status"] if isinstance(goal, dict) else None
 
 
 async def agree_until_met(server: Server, db: Db, d: Deal) -> None:

@@ -5,23 +5,28 @@ clear error)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import pytest
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Payment
 from dealroom.realtime import Broker
 from dealroom.services.offers import capture_pending
 from dealroom.services.payments import Charge, ChargeStatus
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
-from tests.support.offers import APPROVE, PAY, negotiate_to_offer, offer_as, offer_events, open_deal
+from tests.support.offers import (
+    APPROVE,
+    PAY,
+    negotiate_to_offer,
+    offer_as,
+    offer_events,
+    open_deal,
+    stored_payments,
+)
 from tests.support.offers import stages as stage_list
 
 pytestmark = pytest.mark.asyncio
@@ -69,15 +74,6 @@ async def declining_server(
         yield running
 
 
-async def payments_of(db: Db, offer_id: str) -> list[Payment]:
-    try:
-        return list(
-            await db.scalars(select(Payment).where(Payment.offer_id == uuid.UUID(offer_id)))
-        )
-    finally:
-        await db.close()
-
-
 async def test_a_declined_capture_puts_the_offer_back_to_awaiting_payment(
     declining_server: Server, db: Db, provider: DeclinesOnCapture
 ) -> None:
@@ -100,7 +96,7 @@ async def test_a_declined_capture_puts_the_offer_back_to_awaiting_payment(
     read = await offer_as(d.visitor, offer_id)
     assert read["stage"] == "BOOKED_AWAITING_PAYMENT"
     assert read["viewerActions"] == ["PAY"]  # the brand may pay again
-    [payment] = await payments_of(db, offer_id)
+    [payment] = await stored_payments(db, offer_id)
     assert (payment.status, payment.error) == ("declined", REFUSED)
     assert provider.asked == [payment.provider_ref]
     assert stage_list(await offer_events(db, offer_id)) == [*before, ("BOOKED_AWAITING_PAYMENT", 1)]

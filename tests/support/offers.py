@@ -10,16 +10,19 @@ from typing import Any
 from sqlalchemy import select
 
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import GoalEvent, Offer, OfferEvent
+from dealroom.persistence.models import Agreement, GoalEvent, Offer, OfferEvent, Payment
 from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up
-from tests.support.turns import HOME, RULES, Deal
+from tests.support.turns import HOME, RULES, Deal, memory
 
 OPENING = "Hi, we'd like a sponsored post on 15 March 2027, {upfront}"
 BID = "We can pay $7,000"
 AGREE = "Yes, that works"
 """The offline engine's path to a written offer: the host side counters $7,500 on the bid
 and the visitor's agreement meets ``new-offer``."""
+
+MINTED = [("new-offer", None, "open"), ("new-offer", "open", "met")]
+"""The goal's flips up to the first written offer: opened by the first ask, met on agreement."""
 
 OFFER_FIELDS = """
   id stage stageGloss version brandApprovedAt createdAt updatedAt
@@ -193,3 +196,46 @@ async def offer_as(client: Any, offer_id: str) -> dict[str, Any]:
     """The offer read through GraphQL by ``client``."""
     data: dict[str, Any] = (await client.query(OFFER, {"id": offer_id}))["offer"]
     return data
+
+
+async def approve_as_read(client: Any, offer_id: str) -> dict[str, Any]:
+    """Approve the version the reader sees now (as a client app does); the offer after it."""
+    version = (await offer_as(client, offer_id))["version"]
+    data: dict[str, Any] = (await client.query(APPROVE, {"offerId": offer_id, "version": version}))[
+        "approveOffer"
+    ]
+    return data
+
+
+async def goal_status(db: Db, room_id: str) -> str | None:
+    """The ``new-offer`` goal's status in room memory."""
+    goal = (await memory(db, room_id)).get("goals", {}).get("new-offer")
+    return goal["status"] if isinstance(goal, dict) else None
+
+
+async def stored_payments(db: Db, offer_id: str) -> list[Payment]:
+    """The offer's payments rows, oldest first."""
+    try:
+        return list(
+            await db.scalars(
+                select(Payment)
+                .where(Payment.offer_id == uuid.UUID(offer_id))
+                .order_by(Payment.created_at)
+            )
+        )
+    finally:
+        await db.close()
+
+
+async def stored_agreements(db: Db, offer_id: str) -> list[Agreement]:
+    """The offer's agreement drafts, oldest first."""
+    try:
+        return list(
+            await db.scalars(
+                select(Agreement)
+                .where(Agreement.offer_id == uuid.UUID(offer_id))
+                .order_by(Agreement.created_at)
+            )
+        )
+    finally:
+        await db.close()
