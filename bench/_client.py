@@ -322,6 +322,8 @@ class ServerProcess:
     """Run the server under cProfile, writing its stats here when it stops."""
     gc_log: bool = False
     """Log the server's garbage-collection pauses (see ``GC_LOGGING_SERVE``)."""
+    command: list[str] | None = None
+    """Another server to run instead of ``dealroom serve`` (it must answer ``/health``)."""
     proc: subprocess.Popen[bytes] | None = None
     ps: psutil.Process | None = None
     _files: list[Any] = field(default_factory=list)
@@ -343,7 +345,9 @@ class ServerProcess:
         err = self.stderr_path.open("wb")
         self._files += [out, err]
         command = [str(DEALROOM), "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-        if self.profile is not None:
+        if self.command is not None:
+            command = self.command
+        elif self.profile is not None:
             command = [sys.executable, "-m", "cProfile", "-o", str(self.profile), *command]
         elif self.gc_log:
             command = [sys.executable, "-c", GC_LOGGING_SERVE, *command[1:]]

@@ -1,0 +1,196 @@
+"""The hot path against the stack itself (issue 17, "Build" 1): server CPU per ``postMessage``
+next to bare-stack apps doing the same write (``bench/floor_apps.py``), in one run.
+
+One throwaway PostgreSQL database, migrated; one Redis. ``dealroom serve`` (agent workers off,
+post limit lifted) and the four floor apps run as subprocesses on loopback ports with the same
+uvicorn options. A host signs up and ``--rooms`` guests open deal rooms. Then, in interleaved
+rounds, ``--clients`` closed-loop clients post into those rooms for ``--seconds`` against each
+server in turn; the server's own CPU time over the window divided by the requests answered is
+its CPU per request. Prints per variant: ms CPU per request (median over rounds), requests/s,
+the single-process ceiling that CPU cost implies, and dealroom's cost as a multiple of it.
+It asserts nothing.
+
+    .venv/bin/python bench/floor.py [--rounds 3] [--seconds 8] [--clients 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from _client import (
+    DEFAULT_PG_URL,
+    DEFAULT_REDIS_URL,
+    ServerProcess,
+    create_pg_database,
+    drop_pg_database,
+    free_port,
+    http_client,
+    machine_summary,
+    migrate,
+    ms,
+    open_room,
+    percentile,
+    post_body,
+    prepare_run,
+    remove_tree,
+    sign_up,
+)
+
+HERE = Path(__file__).resolve().parent
+FLOORS = ("strawberry-orm", "strawberry-core", "strawberry-asyncpg", "starlette-asyncpg")
+STATEMENTS = {name: 4 for name in FLOORS}  # BEGIN, UPDATE … RETURNING, INSERT, COMMIT
+
+
+@dataclass
+class Figures:
+    cpu_per_request: list[float] = field(default_factory=list)
+    rate: list[float] = field(default_factory=list)
+    latency: list[float] = field(default_factory=list)
+    errors: int = 0
+
+
+async def drive(
+    server: ServerProcess, rooms: list[tuple[str, str | None]], clients: int, seconds: float
+) -> tuple[int, int, list[float], float]:
+    """Closed-loop posting; returns (answered, errors, latencies, server CPU seconds)."""
+    answered = 0
+    errors = 0
+    latencies: list[float] = []
+    async with http_client(server.base_url, connections=clients) as http:
+
+        async def client(index: int, until: float) -> None:
+            nonlocal answered, errors
+            room_id, key = rooms[index % len(rooms)]
+            headers = {"content-type": "application/json"}
+            if key:
+                headers["x-guest-key"] = key
+            while time.monotonic() < until:
+                body = post_body(room_id, f"hello {secrets.token_hex(3)}")
+                started = time.perf_counter()
+                response = await http.post("/graphql", content=body, headers=headers)
+                latencies.append(time.perf_counter() - started)
+                if response.status_code != 200 or b'"errors"' in response.content:
+                    errors += 1
+                else:
+                    answered += 1
+
+        # a short warm-up (imports, pools, caches) outside the measured window
+        await asyncio.gather(*(client(i, time.monotonic() + 1.0) for i in range(clients)))
+        answered, errors, latencies = 0, 0, []
+        cpu_before = server.cpu_seconds()
+        await asyncio.gather(*(client(i, time.monotonic() + seconds) for i in range(clients)))
+        cpu = server.cpu_seconds() - cpu_before
+    return answered, errors, latencies, cpu
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    pg_url = await create_pg_database(args.pg_url, "dealroom_floor")
+    logs = Path(tempfile.mkdtemp(prefix="dealroom-floor-"))
+    env = {
+        **os.environ,
+        "DEALROOM_DATABASE_URL": pg_url,
+        "DEALROOM_REDIS_URL": args.redis_url,
+        "DEALROOM_WORKERS": "0",
+        "DEALROOM_POSTS_PER_MINUTE": "100000000",
+        "DEALROOM_ACCESS_LOG": "false",
+        "DEALROOM_DEMO": "0",
+        "FLOOR_DATABASE_URL": pg_url,
+        "FLOOR_REDIS_URL": args.redis_url,
+    }
+    servers: dict[str, ServerProcess] = {}
+    try:
+        migrate(env)
+        for name in ("dealroom", *FLOORS):
+            folder = logs / name
+            folder.mkdir()
+            port = free_port()
+            command = None
+            if name != "dealroom":
+                command = [sys.executable, str(HERE / "floor_apps.py"), name, str(port)]
+            servers[name] = ServerProcess(env=env, port=port, log_dir=folder, command=command)
+        servers["dealroom"].start()
+        async with http_client(servers["dealroom"].base_url) as http:
+            await sign_up(http, "floorhost", "Floor Host")
+            rooms = [await open_room(http, "floorhost") for _ in range(args.rooms)]
+        for name in FLOORS:  # they read the rooms' visitor panes at start-up
+            servers[name].start()
+
+        figures = {name: Figures() for name in servers}
+        order = list(servers)
+        for round_no in range(args.rounds):
+            # interleaved: each round starts with a different server so drift spreads evenly
+            for name in order[round_no % len(order) :] + order[: round_no % len(order)]:
+                done, errors, latencies, cpu = await drive(
+                    servers[name], rooms, args.clients, args.seconds
+                )
+                entry = figures[name]
+                entry.errors += errors
+                if done:
+                    entry.cpu_per_request.append(cpu / done)
+                    entry.rate.append(done / args.seconds)
+                    entry.latency.extend(latencies)
+                print(
+                    f"round {round_no + 1} {name:<19} {done / args.seconds:7.0f} req/s  "
+                    f"{ms(cpu / max(done, 1))} ms CPU/req  errors {errors}",
+                    flush=True,
+                )
+        report(figures, args)
+    finally:
+        for server in servers.values():
+            server.stop()
+        await drop_pg_database(args.pg_url, pg_url)
+        remove_tree(logs)
+
+
+def report(figures: dict[str, Figures], args: argparse.Namespace) -> None:
+    print()
+    for line in machine_summary():
+        print(line)
+    print(
+        f"{args.clients} closed-loop clients, {args.rooms} rooms, {args.rounds} rounds of "
+        f"{args.seconds:.0f}s per server, PostgreSQL + Redis, agent workers off"
+    )
+    base = statistics.median(figures["dealroom"].cpu_per_request or [float("nan")])
+    print()
+    print(
+        "| variant | statements | ms CPU / request | req/s | p50 ms | ceiling / process "
+        "| dealroom ÷ variant |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, entry in figures.items():
+        cpu = statistics.median(entry.cpu_per_request or [float("nan")])
+        rate = statistics.median(entry.rate or [float("nan")])
+        p50 = percentile(sorted(entry.latency), 50)
+        statements = STATEMENTS.get(name, "see test_statements")
+        print(
+            f"| {name} | {statements} | {cpu * 1000:.2f} | {rate:.0f} | {ms(p50)} | "
+            f"~{1 / cpu:.0f}/s | {base / cpu:.2f}× |"
+            + (f" ({entry.errors} errors)" if entry.errors else "")
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--rooms", type=int, default=16)
+    parser.add_argument("--pg-url", default=os.environ.get("DEALROOM_BENCH_PG_URL", DEFAULT_PG_URL))
+    parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
+    parser.add_argument("--wait-idle", type=float, default=0.0, help="wait for pytest runs")
+    args = parser.parse_args()
+    prepare_run(args.wait_idle)
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
