@@ -32,17 +32,32 @@ async def _migrate(settings: Settings) -> None:
 @main.command()
 @click.option("--host", default=None, help="Interface to bind (DEALROOM_HOST).")
 @click.option("--port", default=None, type=int, help="Port (DEALROOM_PORT).")
-def serve(host: str | None, port: int | None) -> None:
+@click.option(
+    "--processes",
+    default=None,
+    type=int,
+    help="Server processes sharing the port (default: one per core with DEALROOM_REDIS_URL, "
+    "else 1).",
+)
+def serve(host: str | None, port: int | None, processes: int | None) -> None:
     """Run the server. On embedded defaults, applies migrations first."""
+    import os
+
     import uvicorn
 
     from dealroom.app import create_app
-    from dealroom.server import uvicorn_config
+    from dealroom.server import process_count, uvicorn_config
 
     settings = Settings()
     configure(settings.log_format)
     host = host or settings.host
     port = port or settings.port
+    try:
+        count = process_count(
+            processes, shared_broker=bool(settings.redis_url), cpus=os.cpu_count()
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
     if settings.embedded:
         click.echo(f"migrating {settings.resolved_database_url}")
         asyncio.run(_migrate(settings))
@@ -55,9 +70,27 @@ def serve(host: str | None, port: int | None) -> None:
     )
     engine = "gemini" if settings.use_gemini else "offline"
     click.echo(f"dealroom: agents on the {engine} engine, {settings.workers} workers")
+    if count > 1:
+        # uvicorn's supervisor forks the children; each builds its own app from the
+        # environment (server.app_from_env) and they share the listening socket.
+        from uvicorn.supervisors import Multiprocess
+
+        click.echo(f"dealroom: {count} server processes")
+        config = uvicorn_config(
+            "dealroom.server:app_from_env",
+            host=host,
+            port=port,
+            access_log=settings.access_log,
+            processes=count,
+        )
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        return
+    from dealroom.gc_tuning import settle_after_startup
+
     config = uvicorn_config(
         create_app(settings), host=host, port=port, access_log=settings.access_log
     )
+    settle_after_startup()  # modules, schema and app outlive every request: out of the GC's way
     uvicorn.Server(config).run()
 
 

@@ -13,10 +13,20 @@ from starlette.types import ASGIApp
 
 
 def uvicorn_config(
-    app: ASGIApp, *, host: str, port: int, log_level: str = "info", access_log: bool = True
+    app: ASGIApp | str,
+    *,
+    host: str,
+    port: int,
+    log_level: str = "info",
+    access_log: bool = True,
+    processes: int = 1,
 ) -> uvicorn.Config:
+    """``app`` is an import string of an app factory when ``processes`` > 1 (each child
+    builds its own app)."""
     return uvicorn.Config(
         app,
+        factory=processes > 1,
+        workers=processes,
         host=host,
         port=port,
         # Per-message deflate costs tens of KiB per websocket; our frames are small.
@@ -58,3 +68,32 @@ async def start_in_background(
         await asyncio.sleep(0.01)
     bound: int = server.servers[0].sockets[0].getsockname()[1]
     return BackgroundServer(server, task, bound)
+
+
+def app_from_env() -> ASGIApp:
+    """The app a ``serve --processes N`` child builds for itself from the environment: its own
+    engine pool, broker connection and agent workers (nothing is shared across processes but
+    the database, Redis and the listening socket)."""
+    from dealroom.app import create_app
+    from dealroom.config import Settings
+    from dealroom.gc_tuning import settle_after_startup
+
+    app = create_app(Settings())
+    settle_after_startup()
+    return app
+
+
+def process_count(requested: int | None, *, shared_broker: bool, cpus: int | None) -> int:
+    """``--processes``: default one per core when a shared broker (Redis) carries events
+    between processes; with the in-process broker a second process would never see the
+    first one's events, so it is refused."""
+    if requested is None:
+        return max(1, cpus or 1) if shared_broker else 1
+    if requested < 1:
+        raise ValueError("--processes must be at least 1")
+    if requested > 1 and not shared_broker:
+        raise ValueError(
+            "--processes above 1 needs DEALROOM_REDIS_URL: the in-process broker cannot carry "
+            "events between processes"
+        )
+    return requested

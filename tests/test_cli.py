@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from dealroom.persistence.db import Db
@@ -80,3 +81,15 @@ async def test_an_unknown_handle_is_a_clear_cli_error(database_url: str, db: Db)
     result = _dealroom("accounts", "set-operator", "nobody", database_url=database_url)
     assert result.returncode != 0
     assert "NOT_FOUND" in result.stderr
+
+
+def test_serve_processes_default_to_the_cores_only_with_a_shared_broker() -> None:
+    from dealroom.server import process_count
+
+    assert process_count(None, shared_broker=True, cpus=2) == 2
+    assert process_count(None, shared_broker=False, cpus=8) == 1  # in-process broker: one
+    assert process_count(3, shared_broker=True, cpus=2) == 3
+    with pytest.raises(ValueError, match="DEALROOM_REDIS_URL"):
+        process_count(2, shared_broker=False, cpus=2)
+    with pytest.raises(ValueError, match="at least 1"):
+        process_count(0, shared_broker=True, cpus=2)

@@ -47,7 +47,7 @@ def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.
         "DEALROOM_WORKERS": "0",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "dealroom.cli", "serve"],
+        [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "1"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=log,

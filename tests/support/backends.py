@@ -17,20 +17,23 @@ REDIS_URL = os.environ.get("DEALROOM_TEST_REDIS_URL")
 # even on the embedded pass: Redis runs on every machine of this project, and a test that
 # cannot reach it fails rather than skips.
 REDIS_FOR_BROKER_TESTS = REDIS_URL or "redis://127.0.0.1:6379/0"
+# Likewise for the tests that are about several server processes sharing one PostgreSQL.
+PG_FOR_PROCESS_TESTS = PG_URL or "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 
 
 def backend_name() -> str:
     return "postgresql" if PG_URL else "sqlite"
 
 
-async def create_database() -> str:
-    """A fresh, empty database for this test run; returns its SQLAlchemy URL."""
-    if PG_URL is None:
+async def create_database(pg_url: str | None = PG_URL) -> str:
+    """A fresh, empty database for this test run (beside ``pg_url``'s, or an SQLite file when
+    there is none); returns its SQLAlchemy URL."""
+    if pg_url is None:
         folder = Path(tempfile.mkdtemp(prefix="dealroom-test-"))
         return f"sqlite+aiosqlite:///{folder / 'test.sqlite3'}"
-    url = make_url(PG_URL)
+    url = make_url(pg_url)
     name = f"dealroom_t_{os.getpid()}_{secrets.token_hex(3)}"
-    conn = await asyncpg.connect(_dsn(PG_URL))
+    conn = await asyncpg.connect(_dsn(pg_url))
     try:
         await conn.execute(f'CREATE DATABASE "{name}"')
     finally:
@@ -39,12 +42,12 @@ async def create_database() -> str:
 
 
 async def drop_database(db_url: str) -> None:
-    if PG_URL is None:
+    if db_url.startswith("sqlite"):
         return
-    name = make_url(db_url).database
-    conn = await asyncpg.connect(_dsn(PG_URL))
+    url = make_url(db_url)
+    conn = await asyncpg.connect(_dsn(url.set(database="postgres").render_as_string(False)))
     try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
     finally:
         await conn.close()
 

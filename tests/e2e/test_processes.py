@@ -1,0 +1,210 @@
+"""Issue 17, "All cores": two `dealroom serve --processes 2` instances (four processes, each
+with its own broker connection and agent workers) on one PostgreSQL and one Redis deliver
+every event once and run every turn once.
+
+This test is about several processes sharing PostgreSQL, so it uses PostgreSQL on both passes
+(as the broker tests use Redis): a machine without it fails the test rather than skipping it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+import psutil
+import pytest
+from sqlalchemy import func, select
+
+from dealroom.persistence.engine import create_engine
+from dealroom.persistence.migrate import upgrade
+from dealroom.persistence.models import AgentRun, Message
+from tests.e2e.test_two_processes import _free_port
+from tests.support.backends import (
+    PG_FOR_PROCESS_TESTS,
+    REDIS_FOR_BROKER_TESTS,
+    create_database,
+    drop_database,
+)
+from tests.support.graphql import Client, open_room, post, sign_up, subscribe, ws_init_for
+
+ROOMS = 4
+MESSAGES = """
+subscription($roomId: ID!, $seat: Seat!) {
+  paneEvents(roomId: $roomId, seat: $seat) {
+    __typename
+    ... on MessageAdded { cursor message { id body authorKind } }
+  }
+}
+"""
+
+
+@contextmanager
+def _serve(url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    env = {
+        **os.environ,
+        "DEALROOM_DATABASE_URL": url,
+        "DEALROOM_REDIS_URL": REDIS_FOR_BROKER_TESTS,
+        "DEALROOM_PORT": str(port),
+        "DEALROOM_HOST": "127.0.0.1",
+        "DEALROOM_WORKERS": "2",
+        "DEALROOM_MODEL_ENGINE": "offline",
+        "DEALROOM_DEMO": "0",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        start_new_session=True,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate()  # the supervisor stops its children
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+async def _wait_healthy(base_url: str, process: subprocess.Popen[bytes]) -> None:
+    """Up to two minutes: four processes importing and connecting on a busy 2-core machine
+    are slow, and a slow start is not what this test is about."""
+    async with httpx.AsyncClient(base_url=base_url) as http:
+        for _ in range(600):
+            if process.poll() is not None:
+                raise AssertionError(f"server exited with {process.returncode}")
+            try:
+                if (await http.get("/health")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"{base_url} never became healthy")
+
+
+@pytest.fixture
+async def pg_url() -> AsyncIterator[str]:
+    url = await create_database(PG_FOR_PROCESS_TESTS)
+    engine = create_engine(url)
+    try:
+        await upgrade(engine)
+        yield url
+    finally:
+        await engine.dispose()
+        await drop_database(url)
+
+
+@pytest.fixture
+async def two_multiprocess_servers(pg_url: str, tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
+    ports = _free_port(), _free_port()
+    logs = [(tmp_path / f"server-{port}.log").open("wb") for port in ports]
+    with _serve(pg_url, ports[0], logs[0]) as a, _serve(pg_url, ports[1], logs[1]) as b:
+        urls = f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
+        await _wait_healthy(urls[0], a)
+        await _wait_healthy(urls[1], b)
+        # each instance really is a supervisor with (at least) two serving children; the
+        # third child is multiprocessing's resource tracker
+        assert all(len(psutil.Process(p.pid).children()) >= 2 for p in (a, b))
+        yield urls
+    for log in logs:
+        log.close()
+        print(Path(log.name).read_text())  # noqa: ASYNC240  # teardown, once; shown on failure
+
+
+async def _counts(url: str) -> tuple[int, int, int]:
+    """(persona runs, persona runs done, agent messages) across the whole database."""
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as conn:
+            runs = (
+                await conn.execute(
+                    select(func.count()).select_from(AgentRun).where(AgentRun.agent == "persona")
+                )
+            ).scalar_one()
+            done = (
+                await conn.execute(
+                    select(func.count())
+                    .select_from(AgentRun)
+                    .where(AgentRun.agent == "persona", AgentRun.status == "done")
+                )
+            ).scalar_one()
+            replies = (
+                await conn.execute(
+                    select(func.count()).select_from(Message).where(Message.author_kind == "agent")
+                )
+            ).scalar_one()
+    finally:
+        await engine.dispose()
+    return int(runs), int(done), int(replies)
+
+
+async def test_two_multiprocess_servers_deliver_every_event_once_and_run_every_turn_once(
+    two_multiprocess_servers: tuple[str, str], pg_url: str
+) -> None:
+    url_a, url_b = two_multiprocess_servers
+    ws_a = url_a.replace("http", "ws") + "/graphql"
+    async with httpx.AsyncClient(base_url=url_a, timeout=30) as http_a:
+        host = Client(http_a)
+        await sign_up(host, "manyproc", "Many Proc")
+        guests: list[tuple[Client, str, httpx.AsyncClient]] = []
+        for _ in range(ROOMS):
+            http_b = httpx.AsyncClient(base_url=url_b, timeout=30)
+            guest = Client(http_b)
+            guests.append((guest, (await open_room(guest, "manyproc"))["room"]["id"], http_b))
+        try:
+            # The host watches every visitor pane through A; the guests write through B.
+            async with asyncio.TaskGroup() as group:
+                seen = [
+                    group.create_task(_watch(ws_a, host, room_id, n))
+                    for n, (_guest, room_id, _http) in enumerate(guests)
+                ]
+                await asyncio.sleep(0.5)  # the subscriptions are open
+                for n, (guest, room_id, _http) in enumerate(guests):
+                    await post(guest, room_id, f"Hello from guest {n}")
+            events = [task.result() for task in seen]
+        finally:
+            for _guest, _room, http in guests:
+                await http.aclose()
+
+    for n, pane in enumerate(events):
+        cursors = [event["cursor"] for event in pane]
+        assert len(cursors) == len(set(cursors)), f"room {n}: an event arrived twice"
+        authors = [event["message"]["authorKind"] for event in pane]
+        own = [e for e in pane if e["message"]["body"] == f"Hello from guest {n}"]
+        assert len(own) == 1, f"room {n}: the guest's line arrived {len(own)} times"
+        assert authors[authors.index("PARTICIPANT") :].count("AGENT") >= 1
+    runs, done, replies = await _counts(pg_url)
+    # every turn ran, once: each persona run finished and posted one reply, none twice
+    assert runs >= ROOMS
+    assert (done, replies) == (runs, runs)
+
+
+async def _watch(ws_url: str, host: Client, room_id: str, n: int) -> list[dict[str, Any]]:
+    """The visitor pane's messages as the host reads them, until the agent has answered the
+    guest and the pane has then been quiet for two seconds (a duplicate would show up here)."""
+    variables = {"roomId": room_id, "seat": "VISITOR"}
+    messages: list[dict[str, Any]] = []
+    async with subscribe(ws_url, MESSAGES, variables, init=ws_init_for(host)) as stream:
+        deadline = asyncio.get_running_loop().time() + 90
+        answered = False
+        while True:
+            wait = 2.0 if answered else deadline - asyncio.get_running_loop().time()
+            try:
+                event = await stream.event(timeout=max(0.1, wait))
+            except TimeoutError:
+                if answered:
+                    return messages
+                raise AssertionError(f"room {n}: no agent reply; saw {messages}") from None
+            if event["__typename"] != "MessageAdded":
+                continue
+            messages.append(event)
+            kinds = [m["message"]["authorKind"] for m in messages]
+            answered = "PARTICIPANT" in kinds and "AGENT" in kinds[kinds.index("PARTICIPANT") :]
