@@ -157,3 +157,70 @@ async def arrange_standing_counter(db: Db, room_id: str, now: Any) -> None:
         await db.commit()
     finally:
         await db.close()
+
+
+async def arrange_offer(db: Db, room_id: str, now: Any) -> str:
+    """A written offer waiting on the brand in ``room_id`` (a room from before the gate, or
+    one whose guest was gated after it was drawn): what a guest could try to approve or pay."""
+    from dealroom.persistence.models import Room
+
+    rid = uuid.UUID(room_id)
+    try:
+        room = await db.get(Room, rid)
+        assert room is not None
+        offer = Offer(
+            id=uuid.uuid4(),
+            room_id=rid,
+            key="new-offer",
+            seller_account_id=room.host_account_id,
+            status="APPROVED",
+            terms={"fee": {"amount": "7500", "currency": "USD"}, "deliverables": ["post"]},
+            open_questions=[],
+            version=1,
+            fingerprint="arranged",
+            created_at=now,
+            updated_at=now,
+        )
+        await db.add(offer)
+        await db.commit()
+        return str(offer.id)
+    finally:
+        await db.close()
+
+
+async def arrange_held_sends(db: Db, room_id: str, count: int, now: Any) -> None:
+    """``count`` notes from the guest's pane to the host's, held by the gate (as a guest's
+    bids would leave them), in order."""
+    from dealroom.persistence.models import Participant
+
+    rid = uuid.UUID(room_id)
+    try:
+        seats = {
+            p.key: p.id
+            for p in await db.scalars(select(Participant).where(Participant.room_id == rid))
+        }
+        source = uuid.uuid4()
+        for index in range(count):
+            await db.add(
+                PendingEffect(
+                    id=uuid.uuid4(),
+                    room_id=rid,
+                    seq=index + 1,
+                    kind="pane_send",
+                    payload={
+                        "from": str(seats["visitor"]),
+                        "to": str(seats["host"]),
+                        "substance": f"A visitor offers ${7000 + index} for a sponsored post.",
+                        "payload": {"open_questions": []},
+                        "position": index,
+                        "chain_depth": 1,
+                        "stage": "NO_WRITTEN_OFFER",
+                    },
+                    status="held",
+                    source_run_id=source,
+                    created_at=now,
+                )
+            )
+        await db.commit()
+    finally:
+        await db.close()
