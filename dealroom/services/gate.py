@@ -8,25 +8,21 @@ gate follows), and not at all once the room is claimed.
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 
 from sqlalchemy import select
 
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.persona import PersonaOutput, Trigger
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Message, Participant, PendingEffect
-from dealroom.persistence.offers import pane_end
-from dealroom.persistence.repositories import MessageRepository, RoomRepository
+from dealroom.persistence.models import AgentRun, Participant, PendingEffect
 from dealroom.persistence.runs import RunRepository
 from dealroom.services import effects
-from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import PersonaTurn, StaleRun
-from dealroom.services.turn_context import RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunStatus, new_run
+from dealroom.services.turn_context import RunSnapshot, load
+from dealroom.services.turns import RunStatus, new_run, system_line
 
 OUTSTANDING = ("queued", "running")
 
@@ -93,7 +89,7 @@ class GateTurn(PersonaTurn):
             generation = await self.deps.ledger.generate(request, site)
             output = generation.output
             assert isinstance(output, PersonaOutput)
-            await self._store(run, ctx, output.reply, site)
+            await self._store(run, output.reply, site)
         except Exception:
             await self.deps.ledger.keep(site)
             raise
@@ -120,41 +116,25 @@ class GateTurn(PersonaTurn):
         finally:
             await db.close()
 
-    async def _store(self, run: RunSnapshot, ctx: TurnContext, text: str, site: CallSite) -> None:
+    async def _store(self, run: RunSnapshot, text: str, site: CallSite) -> None:
         db = Db(self.deps.sessionmaker)
-        publish: tuple[str, str] | None = None
         try:
             row = await RunRepository(db).by_id(run.id, lock=True)
             if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
                 raise StaleRun(str(run.id))
-            now = self.deps.clock.now()
-            seq = await RoomRepository(db).next_event_seq(run.room_id, now)
-            messages = MessageRepository(db)
-            key = f"run:{run.id}"
-            if await messages.by_client_id(run.participant_id, key) is None:
-                previous = await messages.last_in_pane(run.participant_id)
-                prev = await pane_end(db, run.room_id, run.participant_id)
-                message = Message(
-                    id=uuid.uuid4(),
-                    room_id=run.room_id,
-                    participant_id=run.participant_id,
-                    seq=seq,
-                    author_kind=AuthorKind.AGENT.value,
-                    body=text.strip() or "…",
-                    session_no=previous.session_no if previous else 1,
-                    client_message_id=key,
-                    created_at=now,
-                )
-                await db.add(message)
-                view = MessageView.from_row(message, Seat(ctx.pane_key))
-                event = MessageAddedEvent(cursor=seq, prev=prev, message=view)
-                publish = (pane_channel(run.room_id, Seat(ctx.pane_key)), event.encode())
-                row.reply_message_id = message.id
-            row.status, row.finished_at = RunStatus.DONE.value, now
+            line = await system_line(
+                db,
+                self.deps.clock,
+                run,
+                text.strip() or "…",
+                key=f"run:{run.id}",
+                author=AuthorKind.AGENT,
+            )
+            row.status, row.finished_at = RunStatus.DONE.value, self.deps.clock.now()
             await db.add(*site.rows)
             await db.commit()
             site.rows.clear()
         finally:
             await db.close()
-        if publish is not None:
-            await self.deps.broker.publish(*publish)
+        if line is not None:
+            await self.deps.broker.publish(*line)

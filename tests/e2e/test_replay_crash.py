@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -16,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -26,16 +24,10 @@ from tests.conftest import Server
 from tests.support.backends import REDIS_FOR_BROKER_TESTS
 from tests.support.gate import arrange_held_sends, held, room_dispatches, sign_up_here
 from tests.support.graphql import Client, open_room, post, sign_up
+from tests.support.processes import free_port, wait_healthy
 from tests.support.turns import HOME, messages_in
 
 HELD = 20
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -68,19 +60,6 @@ def _worker(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess
                 process.kill()
 
 
-async def _healthy(url: str, process: subprocess.Popen[bytes]) -> None:
-    async with httpx.AsyncClient(base_url=url) as http:
-        for _ in range(400):
-            assert process.poll() is None, f"worker exited with {process.returncode}"
-            try:
-                if (await http.get("/health")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.05)
-    raise AssertionError("worker never became healthy")
-
-
 async def _statuses(db: Db, room_id: str) -> list[str]:
     try:
         rows = await db.scalars(
@@ -106,9 +85,9 @@ async def test_a_replay_killed_mid_way_resumes_on_the_next_start_exactly_once(
 
     log_path = tmp_path / "worker.log"
     with log_path.open("wb") as log:
-        port = _free_port()
+        port = free_port()
         with _worker(database_url, port, log) as first:
-            await _healthy(f"http://127.0.0.1:{port}", first)
+            await wait_healthy(f"http://127.0.0.1:{port}", first)
             for _ in range(600):
                 done = (await _statuses(db, room_id)).count("replayed")
                 if done >= 3:
@@ -119,9 +98,9 @@ async def test_a_replay_killed_mid_way_resumes_on_the_next_start_exactly_once(
         cut = await _statuses(db, room_id)
         assert 3 <= cut.count("replayed") < HELD, cut  # killed mid-replay
 
-        port = _free_port()
+        port = free_port()
         with _worker(database_url, port, log) as second:
-            await _healthy(f"http://127.0.0.1:{port}", second)
+            await wait_healthy(f"http://127.0.0.1:{port}", second)
             for _ in range(1500):
                 if set(await _statuses(db, room_id)) == {"replayed"}:
                     break
