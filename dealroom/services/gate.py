@@ -85,7 +85,7 @@ class GateTurn(PersonaTurn):
                 body=waiting_phrase(held, ctx.represents.name),
                 reason=effects.GateReason.HELD.value if held else effects.GateReason.CAP.value,
             )
-            request = await self.request(run, ctx, site, trigger)
+            request = await self.compose(run, ctx, site, trigger)
             generation = await self.deps.ledger.generate(request, site)
             output = generation.output
             assert isinstance(output, PersonaOutput)

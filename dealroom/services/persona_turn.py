@@ -99,13 +99,17 @@ class PersonaTurn:
 
     # --- the request ----------------------------------------------------------------------
 
-    async def request(
-        self, run: RunSnapshot, ctx: TurnContext, site: CallSite, trigger: Trigger | None = None
-    ) -> ModelRequest:
+    async def request(self, run: RunSnapshot, ctx: TurnContext, site: CallSite) -> ModelRequest:
         """The persona's request: memory filtered by visibility for this pane (seed 002),
         then narrowed by the context filter when large; its own plan; host facts; the
-        current session; the tail directives. ``trigger`` overrides the run's own (the login
-        gate's line); such a turn sends nothing."""
+        current session; the tail directives."""
+        return await self.compose(run, ctx, site, None)
+
+    async def compose(
+        self, run: RunSnapshot, ctx: TurnContext, site: CallSite, trigger: Trigger | None
+    ) -> ModelRequest:
+        """:meth:`request` with ``trigger`` overriding the run's own (the login gate's line);
+        such a turn may send nothing."""
         pane = ctx.pane_key
         visible = visibility.visible_memory(ctx.memory, pane=pane, room_kind=ctx.kind)
         if len(json.dumps(visible)) > self.deps.settings.filter_threshold_chars:

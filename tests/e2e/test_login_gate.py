@@ -5,9 +5,15 @@ was held delivered in its original order."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
+from dealroom.agents.models.base import AgentName, Chunk, Generation, ModelClient, ModelRequest
+from dealroom.agents.models.offline import OfflineClient
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
 from tests.conftest import Server
@@ -24,6 +30,33 @@ from tests.support.graphql import open_room, post, subscribe
 from tests.support.turns import host_with_rules, messages_in
 
 BID = "Hi, we'd like a sponsored post on 15 March 2027 and can pay $7,000"
+
+
+class SlowOfferGen:
+    """The model edge with a slow Offer-Gen: a replay that did not wait for a held mint's run
+    would deliver the next held note first."""
+
+    engine = "offline"
+
+    def __init__(self) -> None:
+        self.inner = OfflineClient()
+
+    async def generate(self, request: ModelRequest) -> Generation:
+        if request.agent is AgentName.OFFER_GEN:
+            await asyncio.sleep(1.5)
+        return await self.inner.generate(request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        async for chunk in self.inner.stream(request):
+            yield chunk
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+@pytest.fixture
+def model() -> ModelClient:
+    return SlowOfferGen()
 
 
 async def _until(sub: Any, want: str, timeout: float = 20) -> list[dict[str, Any]]:
