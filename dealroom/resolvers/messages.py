@@ -87,6 +87,8 @@ async def pane_events(
         seat=Seat(seat),
         after=start,
     ):
+        if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
+            continue  # seed 000: the gate is the visitor view's (the host reads it false)
         yield _project(event, reader)
 
 

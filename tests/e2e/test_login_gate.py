@@ -6,6 +6,7 @@ was held delivered in its original order."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -71,14 +72,15 @@ async def _until(sub: Any, want: str, timeout: float = 20) -> list[dict[str, Any
 async def test_a_guest_bid_is_held_gated_live_then_delivered_in_the_same_room_on_sign_up(
     agent_server: Server, db: Db
 ) -> None:
-    await host_with_rules(agent_server)
+    host, _home = await host_with_rules(agent_server)
     guest = agent_server.client()
     opened = await open_room(guest, "devraman")
     room_id = opened["room"]["id"]
     watch = {"roomId": room_id, "seat": "VISITOR"}
-    async with subscribe(
-        agent_server.ws_url, GATE_EVENTS, watch, headers=dict(guest.headers)
-    ) as sub:
+    async with (
+        subscribe(agent_server.ws_url, GATE_EVENTS, watch, headers=dict(guest.headers)) as sub,
+        subscribe(agent_server.ws_url, GATE_EVENTS, watch, headers=dict(host.headers)) as host_sub,
+    ):
         await post(guest, room_id, BID)
         events = await _until(sub, "LoginRequiredChanged")
         assert events[-1]["loginRequired"] is True
@@ -108,6 +110,13 @@ async def test_a_guest_bid_is_held_gated_live_then_delivered_in_the_same_room_on
         events = await _until(sub, "LoginRequiredChanged")
         assert events[-1]["loginRequired"] is False
         await agent_server.settle()
+        # The host reading the same pane never sees the gate (it is the visitor view's).
+        host_saw: list[str] = []
+        with contextlib.suppress(TimeoutError):
+            while True:
+                host_saw.append((await host_sub.event(timeout=1))["__typename"])
+        assert "MessageAdded" in host_saw
+        assert "LoginRequiredChanged" not in host_saw
 
     view = (await guest.query(GATE_ROOM, {"id": room_id}))["room"]
     assert view["id"] == room_id
