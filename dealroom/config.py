@@ -86,6 +86,14 @@ class Settings(BaseSettings):
     """How long the test provider's delayed capture takes."""
     session_line_cap: int = 400
     """Safety cap on transcript lines read for one turn (never reached by a real sitting)."""
+    guest_message_cap: int = 30
+    """Posts one guest key may make across its rooms before the login gate asks for a
+    sign-in; past it posts are refused (FORBIDDEN, reason LOGIN_REQUIRED)."""
+    guest_keys_per_ip_per_hour: int = 30
+    """Guest keys one client address may be handed in an hour (RATE_LIMITED past it)."""
+    replay_poll_seconds: float = 0.1
+    """How soon a claimed room's replay looks again whether the runs its last held effect
+    queued have finished (the next held effect waits for them)."""
 
     @property
     def session_pause(self) -> timedelta:

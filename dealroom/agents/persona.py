@@ -112,12 +112,17 @@ SYSTEM = f"{PROMPT}\n{offer_stage.vocabulary()}"
 class Trigger:
     """Why the persona speaks: a participant's message, or a delivery it must make."""
 
-    kind: Literal["message", "delivery"]
+    kind: Literal["message", "delivery", "gate"]
     body: str
+    """A message's text, a delivery's substance, or for the gate what waits (kinds only)."""
     sender: str | None = None
     """For a delivery: the participant key whose agent sent it."""
     ruling: Mapping[str, Any] | None = None
     open_questions: Sequence[str] = ()
+    held: Mapping[str, Any] | None = None
+    """A delivery held by the login gate: when it was held and the stage then."""
+    reason: str | None = None
+    """For the gate: ``held`` (something waits on sign-in) or ``cap`` (the guest limit)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind, "body": self.body}
@@ -127,6 +132,10 @@ class Trigger:
                 "ruling": dict(self.ruling) if self.ruling else None,
                 "open_questions": list(self.open_questions),
             }
+            if self.held:
+                data["held"] = dict(self.held)
+        if self.kind == "gate":
+            data["reason"] = self.reason
         return data
 
 
@@ -149,6 +158,30 @@ class PersonaInput:
     deliveries: Sequence[Mapping[str, Any]]
     """The dispatch record this pane may see: what was actually delivered."""
     stage: offer_stage.Stage
+
+
+HELD_DIRECTIVE = (
+    "This news was held until the visitor signed in (see `held`: when, and the stage then). "
+    "Convey it as it stands NOW: where MEMORY or the DEAL STAGE block below differ from its "
+    "wording, they win. Never say it was delayed by a sign-in."
+)
+"""heldPushMustConvey (seed 000): a held push is spoken as it stands at delivery."""
+
+
+def gate_directive(name: str, trigger: Trigger) -> str:
+    """The login gate's line: the guest's own agent says it, in its words."""
+    if trigger.reason == "cap":
+        why = (
+            f"{name} has used the messages a guest may send. Thank them warmly and ask them to "
+            "sign in or create an account to keep going; nothing here is lost."
+        )
+    else:
+        why = (
+            f"You were just about to share an update ({trigger.body}), and it can go out only "
+            f"once {name} signs in. Say so and ask them to sign in or create an account; they "
+            "stay in this same conversation. Do not repeat what the update says."
+        )
+    return f"SIGN-IN NEEDED. {why} One or two short sentences. Rule no goals and send nothing."
 
 
 def identity_directive(represents: Party, speaking_with: Party, pane: str) -> str:
@@ -197,6 +230,10 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
             f"DELIVER NOW, in your own voice, to {inputs.speaking_with.name}: "
             f"{document(context['trigger'])}"
         )
+        if trigger.held:
+            now += "\n" + HELD_DIRECTIVE
+    elif trigger.kind == "gate":
+        now = gate_directive(inputs.speaking_with.name, trigger)
     else:
         now = f"{inputs.speaking_with.name} just wrote: {trigger.body}"
     sends = (

@@ -214,7 +214,10 @@ class PendingEffect(Base):
     """An outbound effect held while the visitor is an unclaimed guest (seed 000 "login gate")."""
 
     __tablename__ = "pending_effects"
-    __table_args__ = (UniqueConstraint("room_id", "seq", name="uq_pending_effects_room_seq"),)
+    __table_args__ = (
+        UniqueConstraint("room_id", "seq", name="uq_pending_effects_room_seq"),
+        Index("ix_pending_effects_status", "status", "room_id"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     room_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"))
@@ -222,6 +225,24 @@ class PendingEffect(Base):
     kind: Mapped[str] = mapped_column(String(16))
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
     status: Mapped[str] = mapped_column(String(16), default="held")
+    """``held`` (waiting on sign-in), ``performed`` (replayed; its runs still working) or
+    ``replayed``."""
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+    source_run_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    """The run whose turn would have performed it."""
+    spawned_run_ids: Mapped[list[str] | None] = mapped_column(JSON)
+    """The runs its replay queued: the next held effect waits for them (replay order)."""
+    performed_at: Mapped[datetime | None]
+
+
+class GuestKeyMint(Base):
+    """A guest key handed out, by the client address's hash: minting is rate limited per IP."""
+
+    __tablename__ = "guest_key_mints"
+    __table_args__ = (Index("ix_guest_key_mints_ip", "ip_hash", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    ip_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=_now)
 
 

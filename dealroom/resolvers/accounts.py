@@ -7,12 +7,14 @@ import dataclasses
 import strawberry
 
 from dealroom.domain.errors import not_found, unauthenticated
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Account as AccountRow
 from dealroom.persistence.repositories import AccountRepository
-from dealroom.schema.context import ACT_AS_COOKIE, SESSION_COOKIE, Info
+from dealroom.schema.context import ACT_AS_COOKIE, SESSION_COOKIE, Context, Info
 from dealroom.schema.inputs import SignInInput, SignUpInput
 from dealroom.schema.types import Account, AuthPayload, Me
-from dealroom.services import accounts
-from dealroom.services.identity import resolve_identity
+from dealroom.services import accounts, claims
+from dealroom.services.identity import GUEST_KEY_RE, resolve_identity
 
 
 async def me(info: Info) -> Me | None:
@@ -36,6 +38,31 @@ def _signed_in(info: Info, result: accounts.SignedIn) -> AuthPayload:
     return AuthPayload(token=result.token, account=Me.from_rows(result.account, result.account))
 
 
+async def _claim(info: Info, db: Db, account: AccountRow) -> None:
+    """A sign-up or sign-in that carries a guest key (header or cookie) claims the guest's
+    rooms in the same transaction (the login gate: chat → gate → sign-in → same room)."""
+    ctx = info.context
+    guest_key = ctx.credentials().guest_key
+    if not guest_key or not GUEST_KEY_RE.fullmatch(guest_key):
+        return
+    claimed = await claims.claim_guest_rooms(db, ctx.app.clock, account, guest_key)
+    after_claim(ctx, db, claimed)
+
+
+def after_claim(ctx: Context, db: Db, claimed: claims.Claimed) -> None:
+    """After commit: tell the guest's panes the gate is down, and wake the replays."""
+    broker, runner = ctx.app.broker, ctx.app.runner
+
+    async def publish() -> None:
+        for channel, payload in claimed.published:
+            await broker.publish(channel, payload)
+        if claimed.replays:
+            await runner.announce()
+
+    if claimed.rooms:
+        db.after_commit(publish)
+
+
 async def sign_up(info: Info, input: SignUpInput) -> AuthPayload:
     ctx = info.context
     async with ctx.transaction() as db:
@@ -48,6 +75,7 @@ async def sign_up(info: Info, input: SignUpInput) -> AuthPayload:
             display_name=input.display_name,
             ttl_days=ctx.app.settings.session_ttl_days,
         )
+        await _claim(info, db, result.account)
     return _signed_in(info, result)
 
 
@@ -61,6 +89,7 @@ async def sign_in(info: Info, input: SignInInput) -> AuthPayload:
             password=input.password,
             ttl_days=ctx.app.settings.session_ttl_days,
         )
+        await _claim(info, db, result.account)
     return _signed_in(info, result)
 
 

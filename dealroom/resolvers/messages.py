@@ -16,6 +16,7 @@ from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.types import (
     AgentTyping,
+    LoginRequiredChanged,
     Message,
     MessageAdded,
     MessageDelta,
@@ -25,6 +26,7 @@ from dealroom.schema.types import (
 from dealroom.services import messages, rooms
 from dealroom.services.events import (
     AgentTypingEvent,
+    LoginRequiredChangedEvent,
     MessageAddedEvent,
     MessageDeltaEvent,
     PaneEventData,
@@ -52,6 +54,7 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
                 session_pause=ctx.app.settings.session_pause,
             ),
             announce=ctx.app.runner.announce,
+            guest_cap=ctx.app.settings.guest_message_cap,
         )
     # The author reads its own message from the pane it wrote into.
     return Message.from_view(view, view.seat)
@@ -84,6 +87,8 @@ async def pane_events(
         seat=Seat(seat),
         after=start,
     ):
+        if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
+            continue  # seed 000: the gate is the visitor view's (the host reads it false)
         yield _project(event, reader)
 
 
@@ -103,6 +108,10 @@ def _project(event: PaneEventData, reader: Seat) -> PaneEvent:
             )
         case StageChangedEvent():
             return StageChanged.from_event(event)
+        case LoginRequiredChangedEvent():
+            return LoginRequiredChanged(
+                cursor=event_cursor(event.after), login_required=event.login_required
+            )
         case MessageAddedEvent():
             message = Message.from_view(event.message, reader)
             if event.message.author_kind is AuthorKind.SYSTEM:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import strawberry
 
 from dealroom.domain.cursors import room_cursor
-from dealroom.domain.errors import bad_input
+from dealroom.domain.errors import bad_input, not_found, unauthenticated
+from dealroom.resolvers.accounts import after_claim
 from dealroom.schema.context import GUEST_COOKIE, Info
 from dealroom.schema.types import (
     Flag,
@@ -17,7 +18,7 @@ from dealroom.schema.types import (
     RoomEdge,
     RoomOps,
 )
-from dealroom.services import ops, rooms
+from dealroom.services import claims, ops, rooms
 
 GUEST_COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetimes at 400 days
 
@@ -56,7 +57,13 @@ async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> 
     identity = await ctx.identity()
     async with ctx.transaction() as db:
         opened = await rooms.open_visitor_room(
-            db, ctx.app.clock, identity, handle=handle, new_conversation=new_conversation
+            db,
+            ctx.app.clock,
+            identity,
+            handle=handle,
+            new_conversation=new_conversation,
+            client_ip=ctx.request.client.host if ctx.request.client else None,
+            guest_keys_per_hour=ctx.app.settings.guest_keys_per_ip_per_hour,
         )
     if opened.guest_key is not None:
         ctx.set_cookie(GUEST_COOKIE, opened.guest_key, GUEST_COOKIE_MAX_AGE)
@@ -66,6 +73,25 @@ async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> 
     return OpenRoomPayload(
         room=Room.for_reader(opened.room), guest_key=opened.guest_key, created=opened.created
     )
+
+
+async def claim_room(info: Info, room_id: strawberry.ID) -> Room:
+    """Bind the signed-in account to a room its guest key holds (and the key's other rooms)."""
+    ctx = info.context
+    identity = await ctx.identity()
+    if identity.account is None:
+        raise unauthenticated("Sign in before claiming a room.")
+    parsed = rooms.parse_id(room_id, "room")
+    if identity.guest_key is None:
+        raise not_found("Room")
+    async with ctx.transaction() as db:
+        claimed = await claims.claim_guest_rooms(
+            db, ctx.app.clock, identity.account, identity.guest_key, room_id=parsed
+        )
+        after_claim(ctx, db, claimed)
+    found = await rooms.room_for_reader(ctx.db, identity, parsed)
+    ctx.loaders.participants.prime(found.room.id, found.participants)
+    return Room.for_reader(found.room)
 
 
 async def room_ops(info: Info, room_id: strawberry.ID, flags: int) -> RoomOps:

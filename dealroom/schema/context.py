@@ -58,7 +58,7 @@ class Context:
 
     @functools.cached_property
     def loaders(self) -> Loaders:
-        return create_loaders(self.db)
+        return create_loaders(self.db, guest_cap=self.app.settings.guest_message_cap)
 
     @property
     def is_websocket(self) -> bool:

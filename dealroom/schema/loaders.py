@@ -44,11 +44,12 @@ class Loaders:
     """Keyed by pane (participant id)."""
     memory: Loader[uuid.UUID, AccountMemory | None]
     login_required: Loader[uuid.UUID, bool]
+    held_effects: Loader[uuid.UUID, int]
     current_offer: Loader[uuid.UUID, Offer | None]
     """Keyed by room: its current written offer (the stage is derived from it)."""
 
 
-def create_loaders(db: Db) -> Loaders:
+def create_loaders(db: Db, guest_cap: int | None = None) -> Loaders:
     rooms = RoomRepository(db)
     accounts = AccountRepository(db)
     messages = MessageRepository(db)
@@ -73,7 +74,13 @@ def create_loaders(db: Db) -> Loaders:
 
     async def load_login_required(keys: Sequence[uuid.UUID]) -> list[bool]:
         held = await rooms.unclaimed_rooms_with_held_effects(list(keys))
+        if guest_cap is not None:
+            held |= await rooms.guest_capped_rooms(list(keys), guest_cap)
         return [key in held for key in keys]
+
+    async def load_held_effects(keys: Sequence[uuid.UUID]) -> list[int]:
+        found = await rooms.held_effects(list(keys))
+        return [found.get(key, 0) for key in keys]
 
     async def load_current_offer(keys: Sequence[uuid.UUID]) -> list[Offer | None]:
         found = await OfferRepository(db).current_for_rooms(list(keys))
@@ -85,5 +92,6 @@ def create_loaders(db: Db) -> Loaders:
         last_message=Loader(load_last_message),
         memory=Loader(load_memory),
         login_required=Loader(load_login_required),
+        held_effects=Loader(load_held_effects),
         current_offer=Loader(load_current_offer),
     )

@@ -100,7 +100,8 @@ class Query:
 class Mutation:
     @strawberry.mutation(
         description="Create an account (and its home room) and sign in. CONFLICT if the "
-        "handle or email is taken."
+        "handle or email is taken. Carrying a guest key (X-Guest-Key or the guest cookie), it "
+        "also claims the guest's rooms (see claimRoom)."
     )
     async def sign_up(
         self,
@@ -109,7 +110,10 @@ class Mutation:
     ) -> AuthPayload:
         return await accounts.sign_up(info, input)
 
-    @strawberry.mutation(description="Sign in. UNAUTHENTICATED on a wrong email or password.")
+    @strawberry.mutation(
+        description="Sign in. UNAUTHENTICATED on a wrong email or password. Carrying a guest "
+        "key, it also claims the guest's rooms (see claimRoom)."
+    )
     async def sign_in(
         self,
         info: Info,
@@ -154,8 +158,25 @@ class Mutation:
         return await rooms.open_visitor_room(info, handle, new_conversation)
 
     @strawberry.mutation(
+        description="Claim a guest's room for the signed-in account: the request must carry "
+        "the guest key that holds it (X-Guest-Key or the guest cookie). Binds the account to "
+        "the room's visitor (same participant, same pane), sets the written offer's buyer, "
+        "retitles the room '<Brand> × <Host>', and replays what the login gate held, in order. "
+        "The key's other rooms are claimed too. signUp and signIn do this by themselves when "
+        "they carry a guest key. UNAUTHENTICATED when not signed in; NOT_FOUND when the key "
+        "does not hold the room; CONFLICT when it is bound to another account. Idempotent."
+    )
+    async def claim_room(
+        self,
+        info: Info,
+        room_id: Annotated[strawberry.ID, strawberry.argument(description="The room.")],
+    ) -> Room:
+        return await rooms.claim_room(info, room_id)
+
+    @strawberry.mutation(
         description="Post into the reader's own pane. Idempotent on clientMessageId per pane. "
-        "Never waits for an agent."
+        "Never waits for an agent. A guest past the guest message cap is refused: FORBIDDEN "
+        "with extensions.reason LOGIN_REQUIRED."
     )
     async def post_message(
         self,
@@ -185,7 +206,8 @@ class Mutation:
         "(host) approving after that is the booking (BOOKED_AWAITING_PAYMENT). Out of order or "
         "at a stage that cannot be approved: CONFLICT with extensions.stage and "
         "extensions.version. Approving again is a no-op. Pass `version` to approve only the "
-        "version you read (CONFLICT if it was rewritten since)."
+        "version you read (CONFLICT if it was rewritten since). A guest visitor: FORBIDDEN "
+        "with extensions.reason LOGIN_REQUIRED (sign in first; the room stays theirs)."
     )
     async def approve_offer(
         self,
@@ -250,7 +272,8 @@ class Mutation:
         "(see Offer.payment). Test methods: test_card_ok (captured: BOOKED_PAYMENT_HELD), "
         "test_card_delayed_capture (PENDING_PAY_CAPTURE, captured later), test_card_declined "
         "(PAYMENT_DECLINED; the stage stays BOOKED_AWAITING_PAYMENT). FORBIDDEN for the host; "
-        "CONFLICT at any other stage. Idempotent on idempotencyKey."
+        "CONFLICT at any other stage. Idempotent on idempotencyKey. A guest visitor: "
+        "FORBIDDEN with extensions.reason LOGIN_REQUIRED."
     )
     async def pay_offer(
         self,

@@ -277,12 +277,23 @@ class Room:
         return sorted((await self._access(info)).readable, key=list(Seat).index)
 
     @strawberry.field(
-        description="True when something is waiting for the guest visitor to sign in."
+        description="True when the guest visitor must sign in: something the room would send "
+        "out is held for them, or they used up the messages a guest may send. Always false "
+        "outside the visitor's view and once the room is claimed."
     )
     async def login_required(self, info: Info) -> bool:
         if Seat.VISITOR not in (await self._access(info)).seats:
             return False  # seed 000: the gate is the visitor view's
         return await info.context.loaders.login_required.load(self._row.id)
+
+    @strawberry.field(
+        description="How many outbound effects wait on the guest's sign-in (a count, never "
+        "their content). Only in the visitor's own view; null for anyone else."
+    )
+    async def held_effects(self, info: Info) -> int | None:
+        if Seat.VISITOR not in (await self._access(info)).seats:
+            return None
+        return await info.context.loaders.held_effects.load(self._row.id)
 
     @strawberry.field(description="The room's participants.")
     async def participants(self, info: Info) -> list[Participant]:
@@ -490,9 +501,15 @@ class SystemLine:
     message: Message = strawberry.field(description="The system message.")
 
 
-@strawberry.type(description="The visitor view's loginRequired flag changed.")
+@strawberry.type(
+    description="The visitor view's loginRequired flag changed: the login gate went up (a "
+    "held effect, the guest message cap) or a claim took it down. Not stored: a client that "
+    "reconnects reads Room.loginRequired."
+)
 class LoginRequiredChanged:
-    cursor: str = strawberry.field(description="Resume after this cursor.")
+    cursor: str = strawberry.field(
+        description="The cursor of the last stored event before it (not an event of its own)."
+    )
     login_required: bool = strawberry.field(description="The new value.")
 
 

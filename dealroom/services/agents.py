@@ -9,8 +9,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.agents.models.base import AgentName, ModelClient
 from dealroom.config import Settings
 from dealroom.realtime.broker import Broker
+from dealroom.services.claims import ReplayTurn, resume_replays
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import DistilTurn
+from dealroom.services.gate import GateTurn
 from dealroom.services.ledger import Ledger
 from dealroom.services.offer_turn import AgreementTurn, OfferGenTurn
 from dealroom.services.offers import capture_pending
@@ -69,6 +71,13 @@ def create_runner(
     runner.register(AgentName.DISTIL, DistilTurn(runner))
     runner.register(AgentName.OFFER_GEN, OfferGenTurn(runner))
     runner.register(AgentName.AGREEMENT, AgreementTurn(runner))
+    runner.register(AgentName.GATE, GateTurn(runner))
+    runner.register(AgentName.REPLAY, ReplayTurn(runner))
+
+    async def replays() -> int:
+        return await resume_replays(sessionmaker, clock)
+
+    runner.add_sweep(replays)
     if payments is not None:
         provider = payments
 

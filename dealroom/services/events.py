@@ -165,6 +165,22 @@ class StageChangedEvent:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class LoginRequiredChangedEvent:
+    """The visitor view's ``loginRequired`` flipped (the login gate went up, or a claim took
+    it down). Ephemeral like typing: ``after`` is the pane's last stored event when it was
+    sent; a client that reconnects reads ``Room.loginRequired``."""
+
+    after: int
+    login_required: bool
+
+    def encode(self) -> str:
+        return json.dumps(
+            {"type": "LoginRequiredChanged", "after": self.after, "value": self.login_required},
+            separators=(",", ":"),
+        )
+
+
 def stage_event(row: OfferEvent, prev: int) -> StageChangedEvent:
     return StageChangedEvent(
         cursor=row.seq,
@@ -176,7 +192,7 @@ def stage_event(row: OfferEvent, prev: int) -> StageChangedEvent:
     )
 
 
-EphemeralEvent = AgentTypingEvent | MessageDeltaEvent
+EphemeralEvent = AgentTypingEvent | MessageDeltaEvent | LoginRequiredChangedEvent
 StoredEvent = MessageAddedEvent | StageChangedEvent
 PaneEventData = StoredEvent | EphemeralEvent
 
@@ -206,6 +222,10 @@ def decode(payload: str) -> PaneEventData | None:
                 after=int(data["after"]),
                 message_id=uuid.UUID(data["message_id"]),
                 delta=str(data["delta"]),
+            )
+        if kind == "LoginRequiredChanged":
+            return LoginRequiredChangedEvent(
+                after=int(data["after"]), login_required=bool(data["value"])
             )
         if kind == "AgentTyping":
             return AgentTypingEvent(

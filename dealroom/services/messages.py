@@ -20,6 +20,7 @@ from dealroom.persistence.models import Message, OfferEvent
 from dealroom.persistence.offers import OfferRepository, pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker
+from dealroom.services import guests
 from dealroom.services.clock import Clock
 from dealroom.services.events import (
     EphemeralEvent,
@@ -58,6 +59,7 @@ async def post_message(
     seat: Seat | None,
     limits: PostLimits,
     announce: Callable[[], Awaitable[None]] | None = None,
+    guest_cap: int | None = None,
 ) -> MessageView:
     """Store a participant's message in its own pane and publish it after commit.
 
@@ -89,6 +91,11 @@ async def post_message(
             f"At most {limits.per_minute} messages a minute in one pane; wait a moment.",
             retryAfterSeconds=max(1, int(60 - (now - nth).total_seconds())),
         )
+    gate_runs, gate_events = (
+        await guests.check_guest_post(db, participant, cap=guest_cap, now=now)
+        if guest_cap is not None
+        else ([], [])
+    )
     previous = await messages.last_in_pane(participant.id)
     prev = await pane_end(db, room.room.id, participant.id)
     row = Message(
@@ -112,7 +119,7 @@ async def post_message(
         participant.first_spoke_at = now
     # The turn is queued in the same transaction as the message: a crash after commit loses
     # neither. The mutation never waits for it.
-    await db.add(row, *runs_for_message(row, now))
+    await db.add(row, *runs_for_message(row, now), *gate_runs)
     view = MessageView.from_row(row, pane)
     event = MessageAddedEvent(cursor=seq, prev=prev, message=view)
     channel = pane_channel(room.room.id, pane)
@@ -120,6 +127,8 @@ async def post_message(
 
     async def publish() -> None:
         await broker.publish(channel, payload)
+        for gate_channel, gate_payload in gate_events:
+            await broker.publish(gate_channel, gate_payload)
         if announce is not None:
             await announce()
 

@@ -31,6 +31,7 @@ from dealroom.persistence.models import AgentRun, Offer, OfferEvent, Payment
 from dealroom.persistence.offers import OfferRepository, stage_prevs
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker
+from dealroom.services import guests
 from dealroom.services import messages as message_service
 from dealroom.services.clock import Clock
 from dealroom.services.events import (
@@ -142,6 +143,13 @@ async def _locked(db: Db, offer_id: uuid.UUID, room_id: uuid.UUID) -> Offer:
 # --- approvals ------------------------------------------------------------------------------
 
 
+def _signed_in_buyer(room: RoomAccess, seat: Seat, verb: str) -> None:
+    """A guest visitor may not approve or pay until the room is claimed (the login gate)."""
+    visitor = room.participant(Seat.VISITOR)
+    if seat is Seat.VISITOR and visitor is not None and visitor.account_id is None:
+        raise guests.login_required(f"Sign in to {verb} the written offer.")
+
+
 async def approve_offer(
     db: Db,
     broker: Broker,
@@ -154,6 +162,7 @@ async def approve_offer(
     """O2-O4: the brand's approval stamps this version; the talent's is the booking."""
     found = await offer_for_reader(db, identity, offer_id)
     seat = found.room.reader_seat
+    _signed_in_buyer(found.room, seat, "approve")
     offer = await _locked(db, offer_id, found.offer.room_id)
     outcome = rules.approve(state_of(offer), seat, version)
     now = clock.now()
@@ -274,6 +283,7 @@ async def pay_offer(
     seat = found.room.reader_seat
     if rules.role_of(seat) is not rules.Role.BRAND:
         raise forbidden("Only the brand pays a written offer.")  # before any idempotent replay
+    _signed_in_buyer(found.room, seat, "pay")
     offer = await _locked(db, offer_id, found.offer.room_id)
     offers = OfferRepository(db)
     existing = await offers.payment(offer.id, key)

@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -22,10 +21,11 @@ from dealroom.domain import memory as memdoc
 from dealroom.domain import offers as offer_rules
 from dealroom.domain.seats import AuthorKind, RoomKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Dispatch, GoalEvent, Message, Room
+from dealroom.persistence.models import GoalEvent, Message, Room
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
+from dealroom.services import effects
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -34,9 +34,8 @@ from dealroom.services.events import (
     pane_channel,
 )
 from dealroom.services.ledger import CallSite
-from dealroom.services.offers import close_live_offer, queue_offer_gen
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner, new_run
+from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner
 
 log = structlog.get_logger(__name__)
 
@@ -46,12 +45,6 @@ DELTA_INTERVAL = 0.05
 ALWAYS_KEEP = ("goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
 """Small, code-written parts every persona keeps; the free-form branches are what the filter
 narrows."""
-
-
-@dataclass
-class GoalEffects:
-    runs: list[AgentRun]
-    published: list[tuple[str, str]]
 
 
 class StaleRun(Exception):
@@ -110,6 +103,13 @@ class PersonaTurn:
         """The persona's request: memory filtered by visibility for this pane (seed 002),
         then narrowed by the context filter when large; its own plan; host facts; the
         current session; the tail directives."""
+        return await self.compose(run, ctx, site, None)
+
+    async def compose(
+        self, run: RunSnapshot, ctx: TurnContext, site: CallSite, trigger: Trigger | None
+    ) -> ModelRequest:
+        """:meth:`request` with ``trigger`` overriding the run's own (the login gate's line);
+        such a turn may send nothing."""
         pane = ctx.pane_key
         visible = visibility.visible_memory(ctx.memory, pane=pane, room_kind=ctx.kind)
         if len(json.dumps(visible)) > self.deps.settings.filter_threshold_chars:
@@ -117,7 +117,9 @@ class PersonaTurn:
         send_to = [
             p.key
             for p in ctx.participants
-            if p.key != pane and run.chain_depth < self.deps.settings.max_chain_depth
+            if p.key != pane
+            and run.chain_depth < self.deps.settings.max_chain_depth
+            and trigger is None
         ]
         inputs = PersonaInput(
             room_kind=ctx.kind.value,
@@ -128,7 +130,7 @@ class PersonaTurn:
             plan=memdoc.own_plan(ctx.memory, pane),
             account_facts=ctx.host_facts,
             session=ctx.session,
-            trigger=_trigger(ctx),
+            trigger=trigger or _trigger(ctx),
             send_to=send_to,
             deliveries=ctx.deliveries_for(pane),
             stage=ctx.stage,
@@ -248,8 +250,9 @@ class PersonaTurn:
             document, _rejected = memdoc.rule_goals(
                 document, [(g.key, g.status, g.reason) for g in output.goals], by=ctx.pane_key
             )
-            effects = await self._goal_flips(db, run, ctx, before, document, now)
-            published += effects.published
+            # Every outbound effect of the turn goes through the choke point (held for a guest).
+            outbound = effects.Outbound(ctx.room_id, run.id, now, deps.settings)
+            await self._goal_flips(db, run, ctx, before, document, now, outbound)
             if dispatch is not None:
                 live = await DispatchRepository(db).by_id(dispatch.id)
                 if live is not None and live.status != "delivered":
@@ -262,7 +265,9 @@ class PersonaTurn:
                         document = memdoc.record_ruling(
                             document, ctx.pane_key, ruling, str(live.id)
                         )
-            new_runs = await self._sends(db, run, ctx, output, now)
+            await self._sends(db, run, ctx, output, outbound)
+            new_runs = outbound.runs
+            published += outbound.published
             if document != room.memory:
                 room.memory = document
                 room.memory_version += 1
@@ -273,7 +278,6 @@ class PersonaTurn:
                 message_id,
             )
             row.error = None
-            new_runs += effects.runs
             await db.add(*site.rows, *new_runs)
             await db.commit()
             site.rows.clear()  # stored: nothing left for the failure path to keep
@@ -292,11 +296,12 @@ class PersonaTurn:
         before: dict[str, str],
         document: dict[str, Any],
         now: datetime,
-    ) -> GoalEffects:
+        outbound: effects.Outbound,
+    ) -> None:
         """Every flip of a goal's status is a ``goal_events`` row; code fires the effect of a
         flip once, here, in the transaction that records it (seed 000 "Goals are structured
-        envelopes"): ``new-offer`` met queues Offer-Gen, abandoned closes the live offer."""
-        effects = GoalEffects([], [])
+        envelopes"): ``new-offer`` met mints the written offer (Offer-Gen), abandoned closes
+        the live one. Both go out through the choke point (held for a guest)."""
         after = memdoc.goal_statuses(document)
         for key, status in after.items():
             if before.get(key) == status:
@@ -320,12 +325,9 @@ class PersonaTurn:
                 continue
             host = ctx.participant(Seat.HOST.value)
             if status == memdoc.GoalStatus.MET and host is not None:
-                effects.runs.append(queue_offer_gen(ctx.room_id, host.id, now))
+                await effects.emit(db, outbound, effects.OfferMint(host.id))
             elif status == memdoc.GoalStatus.ABANDONED:
-                effects.published += await close_live_offer(
-                    db, ctx.room_id, now=now, actor=AgentName.PERSONA.value
-                )
-        return effects
+                await effects.emit(db, outbound, effects.OfferClose(AgentName.PERSONA.value))
 
     async def _sends(
         self,
@@ -333,25 +335,20 @@ class PersonaTurn:
         run: RunSnapshot,
         ctx: TurnContext,
         output: PersonaOutput,
-        now: datetime,
-    ) -> list[AgentRun]:
-        """Each send is a dispatch row and a persona run in the recipient's pane (seed 000
-        "Agents reach out…"). The chain is bounded by ``max_chain_depth``; sends between two
-        panes are rate-capped (a capped send is recorded, never delivered)."""
+        outbound: effects.Outbound,
+    ) -> None:
+        """Each send goes out through the choke point: a dispatch row and a persona run in the
+        recipient's pane (seed 000 "Agents reach out…"), or a held effect for a guest. The
+        chain is bounded by ``max_chain_depth``."""
         settings = self.deps.settings
-        runs: list[AgentRun] = []
         if run.chain_depth >= settings.max_chain_depth:
             if output.sends:
                 log.info("sends_dropped_chain_bound", run_id=str(run.id), count=len(output.sends))
-            return runs
-        dispatches = DispatchRepository(db)
-        since = now - timedelta(minutes=10)
+            return
         for position, send in enumerate(output.sends):
             target = ctx.participant(send.to)
             if target is None or target.id == ctx.pane.id:
                 continue
-            recent = await dispatches.recent_between(ctx.pane.id, target.id, since)
-            capped = recent >= settings.sends_per_pair_per_10_minutes
             substance = send.substance
             payload: dict[str, Any] = {"open_questions": list(send.open_questions)}
             ruling = (
@@ -375,34 +372,18 @@ class PersonaTurn:
                 # rules in view) stays on the host's side.
                 substance = crossing.render(ruling, ctx.represents.name)
                 payload = {"ruling": ruling.to_json(), "open_questions": []}
-            dispatch = Dispatch(
-                id=uuid.uuid4(),
-                room_id=ctx.room_id,
-                from_participant_id=ctx.pane.id,
-                to_participant_id=target.id,
-                source_run_id=run.id,
-                position=position,
-                substance=substance,
-                payload=payload,
-                status="capped" if capped else "pending",
-                chain_depth=run.chain_depth + 1,
-                created_at=now,
-            )
-            await db.add(dispatch)
-            if capped:
-                log.warning("send_capped", room_id=str(ctx.room_id), to=send.to)
-                continue
-            runs.append(
-                new_run(
-                    room_id=ctx.room_id,
-                    participant_id=target.id,
-                    agent=AgentName.PERSONA,
-                    now=now,
-                    trigger_dispatch_id=dispatch.id,
+            await effects.emit(
+                db,
+                outbound,
+                effects.PaneSend(
+                    from_participant_id=ctx.pane.id,
+                    to_participant_id=target.id,
+                    substance=substance,
+                    payload=payload,
+                    position=position,
                     chain_depth=run.chain_depth + 1,
-                )
+                ),
             )
-        return runs
 
     async def _finish_orphan(self, run: RunSnapshot) -> None:
         db = Db(self.deps.sessionmaker)
@@ -427,6 +408,7 @@ def _trigger(ctx: TurnContext) -> Trigger:
             sender=ctx.key_of(dispatch.from_participant_id),
             ruling=ruling if isinstance(ruling, dict) else None,
             open_questions=tuple(payload.get("open_questions") or ()),
+            held=payload.get("held") if isinstance(payload.get("held"), dict) else None,
         )
     body = ctx.trigger_message.body if ctx.trigger_message is not None else ""
     return Trigger(kind="message", body=body)

@@ -13,6 +13,7 @@ from dealroom.domain.seats import RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Participant, Room
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
+from dealroom.services import guests
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Identity, digest, new_guest_key
 
@@ -81,9 +82,17 @@ class OpenedRoom:
 
 
 async def open_visitor_room(
-    db: Db, clock: Clock, identity: Identity, *, handle: str, new_conversation: bool
+    db: Db,
+    clock: Clock,
+    identity: Identity,
+    *,
+    handle: str,
+    new_conversation: bool,
+    client_ip: str | None = None,
+    guest_keys_per_hour: int | None = None,
 ) -> OpenedRoom:
-    """A visit to ``/z/<handle>`` (seed 002 "Authentication Modes & Visitor Resolution")."""
+    """A visit to ``/z/<handle>`` (seed 002 "Authentication Modes & Visitor Resolution").
+    A new guest key counts against its address's hourly allowance (``guest_keys_per_hour``)."""
     accounts = AccountRepository(db)
     rooms = RoomRepository(db)
     # Locking the host row serialises visits to one host, so two racing bare visits by the
@@ -94,7 +103,13 @@ async def open_visitor_room(
     visitor = identity.account
     guest_key = None
     if visitor is None:
-        guest_key = identity.guest_key or new_guest_key()
+        guest_key = identity.guest_key
+        if guest_key is None:
+            if guest_keys_per_hour is not None:
+                await guests.mint_allowed(
+                    db, client_ip, per_hour=guest_keys_per_hour, now=clock.now()
+                )
+            guest_key = new_guest_key()
     kind = visits.visitor_kind(host.id, visitor.id if visitor else None)
     guest_hash = digest(guest_key) if guest_key else None
 

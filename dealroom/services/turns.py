@@ -330,10 +330,17 @@ class TurnRunner:
 
 
 async def system_line(
-    db: Db, clock: Clock, run: RunSnapshot, body: str, *, key: str
+    db: Db,
+    clock: Clock,
+    run: RunSnapshot,
+    body: str,
+    *,
+    key: str,
+    author: AuthorKind = AuthorKind.SYSTEM,
 ) -> tuple[str, str] | None:
-    """Store a system line in the run's pane; returns (channel, payload) to publish after
-    commit, or None when the same line was stored before (idempotent on ``key``)."""
+    """Store a system line (or, with ``author``, an agent's line) in the run's pane; returns
+    (channel, payload) to publish after commit, or None when the same line was stored before
+    (idempotent on ``key``)."""
     messages = MessageRepository(db)
     now = clock.now()
     seq = await RoomRepository(db).next_event_seq(run.room_id, now)
@@ -346,7 +353,7 @@ async def system_line(
         room_id=run.room_id,
         participant_id=run.participant_id,
         seq=seq,
-        author_kind=AuthorKind.SYSTEM.value,
+        author_kind=author.value,
         body=body,
         session_no=previous.session_no if previous else 1,
         client_message_id=key,

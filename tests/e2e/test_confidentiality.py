@@ -288,7 +288,14 @@ async def test_no_host_secret_reaches_any_visitor_facing_path_under_attack(
     secrets = Secrets.new()
     await host_with_secrets(server, db, secrets)
     visitors = [server.client(), server.client(), server.client()]
-    await account_client(visitors[2], "lenapark", "Lena Park")  # a signed-in visitor too
+    # Signed-in visitors: a guest would meet the guest message cap, and its sends wait on
+    # sign-in (the guest's pane under the gate: tests/e2e/test_login_gate_rules.py).
+    for visitor, (handle, name) in zip(
+        visitors,
+        (("acmebrand", "Acme Brand"), ("globex", "Globex"), ("lenapark", "Lena Park")),
+        strict=True,
+    ):
+        await account_client(visitor, handle, name)
     rooms = [await visit(server, db, v, secrets) for v in visitors]
     plan = scripts(len(rooms))
 
@@ -349,6 +356,7 @@ async def test_a_retried_visitor_turn_carries_no_canary_either(
     secrets = Secrets.new()
     await host_with_secrets(server, db, secrets)
     visitor = server.client()
+    await account_client(visitor, "acmebrand", "Acme Brand")  # a guest's sends would wait
     room_id = await visit(server, db, visitor, secrets)
 
     def visitor_persona(request: ModelRequest) -> bool:
@@ -475,6 +483,7 @@ class TestGeminiPath:
         secrets = Secrets.new()
         await host_with_secrets(server, db, secrets)
         visitor = server.client()
+        await account_client(visitor, "acmebrand", "Acme Brand")  # a guest's sends would wait
         room_id = await visit(server, db, visitor, secrets)
         attacks = load_attacks()
         for body in (PROPOSALS[0], attacks[0], FISHING[1], attacks[-1]):

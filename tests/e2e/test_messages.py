@@ -279,10 +279,20 @@ async def test_a_malformed_client_message_id_is_rejected(deal: Deal, db: Db, cid
 # --- rate limit --------------------------------------------------------------------------
 
 
-async def test_posting_past_the_per_minute_limit_is_rate_limited(deal: Deal, db: Db) -> None:
-    await post_many(deal.guest, deal.room_id, 60)
+async def _brand_room(server: Server) -> tuple[Client, str]:
+    """A signed-in visitor: a guest would meet the guest message cap (30) first."""
+    brand = server.client()
+    await sign_up(brand, "acmebrand", "Acme Brand")
+    return brand, (await open_room(brand, "devraman"))["room"]["id"]
 
-    errors = await post_errors(deal.guest, deal.room_id, "one too many")
+
+async def test_posting_past_the_per_minute_limit_is_rate_limited(
+    deal: Deal, server: Server, db: Db
+) -> None:
+    brand, room_id = await _brand_room(server)
+    await post_many(brand, room_id, 60)
+
+    errors = await post_errors(brand, room_id, "one too many")
 
     assert codes(errors) == ["RATE_LIMITED"]
     retry_after = errors[0]["extensions"]["retryAfterSeconds"]
@@ -292,12 +302,13 @@ async def test_posting_past_the_per_minute_limit_is_rate_limited(deal: Deal, db:
 
 
 async def test_posting_works_again_after_the_rate_limit_window(deal: Deal, server: Server) -> None:
-    await post_many(deal.guest, deal.room_id, 60)
-    assert codes(await post_errors(deal.guest, deal.room_id, "blocked")) == ["RATE_LIMITED"]
+    brand, room_id = await _brand_room(server)
+    await post_many(brand, room_id, 60)
+    assert codes(await post_errors(brand, room_id, "blocked")) == ["RATE_LIMITED"]
 
     server.clock.advance(timedelta(minutes=2))
 
-    message = await post(deal.guest, deal.room_id, "back again")
+    message = await post(brand, room_id, "back again")
     assert message["body"] == "back again"
 
 

@@ -58,7 +58,14 @@ from tests.support.recording import (
     trigger_kind,
     write_room_memory,
 )
-from tests.support.turns import PANE_EVENTS_FULL, RULES, deal, host_with_rules, messages_in
+from tests.support.turns import (
+    PANE_EVENTS_FULL,
+    RULES,
+    deal,
+    host_with_rules,
+    messages_in,
+    visitor_client,
+)
 
 HOST_NAME = "Dev Raman"
 
@@ -280,7 +287,7 @@ async def test_no_host_secret_reaches_the_written_offer_or_its_agreement(
     host, _home = await host_with_rules(
         server, rules=f"{RULES} I also never work with {secret['rule']} brands."
     )
-    visitor = server.client()
+    visitor = await visitor_client(server)  # a signed-in brand: a guest's terms wait
     room_id: str = (await open_room(visitor, "devraman"))["room"]["id"]
     seeded = await room_memory(db, room_id)
     assert leaked(dumped(seeded.get("host")), canaries) == {secret["rule"]}  # the planting took

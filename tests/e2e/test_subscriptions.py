@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from tests.conftest import Server
+from tests.support.gate import sign_up_here
 from tests.support.graphql import (
     LEGACY_WS,
     PANE_EVENTS,
@@ -153,6 +154,7 @@ async def test_posts_racing_the_replay_arrive_once_each_in_order(server: Server)
     """Subscribe-then-read: messages committed while the replay runs are neither lost nor
     delivered twice."""
     _, guest, room_id = await _deal(server)
+    await sign_up_here(guest, "acmebrand", "Acme Brand")  # 50 posts: past the guest cap
     history = [await post(guest, room_id, f"old {i}") for i in range(30)]
     variables = {"roomId": room_id, "seat": "VISITOR", "after": history[4]["cursor"]}
 

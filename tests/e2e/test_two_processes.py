@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -26,13 +25,7 @@ from tests.support.graphql import (
     subscribe,
     ws_init_for,
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from tests.support.processes import free_port, wait_healthy
 
 
 @contextmanager
@@ -62,31 +55,17 @@ def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.
             process.kill()
 
 
-async def _wait_healthy(base_url: str, process: subprocess.Popen[bytes]) -> None:
-    async with httpx.AsyncClient(base_url=base_url) as http:
-        for _ in range(300):
-            if process.poll() is not None:
-                raise AssertionError(f"server exited with {process.returncode}")
-            try:
-                if (await http.get("/health")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.05)
-    raise AssertionError(f"{base_url} never became healthy")
-
-
 @pytest.fixture
 async def two_servers(
     database_url: str, engine: AsyncEngine, tmp_path: Path
 ) -> AsyncIterator[tuple[str, str]]:
     del engine  # migrated by the session fixture
-    ports = _free_port(), _free_port()
+    ports = free_port(), free_port()
     logs = [(tmp_path / f"server-{port}.log").open("wb") for port in ports]
     with _serve(database_url, ports[0], logs[0]) as a, _serve(database_url, ports[1], logs[1]) as b:
         urls = f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
-        await _wait_healthy(urls[0], a)
-        await _wait_healthy(urls[1], b)
+        await wait_healthy(urls[0], a)
+        await wait_healthy(urls[1], b)
         yield urls
     for log in logs:
         log.close()

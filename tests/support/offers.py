@@ -13,7 +13,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Agreement, GoalEvent, Offer, OfferEvent, Payment
 from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up
-from tests.support.turns import HOME, RULES, Deal, memory
+from tests.support.turns import HOME, RULES, Deal, memory, visitor_client
 
 OPENING = "Hi, we'd like a sponsored post on 15 March 2027, {upfront}"
 BID = "We can pay $7,000"
@@ -105,15 +105,17 @@ async def settle(server: Server) -> None:
         pass
 
 
-async def open_deal(server: Server, rules: str = RULES, handle: str = "devraman") -> Deal:
+async def open_deal(
+    server: Server, rules: str = RULES, handle: str = "devraman", *, guest: bool = False
+) -> Deal:
     """``turns.deal`` on either server fixture: a host with standing rules (recorded by the
-    agents) and a guest visitor in a deal room with them."""
+    agents) and a visitor (a signed-in brand; ``guest``: an anonymous one) in a deal room."""
     host = server.client()
     await sign_up(host, handle, "Dev Raman")
     home_id = (await host.query(HOME))["me"]["homeRoom"]["id"]
     await post(host, home_id, rules)
     await settle(server)
-    visitor = server.client()
+    visitor = await visitor_client(server, guest=guest)
     opened = await open_room(visitor, handle)
     return Deal(host, visitor, home_id, opened["room"]["id"])
 

@@ -55,9 +55,21 @@ async def host_with_rules(
     return host, home_id
 
 
-async def deal(server: Server, rules: str = RULES) -> Deal:
-    host, home_id = await host_with_rules(server, rules=rules)
+BRAND = ("acmebrand", "Acme Brand")
+"""The signed-in brand that visits in these tests: a guest's sends wait on sign-in (the login
+gate, tests/e2e/test_login_gate*.py), so a negotiation that must reach the host is a brand's."""
+
+
+async def visitor_client(server: Server, *, guest: bool = False) -> Client:
     visitor = server.client()
+    if not guest:
+        await sign_up(visitor, *BRAND)
+    return visitor
+
+
+async def deal(server: Server, rules: str = RULES, *, guest: bool = False) -> Deal:
+    host, home_id = await host_with_rules(server, rules=rules)
+    visitor = await visitor_client(server, guest=guest)
     opened = await open_room(visitor, "devraman")
     return Deal(host, visitor, home_id, opened["room"]["id"])
 

@@ -22,6 +22,11 @@ class AgentName(StrEnum):
     CONTEXT_FILTER = "context_filter"
     OFFER_GEN = "offer_gen"
     AGREEMENT = "agreement"
+    GATE = "gate"
+    """The persona composing the login gate's line in a guest's pane (a run kind; its model
+    call is a persona request)."""
+    REPLAY = "replay"
+    """Replaying a claimed room's held effects in order (a run kind; no model call)."""
 
 
 @dataclass(frozen=True, slots=True)

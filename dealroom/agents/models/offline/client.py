@@ -83,6 +83,8 @@ def respond(request: ModelRequest) -> str:
             output = offer_gen_output(request.context)
         case AgentName.AGREEMENT:
             output = agreement_output(request.context)
+        case AgentName.GATE | AgentName.REPLAY:
+            raise ValueError(f"{request.agent} runs make no model call of their own")
         case _:
             assert_never(request.agent)
     # PersonaOutput declares ``reply`` first, so the serialised reply streams first.

@@ -128,10 +128,15 @@ def persona_output(context: Mapping[str, Any]) -> PersonaOutput:
     turn = _turn(context)
     if turn.room_kind == "home":
         return _home(turn)
-    delivery = _str(turn.trigger.get("kind")) == "delivery"
+    kind = _str(turn.trigger.get("kind"))
+    if kind == "gate":
+        return _gate_line(turn)
+    delivery = kind == "delivery"
     if turn.host_pane:
-        return _host_ruling(turn) if delivery else _principal_message(turn)
-    return _visitor_delivery(turn) if delivery else _visitor_message(turn)
+        if delivery:
+            return held_stage_note(turn, _host_ruling(turn))
+        return _principal_message(turn)
+    return held_stage_note(turn, _visitor_delivery(turn)) if delivery else _visitor_message(turn)
 
 
 # Greeting-only lines get a greeting back, not an acknowledgement of rules.
@@ -547,9 +552,12 @@ def _host_ruling(turn: _Turn) -> PersonaOutput:
     proposals = _map(_at(turn.memory, "deal.proposals"))
     if slug is None and len(proposals) == 1:
         slug = next(iter(proposals))
-    if not amounts and slug is not None:
+    held = bool(_map(turn.trigger.get("held")))
+    if (held or not amounts) and slug is not None:
+        # A held note is ruled on as the terms stand now (heldPushMustConvey): what memory
+        # records for the deliverable wins over the note's older wording.
         recorded = parse_money(_str(_at(proposals, f"{slug}.amount")))
-        amounts = [recorded] if recorded else []
+        amounts = [recorded] if recorded else amounts
     excluded = _excluded(turn, sender)
     if not amounts and excluded is None:
         # Not a proposal: tell the principal what came in (it is already from their side).
@@ -962,6 +970,35 @@ def _visitor_proposal(turn: _Turn, amount: Money) -> PersonaOutput:
             "Which deliverable is that for?" if slug is None else "Which date are you planning for?"
         )
     return PersonaOutput(reply=reply, goals=goals, sends=sends, plan=_write_plan(plan))
+
+
+def _gate_line(turn: _Turn) -> PersonaOutput:
+    """The login gate: this pane's guest must sign in before anything more goes out. Said from
+    what waits (kinds only, never its substance) and who is being spoken with."""
+    host, other = turn.host, turn.other
+    if _str(turn.trigger.get("reason")) == "cap":
+        reply = (
+            f"I've enjoyed this, {other} — to keep going with {host}, please sign in or create "
+            "a free account. Everything we've said stays right here."
+        )
+    else:
+        waiting = turn.body or "an update"
+        reply = (
+            f"I was just about to share an update with {host} ({waiting}) — sign in or create "
+            "an account and it goes out straight away, right here in this conversation."
+        )
+    return PersonaOutput(reply=reply, plan=_write_plan(turn.plan))
+
+
+def held_stage_note(turn: _Turn, output: PersonaOutput) -> PersonaOutput:
+    """A held delivery spoken after the stage moved: the reply says where the deal stands now
+    (the DEAL STAGE block, never the stage it was held at)."""
+    held = _map(turn.trigger.get("held"))
+    then = _str(held.get("stage"))
+    if not held or not then or then == turn.stage.value:
+        return output
+    now = stage_answer(turn.stage, host_pane=turn.host_pane, host=turn.host)
+    return output.model_copy(update={"reply": f"{output.reply} {now}".strip()})
 
 
 def _visitor_delivery(turn: _Turn) -> PersonaOutput:

@@ -1,0 +1,259 @@
+"""The login gate's rules: replay speaks against the present, the guest message cap and the
+guest-key allowance per address, who is never gated, and no host canary in the gate's copy or
+in what a replay delivers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.agents.models.base import AgentName, ModelClient
+from dealroom.agents.models.offline import OfflineClient
+from dealroom.config import Settings
+from dealroom.domain.seats import AuthorKind
+from dealroom.persistence.db import Db
+from dealroom.realtime import Broker
+from tests.conftest import Server, serving
+from tests.support.clock import ManualClock
+from tests.support.gate import (
+    GATE_EVENTS,
+    GATE_ROOM,
+    arrange_offer,
+    held,
+    room_dispatches,
+    sign_up_here,
+)
+from tests.support.graphql import open_room, post, sign_up, subscribe
+from tests.support.recording import (
+    RecordingClient,
+    canary,
+    everything_sent,
+    found_in,
+    room_memory,
+    write_room_memory,
+)
+from tests.support.rooms import grant, only_error
+from tests.support.turns import host_with_rules, messages_in
+
+BID = "Hi, we'd like a sponsored post on 15 March 2027 and can pay $7,000"
+
+
+def _delivered(rows: list) -> list:  # type: ignore[type-arg]
+    return [m for m in rows if m.relayed_dispatch_id is not None]
+
+
+# --- replay composes against the present ------------------------------------------------
+
+
+async def test_a_held_note_superseded_by_later_chat_is_delivered_with_the_current_terms(
+    agent_server: Server, db: Db
+) -> None:
+    await host_with_rules(agent_server)
+    guest = agent_server.client()
+    room_id = (await open_room(guest, "devraman"))["room"]["id"]
+    await post(guest, room_id, BID)
+    await agent_server.settle()
+    await post(guest, room_id, "Actually, we can pay $7,600 for it")
+    await agent_server.settle()
+    rows = await held(db, room_id)
+    assert [r.kind for r in rows] == ["pane_send", "pane_send"]
+    assert "7,000" in rows[0].payload["substance"]
+
+    await sign_up_here(guest, "mara", "Mara Ellison")
+    await agent_server.settle()
+
+    first = _delivered(await messages_in(db, room_id, "host"))[0]
+    assert "7,600" in first.body
+    assert "7,000" not in first.body
+
+
+async def test_a_stage_change_between_hold_and_replay_is_reflected(
+    agent_server: Server, db: Db
+) -> None:
+    await host_with_rules(agent_server)
+    guest = agent_server.client()
+    room_id = (await open_room(guest, "devraman"))["room"]["id"]
+    await post(guest, room_id, BID)
+    await agent_server.settle()
+    assert (await held(db, room_id))[0].payload["stage"] == "NO_WRITTEN_OFFER"
+    await arrange_offer(db, room_id, agent_server.clock.now())  # the stage moves meanwhile
+
+    await sign_up_here(guest, "mara", "Mara Ellison")
+    await agent_server.settle()
+
+    first = _delivered(await messages_in(db, room_id, "host"))[0]
+    assert "The written offer is drawn; the brand has not approved it yet." in first.body
+
+
+# --- the cap and the allowance ----------------------------------------------------------
+
+
+@pytest.fixture
+async def capped_server(
+    agent_settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock
+) -> AsyncIterator[Server]:
+    settings = agent_settings.model_copy(
+        update={"guest_message_cap": 3, "guest_keys_per_ip_per_hour": 3}
+    )
+    async with serving(settings, engine, broker, clock, OfflineClient()) as running:
+        yield running
+
+
+async def test_the_guest_cap_gates_gently_then_refuses_across_rooms_until_sign_in(
+    capped_server: Server, db: Db
+) -> None:
+    server = capped_server
+    await host_with_rules(server)
+    await sign_up(server.client(), "lena", "Lena Park")
+    guest = server.client()
+    room_id = (await open_room(guest, "devraman"))["room"]["id"]
+    watch = {"roomId": room_id, "seat": "VISITOR"}
+    async with subscribe(server.ws_url, GATE_EVENTS, watch, headers=dict(guest.headers)) as sub:
+        for line in ("Hi there", "What do you do?", "Tell me more"):
+            await post(guest, room_id, line)
+        while (event := await sub.event(timeout=20))["__typename"] != "LoginRequiredChanged":
+            pass
+        assert event["loginRequired"] is True
+    await server.settle()
+
+    pane = await messages_in(db, room_id, "visitor")
+    gate_line = pane[-1]
+    assert gate_line.author_kind == AuthorKind.AGENT.value
+    assert "sign in" in gate_line.body.lower()
+    assert "Dev Raman" in gate_line.body  # composed for this room, not a frozen line
+    assert (await guest.query(GATE_ROOM, {"id": room_id}))["room"]["loginRequired"] is True
+    refused = await only_error(
+        guest,
+        "mutation($i: PostMessageInput!) { postMessage(input: $i) { id } }",
+        {"i": {"roomId": room_id, "body": "One more?", "clientMessageId": "over-1"}},
+    )
+    assert refused["extensions"] == {
+        "code": "FORBIDDEN",
+        "reason": "LOGIN_REQUIRED",
+    } | {k: v for k, v in refused["extensions"].items() if k not in ("code", "reason")}
+    other = (await open_room(guest, "lena"))["room"]["id"]  # the cap is per key, across rooms
+    refused = await only_error(
+        guest,
+        "mutation($i: PostMessageInput!) { postMessage(input: $i) { id } }",
+        {"i": {"roomId": other, "body": "Hello?", "clientMessageId": "over-2"}},
+    )
+    assert refused["extensions"]["reason"] == "LOGIN_REQUIRED"
+    assert len(await messages_in(db, room_id, "visitor")) == len(pane)  # nothing dropped in
+
+    await sign_up_here(guest, "mara", "Mara Ellison")
+    await post(guest, room_id, "Back, signed in")
+    assert (await guest.query(GATE_ROOM, {"id": room_id}))["room"]["loginRequired"] is False
+
+
+async def test_guest_keys_are_handed_out_a_limited_number_of_times_per_address(
+    capped_server: Server,
+) -> None:
+    await sign_up(capped_server.client(), "devraman", "Dev Raman")
+    for _ in range(3):
+        await open_room(capped_server.client(), "devraman")
+    error = await only_error(
+        capped_server.client(),
+        'mutation { openVisitorRoom(handle: "devraman") { guestKey } }',
+    )
+    assert error["extensions"]["code"] == "RATE_LIMITED"
+
+
+# --- never gated ----------------------------------------------------------------------------
+
+
+async def _bid_is_sent(server: Server, db: Db, room_id: str, client: object) -> None:
+    await post(client, room_id, BID)  # type: ignore[arg-type]
+    await server.settle()
+    assert await held(db, room_id) == []
+    assert [d.chain_depth for d in await room_dispatches(db, room_id)][:1] == [1]
+    assert (await client.query(GATE_ROOM, {"id": room_id}))["room"]["loginRequired"] is False  # type: ignore[attr-defined]
+
+
+async def test_a_signed_in_visitor_is_never_gated(agent_server: Server, db: Db) -> None:
+    await host_with_rules(agent_server)
+    brand = agent_server.client()
+    await sign_up(brand, "mara", "Mara Ellison")
+    room_id = (await open_room(brand, "devraman"))["room"]["id"]
+    await _bid_is_sent(agent_server, db, room_id, brand)
+
+
+async def test_an_act_as_visitor_is_never_gated(agent_server: Server, db: Db) -> None:
+    await host_with_rules(agent_server)
+    await sign_up(agent_server.client(), "mara", "Mara Ellison")
+    ops = agent_server.client()
+    await sign_up(ops, "opsadmin", "Ops Admin")
+    await grant(db, "opsadmin", "mara")
+    mara_id = (await ops.query('{ account(handle: "mara") { id } }'))["account"]["id"]
+    ops.headers["X-Act-As"] = mara_id
+    room_id = (await open_room(ops, "devraman"))["room"]["id"]
+    await _bid_is_sent(agent_server, db, room_id, ops)
+
+
+async def test_a_demo_room_is_never_gated(agent_server: Server, db: Db) -> None:
+    host, _home = await host_with_rules(agent_server)
+    opened = await open_room(host, "devraman")
+    assert opened["room"]["mode"] == "DEMO"
+    room_id = opened["room"]["id"]
+    await post(host, room_id, BID)
+    await agent_server.settle()
+    assert await held(db, room_id) == []
+    assert (await host.query(GATE_ROOM, {"id": room_id}))["room"]["loginRequired"] is False
+
+
+# --- confidentiality ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def model() -> ModelClient:
+    return RecordingClient(OfflineClient())
+
+
+async def test_no_host_canary_in_the_gate_copy_or_the_replayed_deliveries(
+    agent_server: Server, db: Db, model: ModelClient
+) -> None:
+    assert isinstance(model, RecordingClient)
+    await host_with_rules(agent_server)
+    guest = agent_server.client()
+    room_id = (await open_room(guest, "devraman"))["room"]["id"]
+    planted = {
+        "floor": canary("floor"),
+        "term": canary("term"),
+        "plan": canary("plan"),
+    }
+    memory = await room_memory(db, room_id)
+    host = dict(memory.get("host") or {})
+    host["limits"] = {
+        "sponsored_post": {"floor": "6000", "currency": "USD", "source": planted["floor"]}
+    }
+    host["private_terms"] = [{"text": planted["term"], "source": "m1"}]
+    host["plan"] = planted["plan"]
+    memory["host"] = host
+    await write_room_memory(db, room_id, memory)
+    await post(guest, room_id, BID)
+    await agent_server.settle()
+    await post(guest, room_id, "Actually, we can pay $7,600 for it")
+    await agent_server.settle()
+    await sign_up_here(guest, "mara", "Mara Ellison")
+    await agent_server.settle()
+
+    visitor_pane = " ".join(m.body for m in await messages_in(db, room_id, "visitor"))
+    assert found_in(visitor_pane, planted.values()) == set()
+    gate_requests = [
+        r
+        for r in model.where(AgentName.PERSONA, visitor_facing=True)
+        if (r.context.get("trigger") or {}).get("kind") == "gate"
+    ]
+    assert gate_requests, "the gate's line was composed by the visitor's persona"
+    replayed = [
+        r
+        for r in model.where(AgentName.PERSONA, visitor_facing=True)
+        if (r.context.get("trigger") or {}).get("kind") == "delivery"
+    ]
+    assert replayed, "the host side's answer to a replayed note reached the visitor's pane"
+    for request in gate_requests + replayed:
+        assert found_in(everything_sent(request), planted.values()) == set()
+    # The host-facing side did see them: the planting worked.
+    host_side = " ".join(everything_sent(r) for r in model.where(visitor_facing=False))
+    assert found_in(host_side, planted.values()) == set(planted.values())
