@@ -25,7 +25,6 @@ from sqlalchemy import func, select
 from dealroom.persistence.engine import create_engine
 from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import AgentRun, Message
-from tests.e2e.test_two_processes import _free_port
 from tests.support.backends import (
     PG_FOR_PROCESS_TESTS,
     REDIS_FOR_BROKER_TESTS,
@@ -33,6 +32,7 @@ from tests.support.backends import (
     drop_database,
 )
 from tests.support.graphql import Client, open_room, post, sign_up, subscribe, ws_init_for
+from tests.support.processes import free_port, wait_healthy
 
 ROOMS = 4
 MESSAGES = """
@@ -74,22 +74,6 @@ def _serve(url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.Popen[byt
             process.kill()
 
 
-async def _wait_healthy(base_url: str, process: subprocess.Popen[bytes]) -> None:
-    """Up to two minutes: four processes importing and connecting on a busy 2-core machine
-    are slow, and a slow start is not what this test is about."""
-    async with httpx.AsyncClient(base_url=base_url) as http:
-        for _ in range(600):
-            if process.poll() is not None:
-                raise AssertionError(f"server exited with {process.returncode}")
-            try:
-                if (await http.get("/health")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.2)
-    raise AssertionError(f"{base_url} never became healthy")
-
-
 @pytest.fixture
 async def pg_url() -> AsyncIterator[str]:
     url = await create_database(PG_FOR_PROCESS_TESTS)
@@ -104,12 +88,14 @@ async def pg_url() -> AsyncIterator[str]:
 
 @pytest.fixture
 async def two_multiprocess_servers(pg_url: str, tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
-    ports = _free_port(), _free_port()
+    ports = free_port(), free_port()
     logs = [(tmp_path / f"server-{port}.log").open("wb") for port in ports]
     with _serve(pg_url, ports[0], logs[0]) as a, _serve(pg_url, ports[1], logs[1]) as b:
         urls = f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
-        await _wait_healthy(urls[0], a)
-        await _wait_healthy(urls[1], b)
+        # up to two minutes each: four processes importing and connecting on a busy 2-core
+        # machine are slow, and a slow start is not what this test is about
+        await wait_healthy(urls[0], a, tries=2400)
+        await wait_healthy(urls[1], b, tries=2400)
         # each instance really is a supervisor with (at least) two serving children; the
         # third child is multiprocessing's resource tracker
         assert all(len(psutil.Process(p.pid).children()) >= 2 for p in (a, b))
