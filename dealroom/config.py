@@ -86,6 +86,12 @@ class Settings(BaseSettings):
     """How long the test provider's delayed capture takes."""
     session_line_cap: int = 400
     """Safety cap on transcript lines read for one turn (never reached by a real sitting)."""
+    # --- durable memory (issue 13) ---
+    arvist_model: str = "gemini-2.5-flash"
+    acc_update_model: str = "gemini-2.5-flash-lite"
+    stale_sync_batch: int = 200
+    """Participants the syncStaleAccountMemory sweep queues an AccUpdate for per pass (about
+    every 5 seconds per worker process)."""
 
     @property
     def session_pause(self) -> timedelta:

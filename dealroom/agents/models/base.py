@@ -22,6 +22,8 @@ class AgentName(StrEnum):
     CONTEXT_FILTER = "context_filter"
     OFFER_GEN = "offer_gen"
     AGREEMENT = "agreement"
+    ARVIST = "arvist"
+    ACC_UPDATE = "acc_update"
 
 
 @dataclass(frozen=True, slots=True)
