@@ -158,5 +158,5 @@ async def test_a_visiting_creator_is_only_ever_the_counterparty(
     assert any(f"I'm {HOST_NAME}'s agent" in r for r in replies)
     assert not any(f"{MARA_NAME}'s agent" in r or "I represent you" in r for r in replies)
     # Nor did the negotiation reach the host's durable memory from her side.
-    host_memory = (await host.query("{ me { memory } }"))["me"]["memory"]
+    host_memory = (await host.query("{ me { memory { document } } }"))["me"]["memory"]
     assert not found_in(json.dumps(host_memory), private)
