@@ -11,9 +11,8 @@ from dealroom.agents.arvist import ArvistOutput, DurableChange
 from dealroom.agents.models.offline.common import _at, _list, _map, _str, _strings
 from dealroom.domain import durable
 
-TRANSIENT = frozenset({"claims", "name", "company"})
-"""Branch parts that are about this sitting (claims) or are account facts the product already
-holds (a host's name): not promoted."""
+TRANSIENT = frozenset({"claims"})
+"""What someone said happened elsewhere is about this sitting, never a durable fact."""
 
 
 def arvist_output(context: Mapping[str, Any]) -> ArvistOutput:
