@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
@@ -153,6 +153,17 @@ class DurableRepository:
             .limit(limit)
         )
         return [StaleParticipant(*row) for row in _tuples(rows)]
+
+    async def merges_waiting(self) -> int:
+        """AccUpdate runs queued and not yet started."""
+        return int(
+            await self.db.scalar(
+                select(func.count(AgentRun.id)).where(
+                    AgentRun.agent == "acc_update", AgentRun.status == "queued"
+                )
+            )
+            or 0
+        )
 
     async def set_merged(self, participant_id: uuid.UUID, version: int) -> None:
         await self.db.execute(

@@ -308,11 +308,16 @@ async def sync_stale_account_memory(
 ) -> int:
     """``syncStaleAccountMemory``: queue one AccUpdate run for up to ``batch`` participants
     whose account memory is newer than their room's last merge (D5 filters in the query), in
-    two statements. Workers merge them like any run, so 10,000 stale rooms are 50 passes of
-    cheap queueing, never one long stall."""
+    three statements. Workers merge them like any run, so 10,000 stale rooms are 50 passes of
+    cheap queueing, never one long stall; a pass queues nothing while a full batch is still
+    waiting, so the run queue (and every worker's claim scan over it) stays short."""
     db = Db(sessionmaker)
     try:
-        stale = await DurableRepository(db).stale_batch(batch)
+        repo = DurableRepository(db)
+        if await repo.merges_waiting() >= batch:
+            await db.commit()
+            return 0  # the last batch is still being merged: the queue stays short
+        stale = await repo.stale_batch(batch)
         now = clock.now()
         if stale:
             await db.add(

@@ -376,3 +376,52 @@ async def curate_without_settling(server: Server, db: Db, room_id: str) -> None:
     finally:
         await db.close()
     server.runner.wake()
+
+
+async def test_a_stale_room_never_overwrites_a_newer_durable_fact(
+    agent_server: Server, db: Db
+) -> None:
+    """D3: the deal room still says the old floor (it has had no turn since the host taught a
+    new one); its curator must not promote the old floor back over the new."""
+    server = agent_server
+    server.runner._sweeps.clear()  # no merge may happen before the curator runs
+    d, host_id, _brand_id = await signed_in_deal(server)
+    assert (await room_memory(db, d.room_id))["host"]["rates"]["sponsored_post"]["floor"] == (
+        "6000 USD"
+    )
+    await post(d.host, d.home_id, "For a sponsored post, never below $6,500.")
+    await settle(server)
+    assert (await durable(db, host_id)).document["rates"]["sponsored_post"]["floor"] == "6500 USD"
+    memory = await room_memory(db, d.room_id)
+    memory["host"]["style"] = "brief replies"  # something the room did learn
+    await write_room_memory(db, d.room_id, memory)
+    await curate(server, db, d.room_id)
+    document = (await durable(db, host_id)).document
+    assert document["rates"]["sponsored_post"]["floor"] == "6500 USD"
+    assert document["style"] == "brief replies"
+    runs = [r for r in await runs_of(db, d.room_id, "arvist") if r.error]
+    assert any("the account changed it since" in (r.error or "") for r in runs)
+
+
+async def test_a_run_that_finds_nothing_new_writes_nothing(agent_server: Server, db: Db) -> None:
+    """D1: the curator's usual verdict is "nothing new": no version, no date, no history."""
+    server = agent_server
+    d, host_id, _brand_id = await signed_in_deal(server)
+    before = await durable(db, host_id)
+    try:
+        rows_before = list(await db.scalars(select(MemoryChange.id)))
+    finally:
+        await db.close()
+    await curate(server, db, d.home_id)  # the home sitting was promoted already
+    after = await durable(db, host_id)
+    assert (after.version, after.document, after.updated_at) == (
+        before.version,
+        before.document,
+        before.updated_at,
+    )
+    try:
+        assert list(await db.scalars(select(MemoryChange.id))) == rows_before
+    finally:
+        await db.close()
+    newest = sorted(await runs_of(db, d.home_id, "arvist"), key=lambda r: r.created_at)[-1]
+    assert (newest.status, newest.no_op) == ("done", True)
