@@ -20,7 +20,7 @@ from sqlalchemy import select, update
 from dealroom.agents.models.base import AgentName, Chunk, Generation, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AccountMemory, AgentRun, MemoryChange, Room
+from dealroom.persistence.models import AccountMemory, AgentRun, MemoryChange, Participant, Room
 from dealroom.services.arvist_turn import enqueue_arvist_for_room
 from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up
@@ -425,3 +425,45 @@ async def test_a_run_that_finds_nothing_new_writes_nothing(agent_server: Server,
         await db.close()
     newest = sorted(await runs_of(db, d.home_id, "arvist"), key=lambda r: r.created_at)[-1]
     assert (newest.status, newest.no_op) == ("done", True)
+
+
+async def test_a_sibling_room_after_a_booking_seeds_the_host_like_any_new_room(
+    agent_server: Server, db: Db
+) -> None:
+    """Item 5: new terms after the booking open a sibling room whose host branch comes from the
+    seeding path (durable, or the home branch when newer), never a copy of the old room's."""
+    from tests.e2e.test_offers import agree_until_met, approved
+
+    server = agent_server
+    d, host_id, _brand_id = await signed_in_deal(server)
+    offer_id = await negotiate_to_offer(server, d)
+    await approved(d.visitor, offer_id)
+    await approved(d.host, offer_id)
+    old = await room_memory(db, d.room_id)
+    sitting_only = canary("this-sitting-only")
+    old["host"]["notes"] = sitting_only  # learnt in this room, never promoted
+    await write_room_memory(db, d.room_id, old)
+    await post(d.visitor, d.room_id, "Actually, could we do $7,200 for the sponsored post?")
+    await agree_until_met(server, db, d)
+    try:
+        siblings = list(
+            await db.scalars(
+                select(Room).where(Room.id != uuid.UUID(d.room_id), Room.kind == "deal")
+            )
+        )
+    finally:
+        await db.close()
+    assert len(siblings) == 1
+    sibling = siblings[0]
+    current = await durable(db, host_id)
+    assert sibling.memory["host"] == current.document  # the durable document, as seeded
+    assert sitting_only not in json.dumps(sibling.memory)
+    assert sibling.memory["deal"]["continuesFromRoom"] == d.room_id
+    try:
+        seat = await db.scalar(
+            select(Participant).where(Participant.room_id == sibling.id, Participant.key == "host")
+        )
+    finally:
+        await db.close()
+    assert seat is not None
+    assert seat.last_merged_memory_version == current.version
