@@ -23,7 +23,6 @@ from typing import Any
 
 import structlog
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents import acc_update
@@ -117,7 +116,10 @@ class AccUpdate:
 
     async def merge(self, participant_id: uuid.UUID, run_id: uuid.UUID) -> bool:
         """Merge one participant's account into its branch. True when the branch changed."""
-        token, room_id = await self._take(participant_id)
+        taken = await self._take(participant_id)
+        if taken is None:
+            return False  # the seat is gone
+        token, room_id = taken
         released = False
         try:
             plan = await self._plan(participant_id)
@@ -141,29 +143,29 @@ class AccUpdate:
                 assert isinstance(output, AccUpdateOutput)
                 stale = acc_update.allowed_removals(output.stale, [c.path for c in plan.changes])
             try:
-                released = True
-                return await self._apply(participant_id, token, room_id, plan, stale, site)
+                changed = await self._apply(participant_id, token, room_id, plan, stale, site)
             except Exception:
                 await self.deps.ledger.keep(site)
                 raise
+            released = True  # with the write
+            return changed
         finally:
             if not released:
                 await self.lease.release(room_id, token)
 
-    async def _take(self, participant_id: uuid.UUID) -> tuple[int, uuid.UUID]:
+    async def _take(self, participant_id: uuid.UUID) -> tuple[int, uuid.UUID] | None:
+        """The room's memory lease (waiting for another writer like Distil does), or None when
+        the seat is gone; LeaseBusy when the lease never came free."""
         db = Db(self.deps.sessionmaker)
         try:
             participant = await db.get(Participant, participant_id)
             if participant is None:
-                raise LeaseBusy("participant gone")
+                return None
             room_id = participant.room_id
         finally:
             await db.close()
         for _ in range(LEASE_POLLS):
-            try:
-                token = await self.lease.acquire(room_id, f"acc_update:{participant_id}")
-            except IntegrityError:
-                token = None
+            token = await self.lease.acquire(room_id, f"acc_update:{participant_id}")
             if token is not None:
                 return token, room_id
             await asyncio.sleep(LEASE_POLL_SECONDS)
