@@ -12,15 +12,23 @@ from typing import Any
 
 from sqlalchemy import select
 
+from dealroom.domain.cursors import event_cursor
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AccountMemory, AgentRun, MemoryChange, Participant
 from tests.conftest import Server
-from tests.support.graphql import open_room, post, sign_up
+from tests.support.graphql import open_room, post, sign_up, subscribe, ws_init_for
 from tests.support.turns import HOME, memory, messages_in
 
 OLD_RULES = "My fee for a sponsored post is $8,000, never below $4,000."
 NEW_FLOOR = "For a sponsored post, never below $6,000."
+SYSTEM_LINES = """
+subscription($roomId: ID!, $seat: Seat!, $after: String) {
+  paneEvents(roomId: $roomId, seat: $seat, after: $after) {
+    __typename ... on SystemLine { cursor kind message { body systemKind } }
+  }
+}
+"""
 MEMORY = """
 { me { memory { document version updatedAt leaves { path value changedOn } }
        memoryHistory(first: 50) { edges { cursor node {
@@ -153,9 +161,17 @@ async def test_the_sweep_merges_rooms_with_no_turn_coming(agent_server: Server, 
     room_id = (await open_room(visitor, "devraman"))["room"]["id"]
     await post(host, home_id, NEW_FLOOR)
     await agent_server.settle()
-    agent_server.clock.advance(timedelta(seconds=6))  # the sweep's period
-    await agent_server.runner.sweep()
-    await agent_server.settle()
+    variables = {"roomId": room_id, "seat": "HOST", "after": event_cursor(0)}
+    async with subscribe(
+        agent_server.ws_url, SYSTEM_LINES, variables, init=ws_init_for(host)
+    ) as sub:
+        agent_server.clock.advance(timedelta(seconds=6))  # the sweep's period
+        await agent_server.runner.sweep()
+        await agent_server.settle()
+        event = await sub.event(timeout=10)  # live, to the host's pane only
+    assert event["__typename"] == "SystemLine"
+    assert event["kind"] == "MEMORY_MERGED"
+    assert event["message"]["systemKind"] == "MEMORY_MERGED"
     assert (await memory(db, room_id))["host"]["rates"]["sponsored_post"]["floor"] == "6000 USD"
     try:
         runs = list(
