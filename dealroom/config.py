@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     replay_poll_seconds: float = 0.1
     """How soon a claimed room's replay looks again whether the runs its last held effect
     queued have finished (the next held effect waits for them)."""
+    # --- durable memory (issue 13) ---
+    arvist_model: str = "gemini-2.5-flash"
+    acc_update_model: str = "gemini-2.5-flash-lite"
+    stale_sync_batch: int = 200
+    """Participants the syncStaleAccountMemory sweep queues an AccUpdate for per pass (about
+    every 5 seconds per worker process)."""
 
     @property
     def session_pause(self) -> timedelta:

@@ -51,3 +51,17 @@ def parse_room_cursor(cursor: str) -> tuple[datetime, UUID]:
         return datetime.fromisoformat(stamp), UUID(room_id)
     except ValueError as exc:
         raise bad_input("That cursor is not one this server issued.", "cursor") from exc
+
+
+def memory_change_cursor(created_at: datetime, change_id: UUID) -> str:
+    """A durable-memory history row's position (newest first)."""
+    return _encode(f"mc:{created_at.isoformat()}|{change_id}")
+
+
+def parse_memory_change_cursor(cursor: str) -> tuple[datetime, UUID]:
+    raw = _decode(cursor, "mc:")
+    try:
+        stamp, change_id = raw.split("|", 1)
+        return datetime.fromisoformat(stamp), UUID(change_id)
+    except ValueError as exc:
+        raise bad_input("That cursor is not one this server issued.", "cursor") from exc

@@ -19,11 +19,12 @@ from strawberry.types import ExecutionContext
 from dealroom.config import Settings
 from dealroom.domain.offers import Action
 from dealroom.domain.seats import Seat
-from dealroom.resolvers import accounts, messages, offers, rooms
+from dealroom.resolvers import accounts, memory, messages, offers, rooms
 from dealroom.schema.caching import CachedParser
 from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
+from dealroom.schema.memory_types import MemoryChange
 from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
 from dealroom.schema.types import (
     Account,
@@ -199,6 +200,18 @@ class Mutation:
         ] = None,
     ) -> int:
         return await messages.retry_turn(info, room_id, seat)
+
+    @strawberry.mutation(
+        description="Operators only (FORBIDDEN otherwise): put one durable-memory leaf back to "
+        "its value before the given change. The revert is itself a recorded change. CONFLICT "
+        "when the leaf changed again since (revert the later change first)."
+    )
+    async def revert_memory_change(
+        self,
+        info: Info,
+        id: Annotated[strawberry.ID, strawberry.argument(description="The change to revert.")],
+    ) -> MemoryChange:
+        return await memory.revert(info, id)
 
     @strawberry.mutation(
         description="Approve the written offer, by the reader's seat. The brand (visitor) "

@@ -6,13 +6,13 @@ import asyncio
 import uuid
 from collections.abc import Awaitable
 from datetime import datetime
-from typing import Annotated, cast
+from typing import Annotated
 
 import strawberry
-from strawberry.scalars import JSON
 
 from dealroom.domain import access
 from dealroom.domain.cursors import event_cursor, parse_event_cursor, parse_room_cursor, room_cursor
+from dealroom.domain.durable import SystemLineKind, system_line_kind
 from dealroom.domain.errors import bad_input, forbidden
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import (
@@ -28,8 +28,10 @@ from dealroom.domain.seats import (
 from dealroom.persistence import models
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
+from dealroom.resolvers import memory as memory_resolvers
 from dealroom.schema.context import Info
 from dealroom.schema.enums import Alignment, AuthorKind
+from dealroom.schema.memory_types import DurableMemory, MemoryChangeConnection
 from dealroom.schema.offer_types import Offer, OfferConnection, OfferEdge, StageChanged
 from dealroom.services import messages as message_service
 from dealroom.services import offers as offer_service
@@ -113,10 +115,24 @@ class Me:
         rows = await AccountRepository(info.context.db).managed_by(self._signed_in_id)
         return [Account.from_row(row) for row in rows]
 
-    @strawberry.field(description="The account's long-term memory document (its own only).")
-    async def memory(self, info: Info) -> JSON:
-        row = await info.context.loaders.memory.load(self._account_id)
-        return cast(JSON, dict(row.document) if row else {})  # JSON is an opaque NewType
+    @strawberry.field(
+        description="The account's long-term (durable) memory, its own only, with the date "
+        "each leaf last changed."
+    )
+    async def memory(self, info: Info) -> DurableMemory:
+        return await memory_resolvers.memory(info, self._account_id)
+
+    @strawberry.field(
+        description="Changes to the account's durable memory, newest first: each changed leaf "
+        "with its old and new value, the room and run that changed it, and when."
+    )
+    async def memory_history(
+        self,
+        info: Info,
+        first: Annotated[int, strawberry.argument(description="Page size, 1-100.")] = 20,
+        after: Annotated[str | None, strawberry.argument(description="Start after.")] = None,
+    ) -> MemoryChangeConnection:
+        return await memory_resolvers.history(info, self._account_id, first, after)
 
 
 @strawberry.type(description="A seat in a room, as the reader may see it.")
@@ -141,6 +157,9 @@ class Message:
     )
     created_at: datetime = strawberry.field(description="When it was stored (UTC).")
     room_id: strawberry.ID = strawberry.field(description="The room it belongs to.")
+    system_kind: SystemLineKind | None = strawberry.field(
+        description="For a system line, what it is about (MEMORY_MERGED, NOTICE); else null."
+    )
 
     @classmethod
     def from_view(cls, view: MessageView, reader_seat: Seat) -> Message:
@@ -155,6 +174,9 @@ class Message:
             client_message_id=view.client_message_id,
             created_at=view.created_at,
             room_id=strawberry.ID(str(view.room_id)),
+            system_kind=system_line_kind(view.client_message_id)
+            if view.author_kind is AuthorKind.SYSTEM
+            else None,
         )
 
 
@@ -499,6 +521,10 @@ class AgentTyping:
 class SystemLine:
     cursor: str = strawberry.field(description="Resume after this cursor.")
     message: Message = strawberry.field(description="The system message.")
+
+    @strawberry.field(description="What the line is about, so clients can style it.")
+    def kind(self) -> SystemLineKind:
+        return self.message.system_kind or SystemLineKind.NOTICE
 
 
 @strawberry.type(

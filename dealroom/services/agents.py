@@ -9,6 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.agents.models.base import AgentName, ModelClient
 from dealroom.config import Settings
 from dealroom.realtime.broker import Broker
+from dealroom.services.acc_update_turn import AccUpdate, sync_stale_account_memory
+from dealroom.services.arvist_turn import ArvistTurn
 from dealroom.services.claims import ReplayTurn, resume_replays
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import DistilTurn
@@ -67,7 +69,9 @@ def create_runner(
             ledger=Ledger(client, sessionmaker, clock),
         )
     )
-    runner.register(AgentName.PERSONA, PersonaTurn(runner))
+    acc = AccUpdate(runner)
+    # AccUpdate merges newer durable memory before the turn reads memory (seed 000).
+    runner.register(AgentName.PERSONA, acc.before(PersonaTurn(runner)))
     runner.register(AgentName.DISTIL, DistilTurn(runner))
     runner.register(AgentName.OFFER_GEN, OfferGenTurn(runner))
     runner.register(AgentName.AGREEMENT, AgreementTurn(runner))
@@ -78,6 +82,16 @@ def create_runner(
         return await resume_replays(sessionmaker, clock)
 
     runner.add_sweep(replays)
+    runner.register(AgentName.ARVIST, ArvistTurn(runner))
+    runner.register(AgentName.ACC_UPDATE, acc)
+
+    async def stale_sync() -> int:
+        queued = await sync_stale_account_memory(sessionmaker, clock, settings.stale_sync_batch)
+        if queued:
+            runner.wake()
+        return queued
+
+    runner.add_sweep(stale_sync)
     if payments is not None:
         provider = payments
 

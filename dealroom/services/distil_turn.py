@@ -21,6 +21,7 @@ from dealroom.domain.seats import RoomKind
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Flag, Lease, Room
 from dealroom.persistence.runs import LeaseRepository, RunRepository
+from dealroom.services.arvist_turn import home_arvist_run
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import StaleRun, model_for
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
@@ -225,10 +226,13 @@ class DistilTurn:
                     )
                 )
             changed = document != before
+            promote = None
             if changed:
                 room.memory = document
                 room.memory_version += 1
                 room.memory_updated_at = now
+                # ZLY-1897: a live home room promotes the host sitting right after Distil.
+                promote = await home_arvist_run(db, room, run.participant_id, now)
             row.status, row.finished_at = RunStatus.DONE.value, now
             row.no_op = not changed and output.frustration is None
             row.error = None
@@ -239,6 +243,8 @@ class DistilTurn:
             await db.add(*site.rows)
             await db.commit()
             site.rows.clear()  # stored: nothing left for the failure path to keep
+            if promote is not None:
+                self.runner.wake()
         finally:
             await db.close()
 

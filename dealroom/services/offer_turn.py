@@ -39,6 +39,7 @@ from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import Publish, queue_agreement, record_stage, stage_of, state_of
 from dealroom.services.persona_turn import StaleRun, model_for
+from dealroom.services.rooms import seed_host_memory
 from dealroom.services.turn_context import RunSnapshot
 from dealroom.services.turns import RunStatus, TurnRunner, system_line
 
@@ -238,6 +239,9 @@ class OfferGenTurn(_Run):
         """O6: the booked offer stays as it is; the changed terms are drawn in a new deal room
         for the same pair, which both sides find in their room list."""
         assert extracted.terms is not None
+        # The host is seeded like any new room (home branch if newer than durable), never by
+        # copying the old room's host branch.
+        seeded = await seed_host_memory(db, room.host_account_id)
         sibling = Room(
             id=uuid.uuid4(),
             kind=RoomKind.DEAL.value,
@@ -245,7 +249,7 @@ class OfferGenTurn(_Run):
             host_account_id=room.host_account_id,
             service_id=room.service_id,
             title=room.title[:180] + " (new offer)",
-            memory=_sibling_memory(room),
+            memory={**seeded.memory, **_sibling_memory(room)},
             created_at=now,
             last_activity_at=now,
         )
@@ -255,6 +259,7 @@ class OfferGenTurn(_Run):
             room_id=sibling.id,
             key=Seat.HOST.value,
             account_id=host.account_id,
+            last_merged_memory_version=seeded.version,
             created_at=now,
         )
         await db.add(
@@ -397,11 +402,11 @@ async def _mint(
 
 
 def _sibling_memory(room: Room) -> dict[str, Any]:
-    """The host's branch and the shared deal facts carry over; plans, goals, rulings and the
-    offer reference belong to the old room's negotiation."""
+    """The shared deal facts carry over; the host branch is seeded afresh, and plans, goals,
+    rulings and the offer reference belong to the old room's negotiation."""
     memory = room.memory or {}
     carried: dict[str, Any] = {
-        key: copy.deepcopy(memory[key]) for key in (Seat.HOST.value, memdoc.DEAL) if key in memory
+        key: copy.deepcopy(memory[key]) for key in (memdoc.DEAL,) if key in memory
     }
     carried.setdefault(memdoc.DEAL, {})
     if isinstance(carried[memdoc.DEAL], dict):

@@ -11,7 +11,7 @@ from dealroom.domain.cursors import parse_room_cursor
 from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.domain.seats import RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Account, Participant, Room
+from dealroom.persistence.models import Participant, Room
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.services import guests
 from dealroom.services.clock import Clock
@@ -127,7 +127,8 @@ async def open_visitor_room(
 
     plan = visits.new_room(kind, host.display_name, visitor.display_name if visitor else None)
     now = clock.now()
-    memory = await _seed_memory(db, host)
+    seeded = await seed_host_memory(db, host.id)
+    memory = seeded.memory
     room = Room(
         id=uuid.uuid4(),
         kind=RoomKind.DEAL,
@@ -140,7 +141,13 @@ async def open_visitor_room(
     )
     await db.add(room)
     await db.add(
-        Participant(room_id=room.id, key=Seat.HOST, account_id=host.id, created_at=now),
+        Participant(
+            room_id=room.id,
+            key=Seat.HOST,
+            account_id=host.id,
+            last_merged_memory_version=seeded.version,
+            created_at=now,
+        ),
         Participant(
             room_id=room.id,
             key=Seat.VISITOR,
@@ -152,15 +159,26 @@ async def open_visitor_room(
     return OpenedRoom(room, guest_key, created=True)
 
 
-async def _seed_memory(db: Db, host: Account) -> dict[str, object]:
-    """seed 002 layer 1: only the host seeds a deal room (into the host branch). The visitor's
+@dataclass(frozen=True, slots=True)
+class SeededMemory:
+    memory: dict[str, object]
+    version: int
+    """The durable version the seed reflects: the host participant's
+    ``last_merged_memory_version``, so AccUpdate merges only what changes after it."""
+
+
+async def seed_host_memory(db: Db, host_id: uuid.UUID) -> SeededMemory:
+    """The memory a new deal room starts with — any new room, a sibling after a booking too.
+
+    seed 002 layer 1: only the host seeds a deal room (into the host branch). The visitor's
     account memory is never read here, whoever the visitor is.
 
     ZLY-1897: the home room's host branch is used when it changed after durable memory did,
     so a link opened right after the host told their agent something is not stale."""
-    memories = await AccountRepository(db).memories([host.id])
+    memories = await AccountRepository(db).memories([host_id])
     durable = memories[0] if memories else None
-    home = await RoomRepository(db).home_room(host.id)
+    version = durable.version if durable is not None else 0
+    home = await RoomRepository(db).home_room(host_id)
     home_branch = (home.memory or {}).get("host") if home is not None else None
     if (
         isinstance(home_branch, dict)
@@ -169,9 +187,9 @@ async def _seed_memory(db: Db, host: Account) -> dict[str, object]:
         and home.memory_updated_at is not None
         and (durable is None or not durable.document or home.memory_updated_at > durable.updated_at)
     ):
-        return {"host": copy.deepcopy(home_branch)}
+        return SeededMemory({"host": copy.deepcopy(home_branch)}, version)
     document = durable.document if durable is not None else {}
-    return {"host": copy.deepcopy(document)} if document else {}
+    return SeededMemory({"host": copy.deepcopy(document)} if document else {}, version)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
+from dealroom.persistence.models import ModelCall
 from tests.conftest import Server
 from tests.support.graphql import Client, open_room, post
 from tests.support.recording import (
@@ -28,6 +29,7 @@ from tests.support.recording import (
     found_in,
     pane_messages,
     room_memory,
+    room_rows,
     write_room_memory,
 )
 from tests.support.rooms import account_client, grant, set_account_memory
@@ -137,6 +139,11 @@ async def test_a_visiting_creator_is_only_ever_the_counterparty(
 
     requests = model.requests[before:]
     assert requests
+    # Her own memory merged into her own home room (AccUpdate, issue 13) is hers to see; no
+    # merge ever ran for this deal room.
+    merges = await room_rows(db, ModelCall, room_id)
+    assert [m for m in merges if m.agent == AgentName.ACC_UPDATE.value] == []
+    requests = [r for r in requests if r.agent is not AgentName.ACC_UPDATE]
     for request in requests:
         sent = everything_sent(request)
         assert not found_in(sent, private), request.agent
@@ -158,5 +165,5 @@ async def test_a_visiting_creator_is_only_ever_the_counterparty(
     assert any(f"I'm {HOST_NAME}'s agent" in r for r in replies)
     assert not any(f"{MARA_NAME}'s agent" in r or "I represent you" in r for r in replies)
     # Nor did the negotiation reach the host's durable memory from her side.
-    host_memory = (await host.query("{ me { memory } }"))["me"]["memory"]
+    host_memory = (await host.query("{ me { memory { document } } }"))["me"]["memory"]
     assert not found_in(json.dumps(host_memory), private)

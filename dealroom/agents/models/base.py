@@ -27,6 +27,8 @@ class AgentName(StrEnum):
     call is a persona request)."""
     REPLAY = "replay"
     """Replaying a claimed room's held effects in order (a run kind; no model call)."""
+    ARVIST = "arvist"
+    ACC_UPDATE = "acc_update"
 
 
 @dataclass(frozen=True, slots=True)

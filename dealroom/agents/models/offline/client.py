@@ -18,6 +18,7 @@ from dealroom.agents.models.base import (
     parse_output,
 )
 from dealroom.agents.models.offline.agreement import agreement_output
+from dealroom.agents.models.offline.arvist import acc_update_output, arvist_output
 from dealroom.agents.models.offline.context_filter import filter_output
 from dealroom.agents.models.offline.distil import distil_output
 from dealroom.agents.models.offline.offer_gen import offer_gen_output
@@ -85,6 +86,10 @@ def respond(request: ModelRequest) -> str:
             output = agreement_output(request.context)
         case AgentName.GATE | AgentName.REPLAY:
             raise ValueError(f"{request.agent} runs make no model call of their own")
+        case AgentName.ARVIST:
+            output = arvist_output(request.context)
+        case AgentName.ACC_UPDATE:
+            output = acc_update_output(request.context)
         case _:
             assert_never(request.agent)
     # PersonaOutput declares ``reply`` first, so the serialised reply streams first.

@@ -1,0 +1,67 @@
+"""Arvist's and AccUpdate's rules: promote the participant's own standing facts and the closed
+deals code derived; name the legacy floor a merged limit replaces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dealroom.agents.acc_update import AccUpdateOutput
+from dealroom.agents.arvist import ArvistOutput, DurableChange
+from dealroom.agents.models.offline.common import _at, _list, _map, _str, _strings
+from dealroom.domain import durable
+
+TRANSIENT = frozenset({"claims"})
+"""What someone said happened elsewhere is about this sitting, never a durable fact."""
+
+
+def arvist_output(context: Mapping[str, Any]) -> ArvistOutput:
+    current = _map(context.get("durable"))
+    branch = _map(context.get("branch"))
+    changes: list[DurableChange] = []
+    for path, value in durable.leaves(branch).items():
+        if not durable.durable_path_allowed(path) or path.split(".")[0] in TRANSIENT:
+            continue
+        held = _at(current, path)
+        if isinstance(value, str):
+            if held != value and not isinstance(held, Mapping):
+                changes.append(DurableChange(op="set", path=path, value=value))
+        elif isinstance(value, list):
+            present = {s.casefold() for s in _strings(held)}
+            if isinstance(held, Mapping):
+                continue
+            for item in value:
+                if isinstance(item, str) and item.casefold() not in present:
+                    changes.append(DurableChange(op="append", path=path, value=item))
+                    present.add(item.casefold())
+    deals = _map(current.get(durable.DEALS))
+    for deal in _list(context.get("closed_deals")):
+        entry = _map(deal)
+        key = _str(entry.get("key"))
+        if not key or key in deals:
+            continue
+        for field in ("fee", "date", "counterparty"):
+            text = _str(entry.get(field))
+            if text:
+                changes.append(DurableChange(op="set", path=f"deals.{key}.{field}", value=text))
+        items = [s for s in _list(entry.get("deliverables")) if isinstance(s, str)]
+        if items:
+            changes.append(
+                DurableChange(op="set", path=f"deals.{key}.deliverables", value="; ".join(items))
+            )
+    return ArvistOutput(changes=changes)
+
+
+def acc_update_output(context: Mapping[str, Any]) -> AccUpdateOutput:
+    """A merged ``limits.<slug>`` makes a legacy ``rates.<slug>.floor`` stale, and a merged
+    legacy floor makes nothing stale (the limit, if any, is newer knowledge)."""
+    merged = _map(context.get("merged"))
+    branch = _map(context.get("branch"))
+    stale: list[str] = []
+    for path in merged:
+        parts = path.split(".")
+        if len(parts) >= 2 and parts[0] == "limits":
+            legacy = f"rates.{parts[1]}.floor"
+            if _at(branch, legacy) is not None and legacy not in merged:
+                stale.append(legacy)
+    return AccUpdateOutput(stale=sorted(set(stale)))

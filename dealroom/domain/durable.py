@@ -1,0 +1,226 @@
+"""Durable account memory: one document per account, curated by Arvist, merged into rooms by
+AccUpdate (seed 000 "Two memory layers, with a gatekeeper", "Recording dates on durable memory
+are written by code", "Standing knowledge is merged in, and announced"; seed 002 layers 1, 4).
+
+The durable document has the shape of the account's branch in a room: a room's host branch is
+seeded from it (``{"host": durable}``), so ``host.rates.x`` in a room is ``rates.x`` here.
+
+A *leaf* is a value that is not a section (a string, number or list). Leaf dates and history
+are per leaf, computed by code from the documents before and after a write, never reported by
+a model.
+
+Numbered rules, cited by the code and tests that depend on them:
+
+- D1  A leaf changed when its value differs or it appeared or disappeared; a write that
+      changes no leaf writes nothing (no version, no date, no history row).
+- D2  Arvist writes durable memory only by targeted changes (set/append/remove at a path), and
+      never at a reserved room part, a participant key (``host``, ``visitor``: another party's
+      branch) or ``claims`` (what someone said happened elsewhere is not a durable fact).
+- D3  Account wins: an Arvist change to a leaf the account changed after the room's last seed
+      or merge is dropped, since the room has not yet seen the newer value.
+- D4  AccUpdate writes only the participant's own branch, from the account's leaves changed
+      since the room's last merge (all leaves when it never merged), account value wins, and
+      never a reserved part (goals, plans, decisions…).
+- D5  Only the host is ever merged in a deal room (seed 002 layer 1); scripted rooms are never
+      merged; Arvist never runs on scripted or demo rooms (seed 000 "Scripted rooms never write
+      durable memory").
+- D6  A revert restores the change's old value only while the leaf still holds the change's
+      new value; otherwise it is a CONFLICT (revert the later change first).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
+
+from dealroom.domain.memory import RESERVED
+from dealroom.domain.seats import RoomKind, RoomMode, Seat
+
+CLAIMS: Final = "claims"
+DEALS: Final = "deals"
+"""Closed deals the host's Arvist records: ``deals.<key>.{fee,deliverables,date,counterparty}``."""
+
+NEVER_DURABLE: Final = frozenset({*RESERVED, CLAIMS, *(s.value for s in Seat)})
+"""D2: first segments no durable write may name."""
+
+MERGE_KEY_PREFIX: Final = "memory-merged:"
+"""The system line a merge posts is keyed ``memory-merged:<participant>:<version>``."""
+
+MERGE_LINE_ITEMS: Final = 8
+
+
+class SystemLineKind(StrEnum):
+    """What a system line is about, so clients can style it."""
+
+    NOTICE = "NOTICE"
+    MEMORY_MERGED = "MEMORY_MERGED"
+
+
+def system_line_kind(client_message_id: str | None) -> SystemLineKind:
+    if client_message_id is not None and client_message_id.startswith(MERGE_KEY_PREFIX):
+        return SystemLineKind.MEMORY_MERGED
+    return SystemLineKind.NOTICE
+
+
+def merge_line_key(participant_id: object, version: int) -> str:
+    return f"{MERGE_KEY_PREFIX}{participant_id}:{version}"
+
+
+@dataclass(frozen=True, slots=True)
+class LeafChange:
+    """One leaf's value before and after a write; None is "absent"."""
+
+    path: str
+    old: Any
+    new: Any
+
+
+def leaves(document: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Every leaf of ``document`` by dotted path. A None value counts as absent; an empty
+    section has no leaves."""
+    found: dict[str, Any] = {}
+    for key, value in document.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, Mapping):
+            found.update(leaves(value, path))
+        elif value is not None:
+            found[path] = value
+    return found
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[LeafChange]:
+    """D1: the leaves that differ between two documents, by path."""
+    old, new = leaves(before), leaves(after)
+    changes: list[LeafChange] = []
+    for path in sorted(old.keys() | new.keys()):
+        a, b = old.get(path), new.get(path)
+        if a is None or b is None or _canonical(a) != _canonical(b):
+            changes.append(LeafChange(path, copy.deepcopy(a), copy.deepcopy(b)))
+    return changes
+
+
+def related(path: str, others: Iterable[str]) -> bool:
+    """``path`` is one of ``others``, or above or below one of them."""
+    for other in others:
+        if path == other or path.startswith(f"{other}.") or other.startswith(f"{path}."):
+            return True
+    return False
+
+
+def durable_path_allowed(path: str) -> bool:
+    """D2: a path Arvist may name in durable memory."""
+    segments = path.split(".")
+    return bool(segments[0]) and segments[0] not in NEVER_DURABLE and CLAIMS not in segments
+
+
+def set_leaf(document: dict[str, Any], path: str, value: Any) -> None:
+    """Set (or, with None, remove) one leaf in place, creating sections on the way and
+    replacing a value that is in the way (code writing: the account's value wins)."""
+    segments = path.split(".")
+    node = document
+    for segment in segments[:-1]:
+        child = node.get(segment)
+        if not isinstance(child, dict):
+            if value is None:
+                return
+            child = {}
+            node[segment] = child
+        node = child
+    if value is None:
+        node.pop(segments[-1], None)
+    else:
+        node[segments[-1]] = copy.deepcopy(value)
+
+
+def prune(document: dict[str, Any]) -> dict[str, Any]:
+    """Drop sections a removal left empty, so an absent leaf leaves no trace."""
+    for key in list(document):
+        value = document[key]
+        if isinstance(value, dict):
+            prune(value)
+            if not value:
+                del document[key]
+    return document
+
+
+def get_leaf(document: Mapping[str, Any], path: str) -> Any:
+    node: Any = document
+    for segment in path.split("."):
+        if not isinstance(node, Mapping) or segment not in node:
+            return None
+        node = node[segment]
+    return None if isinstance(node, Mapping) else node
+
+
+# --- AccUpdate (D4, D5) ---
+
+
+def merge_due(kind: RoomKind, mode: RoomMode, key: str) -> bool:
+    """D5: which bound participants AccUpdate may merge at all."""
+    if mode == RoomMode.SCRIPTED:
+        return False
+    return kind == RoomKind.HOME or key == Seat.HOST.value
+
+
+def arvist_runs(mode: RoomMode) -> bool:
+    """D5: Arvist never promotes from a scripted tape or a host's self-preview."""
+    return mode == RoomMode.LIVE
+
+
+def merge(
+    branch: Mapping[str, Any], durable: Mapping[str, Any], paths: Sequence[str] | None
+) -> tuple[dict[str, Any], list[LeafChange]]:
+    """D4: the participant's branch with the account's leaves merged in (account wins), and the
+    leaves that changed. ``paths`` are the durable paths changed since the last merge (None:
+    never merged, so every durable leaf)."""
+    current = leaves(durable)
+    wanted = sorted(current) if paths is None else sorted(set(paths))
+    merged: dict[str, Any] = copy.deepcopy(dict(branch))
+    for path in wanted:
+        if not durable_path_allowed(path):
+            continue
+        value = current.get(path)
+        if value is None and paths is not None and any(p.startswith(f"{path}.") for p in current):
+            continue  # the path became a section: its own leaves are merged instead
+        if value is None and get_leaf(merged, path) is None:
+            continue
+        set_leaf(merged, path, value)
+    prune(merged)
+    return merged, diff(branch, merged)
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(removed)"
+    if isinstance(value, list):
+        return "; ".join(str(item) for item in value)
+    return str(value)
+
+
+def merged_line(changes: Sequence[LeafChange]) -> str:
+    """The text of the MemoryMerged system line: what changed, in the participant's own pane
+    only (it names the participant's own values)."""
+    shown = [f"{c.path}: {_show(c.new)}" for c in changes[:MERGE_LINE_ITEMS]]
+    more = len(changes) - MERGE_LINE_ITEMS
+    if more > 0:
+        shown.append(f"and {more} more")
+    return "Standing knowledge merged from your profile: " + ", ".join(shown) + "."
+
+
+# --- reverts (D6) ---
+
+
+def revert_conflicts(document: Mapping[str, Any], path: str, new_value: Any) -> bool:
+    """D6: true when the leaf no longer holds what the change wrote."""
+    current = get_leaf(document, path)
+    if current is None or new_value is None:
+        return current is not None or new_value is not None
+    return _canonical(current) != _canonical(new_value)

@@ -1,0 +1,122 @@
+"""The durable-memory rules D1-D6 (dealroom.domain.durable), pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dealroom.domain import durable
+from dealroom.domain.durable import LeafChange, SystemLineKind
+from dealroom.domain.seats import RoomKind, RoomMode
+
+DOC = {
+    "rates": {"post": {"ask": "8000 USD", "floor": "6000 USD"}},
+    "rules": ["no alcohol"],
+    "style": "brief",
+}
+
+_key = st.sampled_from(["a", "b", "c"])
+_docs = st.recursive(
+    st.one_of(st.text(max_size=3), st.lists(st.text(max_size=2), max_size=2)),
+    lambda children: st.dictionaries(_key, children, max_size=3),
+    max_leaves=8,
+).filter(lambda d: isinstance(d, dict))
+
+
+def test_d1_only_real_changes_are_changes() -> None:
+    assert durable.diff(DOC, {**DOC}) == []
+    after = {**DOC, "rates": {"post": {"ask": "8000 USD", "floor": "6500 USD"}}}
+    assert durable.diff(DOC, after) == [LeafChange("rates.post.floor", "6000 USD", "6500 USD")]
+    assert durable.diff(DOC, {**DOC, "rules": ["no alcohol", "no gambling"]}) == [
+        LeafChange("rules", ["no alcohol"], ["no alcohol", "no gambling"])
+    ]
+    gone = {k: v for k, v in DOC.items() if k != "style"}
+    assert durable.diff(DOC, gone) == [LeafChange("style", "brief", None)]
+
+
+@given(_docs, _docs)
+def test_d1_applying_a_diff_leaf_by_leaf_gives_the_other_document(
+    a: dict[str, Any], b: dict[str, Any]
+) -> None:
+    rebuilt = durable.prune(dict(a))
+    for change in durable.diff(a, b):
+        durable.set_leaf(rebuilt, change.path, change.new)
+    assert durable.leaves(durable.prune(rebuilt)) == durable.leaves(b)
+
+
+def test_d2_durable_paths() -> None:
+    assert durable.durable_path_allowed("rates.post.floor")
+    assert durable.durable_path_allowed("deals.x.fee")
+    for path in (
+        "host.rates",
+        "visitor.name",
+        "goals.new-offer",
+        "plans.host",
+        "claims",
+        "rules.claims",
+        "pendingPrincipalDecisions.x",
+        "offers.x",
+        "rulings",
+    ):
+        assert not durable.durable_path_allowed(path), path
+
+
+def test_d3_related_paths() -> None:
+    assert durable.related("rates.post.floor", ["rates.post.floor"])
+    assert durable.related("rates.post", ["rates.post.floor"])
+    assert durable.related("rates.post.floor.x", ["rates.post.floor"])
+    assert not durable.related("rates.postcard", ["rates.post"])
+
+
+def test_d4_merge_takes_the_account_value_for_changed_leaves_only() -> None:
+    branch = {
+        "rates": {"post": {"ask": "7000 USD", "floor": "4000 USD"}},
+        "notes": "this room only",
+    }
+    merged, changes = durable.merge(branch, DOC, ["rates.post.floor"])
+    assert merged == {
+        "rates": {"post": {"ask": "7000 USD", "floor": "6000 USD"}},
+        "notes": "this room only",
+    }
+    assert changes == [LeafChange("rates.post.floor", "4000 USD", "6000 USD")]
+    # Never merged before: every durable leaf, account wins, the room's own leaves stay.
+    merged, changes = durable.merge(branch, DOC, None)
+    assert merged == {**DOC, "notes": "this room only"}
+    assert [c.path for c in changes] == ["rates.post.ask", "rates.post.floor", "rules", "style"]
+    # A leaf the account removed is removed; a reserved or foreign path is never written.
+    merged, changes = durable.merge(
+        {"style": "brief"}, {"goals": {"x": "met"}}, ["style", "goals.x"]
+    )
+    assert merged == {}
+    assert changes == [LeafChange("style", "brief", None)]
+
+
+def test_d5_who_is_merged_and_where_arvist_runs() -> None:
+    assert durable.merge_due(RoomKind.DEAL, RoomMode.LIVE, "host")
+    assert not durable.merge_due(RoomKind.DEAL, RoomMode.LIVE, "visitor")
+    assert durable.merge_due(RoomKind.DEAL, RoomMode.DEMO, "host")
+    assert not durable.merge_due(RoomKind.DEAL, RoomMode.SCRIPTED, "host")
+    assert durable.merge_due(RoomKind.HOME, RoomMode.LIVE, "host")
+    assert durable.arvist_runs(RoomMode.LIVE)
+    assert not durable.arvist_runs(RoomMode.DEMO)
+    assert not durable.arvist_runs(RoomMode.SCRIPTED)
+
+
+def test_d6_revert_conflicts_only_when_the_leaf_moved_on() -> None:
+    assert not durable.revert_conflicts(DOC, "rates.post.floor", "6000 USD")
+    assert durable.revert_conflicts(DOC, "rates.post.floor", "6500 USD")
+    assert not durable.revert_conflicts(DOC, "missing", None)
+    assert durable.revert_conflicts(DOC, "style", None)
+
+
+def test_the_merge_line_and_its_kind() -> None:
+    changes = [LeafChange(f"rules.r{i}", None, f"rule {i}") for i in range(10)]
+    line = durable.merged_line(changes)
+    assert line.startswith("Standing knowledge merged from your profile: rules.r0: rule 0, ")
+    assert line.endswith("and 2 more.")
+    key = durable.merge_line_key("p1", 4)
+    assert durable.system_line_kind(key) is SystemLineKind.MEMORY_MERGED
+    assert durable.system_line_kind("run:x:fail:1") is SystemLineKind.NOTICE
+    assert durable.system_line_kind(None) is SystemLineKind.NOTICE
