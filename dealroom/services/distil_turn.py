@@ -14,10 +14,11 @@ from sqlalchemy.exc import IntegrityError
 from dealroom.agents import distil
 from dealroom.agents.distil import DistilInput, DistilOutput
 from dealroom.agents.models.base import AgentName
+from dealroom.agents.render import Line
 from dealroom.domain import memory as memdoc
 from dealroom.domain import visibility
 from dealroom.domain.errors import DomainError
-from dealroom.domain.seats import RoomKind
+from dealroom.domain.seats import RoomKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Flag, Lease, Room
 from dealroom.persistence.runs import LeaseRepository, RunRepository
@@ -77,6 +78,17 @@ class MemoryLease:
             await db.commit()
         finally:
             await db.close()
+
+
+def _cited(ctx: TurnContext) -> list[Line]:
+    """The host pane's session with message ids: a limit records the message it came from
+    (memory M12). Other panes record no limits, and their lines carry no ids."""
+    if ctx.pane_key != Seat.HOST.value or len(ctx.session_ids) != len(ctx.session):
+        return list(ctx.session)
+    return [
+        Line(line.author, line.body, id_)
+        for line, id_ in zip(ctx.session, ctx.session_ids, strict=True)
+    ]
 
 
 async def holds(db: Db, room_id: uuid.UUID, token: int, now: datetime) -> Lease | None:
@@ -149,7 +161,7 @@ class DistilTurn:
                 # The writer of a visitor pane never sees host-private parts either, so it
                 # cannot copy them into `deal` (seed 002 layer 2).
                 memory=visibility.visible_memory(ctx.memory, pane=pane, room_kind=ctx.kind),
-                session=ctx.session,
+                session=_cited(ctx),
                 dispatches=ctx.deliveries_for(pane),
                 writable=memdoc.writable_prefixes(pane, ctx.kind),
                 stage=ctx.stage,
