@@ -71,9 +71,9 @@ Rules:
 - Limits are data, not notes. When the host states a floor, minimum, "never below", lowest
   acceptable fee or budget cap for a deliverable, set `host.limits.<deliverable>` (a
   snake_case slug such as `sponsored_post`) to the JSON text
-  `{"floor": "6000", "currency": "USD", "source": "<id of the message that said it>"}`:
-  digits only for the floor, an ISO 4217 code for the currency, the message id shown in
-  square brackets before that line. Never write a floor anywhere else.
+  `{"floor": "<digits>", "currency": "<ISO 4217 code>", "source": "<message id>"}`, the
+  message id being the one shown in square brackets before the line that said it. Never
+  write a floor anywhere else.
 - An exclusion or other private condition ("no alcohol brands", "never mention my agency")
   is appended to `host.private_terms` as the JSON text
   `{"text": "<the condition>", "source": "<message id>"}`.

@@ -303,6 +303,8 @@ def _words_to_digits(text: str) -> str:
         from text_to_num import alpha2digit  # a compiled, well-kept parser (DECISIONS.md)
     except ImportError:  # pragma: no cover - a declared dependency
         return text
+    # "six thousand, one hundred" is one number to a reader; the parser stops at the comma.
+    text = re.sub(r"(?<=[A-Za-z]),(?=\s+[A-Za-z])", "", text)
     try:
         converted: str = alpha2digit(text, "en")
     except Exception:  # pragma: no cover - the parser refuses odd input; digits still match

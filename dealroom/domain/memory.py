@@ -296,6 +296,7 @@ def apply_changes(
 
 
 PUBLIC_PATH: Final = (HOST, "public")
+PUBLIC_REFUSAL: Final = "host.public would reveal private values"
 LIMITS_PATH: Final = (HOST, limits.LIMITS)
 PRIVATE_TERMS_PATH: Final = (HOST, limits.PRIVATE_TERMS)
 
@@ -333,7 +334,7 @@ def _firewalled(document: Mapping[str, Any], change: Change) -> None:
     matches = firewall.check(document, change.path, change.value or "")
     if matches:
         kinds = ", ".join(sorted({m.private.where for m in matches}))
-        raise _Refusal(f"host.public would reveal private values ({kinds})")
+        raise _Refusal(f"{PUBLIC_REFUSAL} ({kinds})")
 
 
 # --- code-written parts (M2): each returns a new document ---

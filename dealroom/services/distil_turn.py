@@ -209,7 +209,9 @@ class DistilTurn:
                 [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.changes],
                 allowed=memdoc.writable_prefixes(pane, kind),
             )
-            document = memdoc.record_claims(applied.document, pane, output.claims)
+            # An overlong claim is the writer's mistake: skipped, the rest kept (M5).
+            claims = [c for c in output.claims if len(c) <= memdoc.MAX_VALUE_CHARS]
+            document = memdoc.record_claims(applied.document, pane, claims)
             for decision in output.principal_decisions:
                 try:
                     # Keyed by side as well: one side's writer can never replace the
@@ -248,6 +250,18 @@ class DistilTurn:
                 # Kept on the run for operators: what the writer tried and was refused.
                 refused = "; ".join(f"{r.change.path} ({r.reason})" for r in applied.rejected)
                 row.error = f"rejected: {refused}"[:2000]
+            public = [r for r in applied.rejected if r.reason.startswith(memdoc.PUBLIC_REFUSAL)]
+            if public:  # M13: a host.public write that would reveal private values
+                await db.add(
+                    Flag(
+                        room_id=run.room_id,
+                        participant_id=run.participant_id,
+                        run_id=run.id,
+                        level="firewall",
+                        evidence=f"{len(public)} host.public write(s) refused: private values",
+                        created_at=now,
+                    )
+                )
             await db.add(*site.rows)
             await db.commit()
             site.rows.clear()  # stored: nothing left for the failure path to keep

@@ -26,6 +26,7 @@ from dealroom.persistence.models import AgentRun, Dispatch, GoalEvent, Message, 
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
+from dealroom.services import held_sends
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -93,6 +94,9 @@ class PersonaTurn:
             raise
 
     async def _turn(self, run: RunSnapshot, ctx: TurnContext, site: CallSite) -> None:
+        if await held_sends.confirm(self.deps, run, ctx):
+            await self.runner.announce()  # the principal's yes released held sends: no model
+            return
         request = await self.request(run, ctx, site)
         message_id = uuid.uuid4()
         channel = pane_channel(ctx.room_id, Seat(ctx.pane_key))
@@ -244,7 +248,9 @@ class PersonaTurn:
                 )
             )
             before = memdoc.goal_statuses(room.memory or {})
-            document = memdoc.set_plan(room.memory or {}, ctx.pane_key, output.plan)
+            # A plan is the model's own note: an overlong one is cut, never a failed turn.
+            plan = output.plan[: memdoc.MAX_VALUE_CHARS]
+            document = memdoc.set_plan(room.memory or {}, ctx.pane_key, plan)
             document, _rejected = memdoc.rule_goals(
                 document, [(g.key, g.status, g.reason) for g in output.goals], by=ctx.pane_key
             )
@@ -262,7 +268,8 @@ class PersonaTurn:
                         document = memdoc.record_ruling(
                             document, ctx.pane_key, ruling, str(live.id)
                         )
-            new_runs = await self._sends(db, run, ctx, output, now)
+            new_runs, held = await self._sends(db, run, ctx, output, now)
+            published += await held_sends.notify(db, ctx, run, held, now)
             if document != room.memory:
                 room.memory = document
                 room.memory_version += 1
@@ -334,16 +341,18 @@ class PersonaTurn:
         ctx: TurnContext,
         output: PersonaOutput,
         now: datetime,
-    ) -> list[AgentRun]:
+    ) -> tuple[list[AgentRun], list[held_sends.Held]]:
         """Each send is a dispatch row and a persona run in the recipient's pane (seed 000
         "Agents reach out…"). The chain is bounded by ``max_chain_depth``; sends between two
-        panes are rate-capped (a capped send is recorded, never delivered)."""
+        panes are rate-capped (a capped send is recorded, never delivered). A host→visitor
+        send that would reveal a private value is held for the principal (issue 10)."""
         settings = self.deps.settings
         runs: list[AgentRun] = []
+        held: list[held_sends.Held] = []
         if run.chain_depth >= settings.max_chain_depth:
             if output.sends:
                 log.info("sends_dropped_chain_bound", run_id=str(run.id), count=len(output.sends))
-            return runs
+            return runs, held
         dispatches = DispatchRepository(db)
         since = now - timedelta(minutes=10)
         for position, send in enumerate(output.sends):
@@ -372,9 +381,16 @@ class PersonaTurn:
             if ruling is not None:
                 # C1/C2: only the ruling crosses. Its wording is rendered by code from fields
                 # of a fixed shape; the host-side model's own text (written with the private
-                # rules in view) stays on the host's side.
+                # rules in view) stays on the host's side. C4: a deliverable the visitor's
+                # side never named is a covert channel, and is dropped.
+                ruling = await held_sends.known_ruling(db, ctx, target, ruling)
                 substance = crossing.render(ruling, ctx.represents.name)
                 payload = {"ruling": ruling.to_json(), "open_questions": []}
+            reveals = (
+                held_sends.screen(ctx.memory, substance, payload)
+                if held_sends.faces_visitor(ctx, target)
+                else []
+            )
             dispatch = Dispatch(
                 id=uuid.uuid4(),
                 room_id=ctx.room_id,
@@ -384,13 +400,16 @@ class PersonaTurn:
                 position=position,
                 substance=substance,
                 payload=payload,
-                status="capped" if capped else "pending",
+                status="capped" if capped else held_sends.HELD if reveals else "pending",
                 chain_depth=run.chain_depth + 1,
                 created_at=now,
             )
             await db.add(dispatch)
             if capped:
                 log.warning("send_capped", room_id=str(ctx.room_id), to=send.to)
+                continue
+            if reveals:  # F1-F5, C5: the principal decides in the host's pane
+                held.append(held_sends.Held(dispatch, ctx.names.get(target.key, "them"), reveals))
                 continue
             runs.append(
                 new_run(
@@ -402,7 +421,7 @@ class PersonaTurn:
                     chain_depth=run.chain_depth + 1,
                 )
             )
-        return runs
+        return runs, held
 
     async def _finish_orphan(self, run: RunSnapshot) -> None:
         db = Db(self.deps.sessionmaker)
