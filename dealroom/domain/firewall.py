@@ -24,6 +24,9 @@ text (or every string of a JSON value) states, however it is written:
 - F4  ``host.public`` is what the host said may be shared: nothing in it is private. Amounts
       the principal instructed in this room (``allowed_amounts``) are not held either: the
       principal said that figure may be used.
+- F6  While a send is held for the principal, its ruling's figure (one at or under a floor,
+      C5) is private too (``withheld``): the host's side sees the held send, and what it
+      writes must not carry that figure out by another path (``host.public``, free text).
 - F5  Keys called ``source`` (the id of the message a value was stated in) are metadata, not
       private values.
 
@@ -108,11 +111,19 @@ class PrivateValues:
 
     @classmethod
     def of(
-        cls, memory: Mapping[str, Any], *, allowed_amounts: Iterable[Decimal] = ()
+        cls,
+        memory: Mapping[str, Any],
+        *,
+        allowed_amounts: Iterable[Decimal] = (),
+        withheld: Iterable[Decimal] = (),
     ) -> PrivateValues:
-        """The private values of ``memory``'s host branch (F1-F5)."""
+        """The private values of ``memory``'s host branch (F1-F6)."""
         allowed = {Decimal(a).normalize() for a in allowed_amounts}
         values = cls()
+        for amount in withheld:  # F6
+            held = Decimal(amount).normalize()
+            if held not in allowed:
+                values.amounts[held] = Private("held", "a held send", f"{held:f}")
         for slug, limit in limits_of(memory).items():
             if limit.floor.normalize() not in allowed:
                 where = f"host.{LIMITS}.{slug}"
@@ -193,13 +204,16 @@ class PrivateValues:
 
 
 def check(
-    memory: Mapping[str, Any], *values: object, allowed_amounts: Iterable[Decimal] = ()
+    memory: Mapping[str, Any],
+    *values: object,
+    allowed_amounts: Iterable[Decimal] = (),
+    withheld: Iterable[Decimal] = (),
 ) -> list[Match]:
     """The one call for every host→visitor path: the host's private values (from the room's
     ``memory``) that any of ``values`` (texts or JSON-like values) states. Empty means the
     values may cross; otherwise hold them for the principal (or refuse a ``host.public``
     write)."""
-    private = PrivateValues.of(memory, allowed_amounts=allowed_amounts)
+    private = PrivateValues.of(memory, allowed_amounts=allowed_amounts, withheld=withheld)
     if not private:
         return []
     found: dict[Private, Match] = {}
@@ -225,6 +239,17 @@ def instructed_amounts(memory: Mapping[str, Any], side: str = "host") -> set[Dec
     return figures
 
 
+def withheld_amounts(held_payloads: Iterable[Mapping[str, Any]]) -> set[Decimal]:
+    """F6: the figures of the rulings in held sends' payloads."""
+    figures: set[Decimal] = set()
+    for payload in held_payloads:
+        ruling = payload.get("ruling")
+        amount = ruling.get("amount") if isinstance(ruling, Mapping) else None
+        if isinstance(amount, str):
+            figures |= _amounts(amount)
+    return figures
+
+
 def describe(matches: Iterable[Match]) -> list[str]:
     """What the matches would reveal, in words for the host's pane (private values shown:
     only the host reads this)."""
@@ -237,6 +262,7 @@ def describe(matches: Iterable[Match]) -> list[str]:
             "phone": f"the phone number {private.stated}",
             "token": f"the private detail {private.stated}",
             "term": f'your private term "{private.stated}"',
+            "held": f"the figure {private.stated} from a send you have not confirmed",
         }.get(private.kind, "a message too long to check")
         if text not in said:
             said.append(text)

@@ -35,7 +35,8 @@ Numbered rules, cited by the code and tests that depend on them:
       is refused, so code always finds a limit where it enforces one.
 - M13 A writer's ``host.public`` changes apply after its other changes, each checked by
       the private-value firewall (dealroom.domain.firewall) against the private values the
-      document then holds; one that states any is refused (and recorded as rejected).
+      document then holds (and the figures of sends held for the principal); one that
+      states any is refused (and recorded as rejected).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Final, assert_never
 
@@ -265,7 +267,11 @@ def document_size(document: Mapping[str, Any]) -> int:
 
 
 def apply_changes(
-    document: Mapping[str, Any], changes: Sequence[Change], *, allowed: Sequence[str] | None
+    document: Mapping[str, Any],
+    changes: Sequence[Change],
+    *,
+    allowed: Sequence[str] | None,
+    withheld: Iterable[Decimal] = (),
 ) -> Applied:
     """Apply targeted changes in order to a copy of ``document`` (M10).
 
@@ -282,7 +288,7 @@ def apply_changes(
             if allowed is not None:
                 value = _structured(segments, change)  # M12
                 if change in public:
-                    _firewalled(doc, change)  # M13
+                    _firewalled(doc, change, withheld)  # M13
             undo = _place(doc, segments, change.op, value)
         except _Refusal as refusal:
             rejected.append(Rejected(change, refusal.reason))
@@ -329,9 +335,10 @@ def _structured(segments: tuple[str, ...], change: Change) -> object:
     return change.value
 
 
-def _firewalled(document: Mapping[str, Any], change: Change) -> None:
-    """M13: a host.public write that states a private value the document holds is refused."""
-    matches = firewall.check(document, change.path, change.value or "")
+def _firewalled(document: Mapping[str, Any], change: Change, withheld: Iterable[Decimal]) -> None:
+    """M13: a host.public write that states a private value the document holds (or a held
+    send's figure, firewall F6) is refused."""
+    matches = firewall.check(document, change.path, change.value or "", withheld=withheld)
     if matches:
         kinds = ", ".join(sorted({m.private.where for m in matches}))
         raise _Refusal(f"{PUBLIC_REFUSAL} ({kinds})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 import structlog
 from sqlalchemy import select
@@ -15,8 +16,8 @@ from dealroom.agents import distil
 from dealroom.agents.distil import DistilInput, DistilOutput
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Line
+from dealroom.domain import firewall, visibility
 from dealroom.domain import memory as memdoc
-from dealroom.domain import visibility
 from dealroom.domain.errors import DomainError
 from dealroom.domain.seats import RoomKind, Seat
 from dealroom.persistence.db import Db
@@ -173,7 +174,10 @@ class DistilTurn:
         output = generation.output
         assert isinstance(output, DistilOutput)
         try:
-            await self._apply(run, token, pane, ctx.kind, output, site)
+            held = firewall.withheld_amounts(
+                d.payload or {} for d in ctx.dispatches if d.status == "held"
+            )
+            await self._apply(run, token, pane, ctx.kind, output, site, held)
         except Exception:
             await deps.ledger.keep(site)  # billed even though the write did not happen
             raise
@@ -187,6 +191,7 @@ class DistilTurn:
         kind: RoomKind,
         output: DistilOutput,
         site: CallSite,
+        held: set[Decimal],
     ) -> None:
         deps = self.deps
         db = Db(deps.sessionmaker)
@@ -208,6 +213,7 @@ class DistilTurn:
                 before,
                 [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.changes],
                 allowed=memdoc.writable_prefixes(pane, kind),
+                withheld=held,  # firewall F6
             )
             # An overlong claim is the writer's mistake: skipped, the rest kept (M5).
             claims = [c for c in output.claims if len(c) <= memdoc.MAX_VALUE_CHARS]

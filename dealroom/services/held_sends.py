@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Final
 
 import structlog
@@ -88,11 +89,23 @@ async def known_ruling(
     return crossing.with_deliverable(ruling, named)
 
 
-def screen(memory: Mapping[str, Any], substance: str, payload: Mapping[str, Any]) -> list[str]:
+def withheld(dispatches: Sequence[Dispatch]) -> set[Decimal]:
+    """F6: the figures of the sends still held in the room."""
+    return firewall.withheld_amounts(d.payload or {} for d in dispatches if d.status == HELD)
+
+
+def screen(
+    memory: Mapping[str, Any],
+    substance: str,
+    payload: Mapping[str, Any],
+    held: Sequence[Dispatch] = (),
+) -> list[str]:
     """What the send would reveal, in words for the host (empty: it may cross): the
-    firewall's matches (F1-F5) and, for a ruling, the limits it meets (C5)."""
+    firewall's matches (F1-F6) and, for a ruling, the limits it meets (C5)."""
     instructed = firewall.instructed_amounts(memory)
-    matches = firewall.check(memory, substance, payload, allowed_amounts=instructed)
+    matches = firewall.check(
+        memory, substance, payload, allowed_amounts=instructed, withheld=withheld(held)
+    )
     reveals = firewall.describe(matches)
     ruling = payload.get("ruling")
     if isinstance(ruling, Mapping):

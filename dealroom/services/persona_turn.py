@@ -387,7 +387,7 @@ class PersonaTurn:
                 substance = crossing.render(ruling, ctx.represents.name)
                 payload = {"ruling": ruling.to_json(), "open_questions": []}
             reveals = (
-                held_sends.screen(ctx.memory, substance, payload)
+                held_sends.screen(ctx.memory, substance, payload, ctx.dispatches)
                 if held_sends.faces_visitor(ctx, target)
                 else []
             )
