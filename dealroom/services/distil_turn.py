@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import datetime, timedelta
-from decimal import Decimal
 
 import structlog
 from sqlalchemy import select
@@ -21,7 +20,7 @@ from dealroom.domain import memory as memdoc
 from dealroom.domain.errors import DomainError
 from dealroom.domain.seats import RoomKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Flag, Lease, Room
+from dealroom.persistence.models import Dispatch, Flag, Lease, Room
 from dealroom.persistence.runs import LeaseRepository, RunRepository
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import StaleRun, model_for
@@ -174,10 +173,7 @@ class DistilTurn:
         output = generation.output
         assert isinstance(output, DistilOutput)
         try:
-            held = firewall.withheld_amounts(
-                d.payload or {} for d in ctx.dispatches if d.status == "held"
-            )
-            await self._apply(run, token, pane, ctx.kind, output, site, held)
+            await self._apply(run, token, pane, ctx.kind, output, site)
         except Exception:
             await deps.ledger.keep(site)  # billed even though the write did not happen
             raise
@@ -191,7 +187,6 @@ class DistilTurn:
         kind: RoomKind,
         output: DistilOutput,
         site: CallSite,
-        held: set[Decimal],
     ) -> None:
         deps = self.deps
         db = Db(deps.sessionmaker)
@@ -209,11 +204,16 @@ class DistilTurn:
             room = await db.scalar(select(Room).where(Room.id == run.room_id).with_for_update())
             assert room is not None
             before = room.memory or {}
+            held = await db.scalars(
+                select(Dispatch.payload).where(
+                    Dispatch.room_id == run.room_id, Dispatch.status == "held"
+                )
+            )
             applied = memdoc.apply_changes(
                 before,
                 [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.changes],
                 allowed=memdoc.writable_prefixes(pane, kind),
-                withheld=held,  # firewall F6
+                withheld=firewall.withheld_amounts(p or {} for p in held),  # firewall F6
             )
             # An overlong claim is the writer's mistake: skipped, the rest kept (M5).
             claims = [c for c in output.claims if len(c) <= memdoc.MAX_VALUE_CHARS]
