@@ -138,7 +138,11 @@ def test_m13_public_writes_are_checked_after_the_limit_in_the_same_output() -> N
 _slug = st.from_regex(r"[a-z][a-z_]{0,20}", fullmatch=True)
 
 
-@given(slug=_slug, floor=st.integers(1, 10**9), term=st.text(min_size=1, max_size=80))
+@given(
+    slug=_slug,
+    floor=st.integers(1, 10**9),
+    term=st.text(min_size=1, max_size=80).filter(str.strip),
+)
 def test_v4_no_visitor_side_view_holds_limits_or_private_terms(
     slug: str, floor: int, term: str
 ) -> None:
