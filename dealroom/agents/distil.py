@@ -66,7 +66,17 @@ Rules:
 - Record only what the conversation states. Write facts about the participant of this pane
   under the paths you are allowed to write (listed below).
 - In the host's pane, what the host says is private by default. Only what the host says may
-  be shared with visitors goes under `host.public`.
+  be shared with visitors goes under `host.public`; never a limit, a private term or any
+  contact detail, code or name the host did not say may be shared (such a write is refused).
+- Limits are data, not notes. When the host states a floor, minimum, "never below", lowest
+  acceptable fee or budget cap for a deliverable, set `host.limits.<deliverable>` (a
+  snake_case slug such as `sponsored_post`) to the JSON text
+  `{"floor": "<digits>", "currency": "<ISO 4217 code>", "source": "<message id>"}`, the
+  message id being the one shown in square brackets before the line that said it. Never
+  write a floor anywhere else.
+- An exclusion or other private condition ("no alcohol brands", "never mention my agency")
+  is appended to `host.private_terms` as the JSON text
+  `{"text": "<the condition>", "source": "<message id>"}`.
 - Something a participant says happened elsewhere (a contract "sent over", a call) is a claim:
   put it in `claims`, never in a change as fact.
 - Never record that a message was sent or delivered: the dispatch record below is the only

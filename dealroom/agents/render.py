@@ -15,9 +15,12 @@ class Line:
     author: str
     """``participant``, ``agent`` or ``system``."""
     body: str
+    id: str | None = None
+    """The message id, where the agent must cite its source (Distil: a limit's ``source``)."""
 
     def to_json(self) -> dict[str, str]:
-        return {"author": self.author, "body": self.body}
+        line = {"author": self.author, "body": self.body}
+        return line | {"id": self.id} if self.id else line
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,4 +41,7 @@ def transcript(lines: Sequence[Line], *, participant: str, agent: str) -> str:
     if not lines:
         return "(no messages yet in this session)"
     names = {"participant": participant, "agent": agent, "system": "system"}
-    return "\n".join(f"{names.get(line.author, line.author)}: {line.body}" for line in lines)
+    return "\n".join(
+        f"{f'[{line.id}] ' if line.id else ''}{names.get(line.author, line.author)}: {line.body}"
+        for line in lines
+    )

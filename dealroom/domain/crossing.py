@@ -7,15 +7,27 @@ rendered here, by code, from those fields: the host-side model's free text (whic
 host's private rules in view) never reaches a visitor-facing agent with a ruling. These are
 shape checks, not word filters: a field that does not have its shape is dropped, whatever it
 says.
+
+A field of the right shape can still be a covert channel (issue 10 item 3: the slug
+``qx7_orchid_58213`` and the amount ``6137`` passed C1 and carried ~250 bits a ruling), so:
+
+- C4  A ruling's deliverable must be one already named on the visitor's side of this room
+      (its pane, its view of memory) or among the host's public services; any other slug is
+      dropped (the ruling then speaks of "this").
+- C5  A ruling's amount may not equal or undercut a limit of the host's (its deliverable's,
+      or, naming none, any in its currency) unless the principal instructed that figure in
+      this room; such a ruling is held for the principal, never rendered to the visitor.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Final
+
+from dealroom.domain.limits import Limit
 
 DECISIONS: Final = frozenset({"settle", "counter", "ask_principal", "decline"})
 _AMOUNT: Final = re.compile(r"\d{1,12}(\.\d{1,2})?")
@@ -96,3 +108,45 @@ def _money(amount: str | None, currency: str | None) -> str | None:
     code = currency or "USD"
     symbol = _SYMBOLS.get(code)
     return f"{symbol}{text}" if symbol else f"{text} {code}"
+
+
+_WORD = re.compile(r"[0-9a-z]+")
+
+
+def named_deliverable(slug: str | None, visitor_side: Sequence[str]) -> str | None:
+    """C4: ``slug`` when its words are named, as a phrase, in any of the ``visitor_side``
+    texts (the visitor pane, its view of memory, the host's public services), else None."""
+    if slug is None:
+        return None
+    phrase = " " + " ".join(_WORD.findall(slug.lower())) + " "
+    if phrase.strip() == "":
+        return None
+    for text in visitor_side:
+        if phrase in " " + " ".join(_WORD.findall(text.lower())) + " ":
+            return slug
+    return None
+
+
+def with_deliverable(ruling: Ruling, deliverable: str | None) -> Ruling:
+    return Ruling(ruling.decision, ruling.amount, ruling.currency, deliverable)
+
+
+def undercut_limits(
+    ruling: Ruling, limits: Mapping[str, Limit], instructed: Iterable[Decimal] = ()
+) -> list[Limit]:
+    """C5: the limits ``ruling``'s amount equals or undercuts (none when the principal
+    instructed that figure in this room, or the ruling states no amount)."""
+    if ruling.amount is None or ruling.decision == "decline":
+        return []
+    try:
+        amount = Decimal(ruling.amount)
+    except InvalidOperation:
+        return []
+    if amount.normalize() in {Decimal(a).normalize() for a in instructed}:
+        return []
+    currency = ruling.currency or "USD"
+    if ruling.deliverable is not None and ruling.deliverable in limits:
+        applicable = [limits[ruling.deliverable]]
+    else:
+        applicable = list(limits.values())
+    return [limit for limit in applicable if limit.currency == currency and amount <= limit.floor]

@@ -19,6 +19,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -114,3 +115,39 @@ def limit_entry(floor: Decimal, currency: str, source: str | None) -> dict[str, 
     if source:
         entry["source"] = source
     return entry
+
+
+def parse_limit(text: str) -> dict[str, str] | None:
+    """A writer's limit (memory M12): the JSON text of ``{"floor", "currency", "source"}``,
+    stored as ``limit_entry``; None unless the floor and the currency hold (L1)."""
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(raw, Mapping) or set(raw) - {"floor", "currency", "source"}:
+        return None
+    floor, currency = _decimal(raw.get("floor")), _currency(raw.get("currency"))
+    source = raw.get("source")
+    if floor is None or currency is None or not isinstance(source, str | None):
+        return None
+    return limit_entry(floor, currency, source[:64] if source else None)
+
+
+def parse_private_term(text: str) -> dict[str, str | None] | None:
+    """A writer's private term (memory M12): the JSON text of ``{"text", "source"}``, or the
+    term as plain text; stored as ``{"text", "source"}``."""
+    stripped = text.strip()
+    raw: object = stripped
+    if stripped.startswith("{"):
+        try:
+            raw = json.loads(stripped)
+        except ValueError:
+            return None
+    if isinstance(raw, str):
+        return {"text": raw, "source": None} if raw else None
+    if not isinstance(raw, Mapping) or set(raw) - {"text", "source"}:
+        return None
+    term, source = raw.get("text"), raw.get("source")
+    if not isinstance(term, str) or not term.strip() or not isinstance(source, str | None):
+        return None
+    return {"text": term.strip(), "source": source[:64] if source else None}

@@ -27,6 +27,16 @@ Numbered rules, cited by the code and tests that depend on them:
       ``MAX_DOCUMENT_BYTES`` is rejected; remove is always allowed (it only shrinks).
 - M10 Changes apply in order to a new document; the input is never mutated, and one
       rejected change neither stops the others nor leaves a trace.
+- M12 A writer's limits are structured (dealroom.domain.limits): under ``host.limits`` it
+      may only ``set host.limits.<slug>`` to a JSON object ``{"floor", "currency",
+      "source"}`` with a positive floor and an ISO currency (stored as that object, never as
+      text), or remove one; under ``host.private_terms`` it may only append a term (a JSON
+      object ``{"text", "source"}``, or plain text) or remove them all. Anything else there
+      is refused, so code always finds a limit where it enforces one.
+- M13 A writer's ``host.public`` changes apply after its other changes, each checked by
+      the private-value firewall (dealroom.domain.firewall) against the private values the
+      document then holds (and the figures of sends held for the principal); one that
+      states any is refused (and recorded as rejected).
 """
 
 from __future__ import annotations
@@ -34,11 +44,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Final, assert_never
 
+from dealroom.domain import firewall, limits
 from dealroom.domain.errors import bad_input
 from dealroom.domain.seats import RoomKind, Seat
 
@@ -255,7 +267,11 @@ def document_size(document: Mapping[str, Any]) -> int:
 
 
 def apply_changes(
-    document: Mapping[str, Any], changes: Sequence[Change], *, allowed: Sequence[str] | None
+    document: Mapping[str, Any],
+    changes: Sequence[Change],
+    *,
+    allowed: Sequence[str] | None,
+    withheld: Iterable[Decimal] = (),
 ) -> Applied:
     """Apply targeted changes in order to a copy of ``document`` (M10).
 
@@ -264,9 +280,16 @@ def apply_changes(
     doc: dict[str, Any] = copy.deepcopy(dict(document))
     applied: list[Change] = []
     rejected: list[Rejected] = []
-    for change in changes:
+    public = [c for c in changes if allowed is not None and _is_public(c)]
+    for change in [*(c for c in changes if c not in public), *public]:  # M13: public last
         try:
-            undo = _place(doc, _checked(change, allowed), change.op, change.value)
+            segments = _checked(change, allowed)
+            value: object = change.value
+            if allowed is not None:
+                value = _structured(segments, change)  # M12
+                if change in public:
+                    _firewalled(doc, change, withheld)  # M13
+            undo = _place(doc, segments, change.op, value)
         except _Refusal as refusal:
             rejected.append(Rejected(change, refusal.reason))
             continue
@@ -276,6 +299,49 @@ def apply_changes(
             continue
         applied.append(change)
     return Applied(doc, tuple(applied), tuple(rejected))
+
+
+PUBLIC_PATH: Final = (HOST, "public")
+PUBLIC_REFUSAL: Final = "host.public would reveal private values"
+LIMITS_PATH: Final = (HOST, limits.LIMITS)
+PRIVATE_TERMS_PATH: Final = (HOST, limits.PRIVATE_TERMS)
+
+
+def _is_public(change: Change) -> bool:
+    segments = parse_path(change.path)
+    return segments is not None and segments[:2] == PUBLIC_PATH and change.op != Op.REMOVE
+
+
+def _structured(segments: tuple[str, ...], change: Change) -> object:
+    """M12: the value a writer's change stores; limits and private terms only as data."""
+    if segments[:2] == LIMITS_PATH:
+        if len(segments) != 3 or change.op == Op.APPEND:
+            raise _Refusal("a limit is set or removed whole, at host.limits.<deliverable>")
+        if change.op == Op.REMOVE:
+            return None
+        entry = limits.parse_limit(change.value or "")
+        if entry is None:
+            raise _Refusal('a limit is {"floor": positive amount, "currency": ISO code}')
+        return entry
+    if segments[:2] == PRIVATE_TERMS_PATH:
+        if len(segments) != 2 or change.op == Op.SET:
+            raise _Refusal("a private term is appended to host.private_terms, or all removed")
+        if change.op == Op.REMOVE:
+            return None
+        term = limits.parse_private_term(change.value or "")
+        if term is None:
+            raise _Refusal('a private term is {"text": ..., "source": message id}')
+        return term
+    return change.value
+
+
+def _firewalled(document: Mapping[str, Any], change: Change, withheld: Iterable[Decimal]) -> None:
+    """M13: a host.public write that states a private value the document holds (or a held
+    send's figure, firewall F6) is refused."""
+    matches = firewall.check(document, change.path, change.value or "", withheld=withheld)
+    if matches:
+        kinds = ", ".join(sorted({m.private.where for m in matches}))
+        raise _Refusal(f"{PUBLIC_REFUSAL} ({kinds})")
 
 
 # --- code-written parts (M2): each returns a new document ---

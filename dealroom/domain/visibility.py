@@ -17,7 +17,9 @@ Numbered rules, cited by the code and tests that depend on them:
       including one no rule knows, is removed (default deny).
 - V4  ``host`` shows only ``host.public`` (what the host said may be shared), and nothing at
       all when there is no ``host.public``: a visitor-facing agent never receives the host's
-      rules.
+      rules, its limits (``host.limits``) or its private terms (``host.private_terms``),
+      which the memory writer can only record as data (memory M12), and ``host.public``
+      holds nothing the firewall knows to be private (memory M13).
 - V5  The pane's own branch is kept; other participants' branches are removed (seed 002
       layer 1: one participant's account facts never reach another's side).
 - V6  ``deal`` (shared facts) and ``offers`` (references only) are kept.

@@ -39,7 +39,7 @@ from dealroom.persistence.models import (
 )
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository
-from dealroom.services import effects
+from dealroom.services import effects, held_sends
 from dealroom.services.clock import Clock
 from dealroom.services.guests import login_required_changed
 from dealroom.services.identity import digest
@@ -214,12 +214,25 @@ class ReplayTurn:
             outbound = effects.Outbound(
                 run.room_id, head.source_run_id, now, deps.settings, replay=True
             )
+            # A held send was composed before the claim: the firewall screens it again
+            # against the room as it is now (issue 10), and the principal decides any match.
+            room = await RoomRepository(db).by_id(run.room_id)
+            seats = await RoomRepository(db).participants(run.room_id)
+            outbound.screen = held_sends.screener(
+                room.memory if room else {}, {p.id: p.key for p in seats}
+            )
             await effects.perform(db, outbound, effects.effect_of(head))
+            host = next((p for p in seats if p.key == Seat.HOST.value), None)
+            if outbound.screened and host is not None:
+                held = held_sends.held_of(
+                    outbound, {d.to_participant_id: "them" for d, _ in outbound.screened}
+                )
+                published = await held_sends.notify(db, run.room_id, host, run.id, held, now)
             head.status = effects.PERFORMED if outbound.runs else effects.REPLAYED
             head.spawned_run_ids = [str(r.id) for r in outbound.runs]
             head.performed_at = now
             await db.add(*outbound.runs)
-            published = outbound.published
+            published += outbound.published
             queued = bool(outbound.runs)
             log.info("effect_replayed", room_id=str(run.room_id), seq=head.seq, kind=head.kind)
             await db.commit()

@@ -14,12 +14,13 @@ from sqlalchemy.exc import IntegrityError
 from dealroom.agents import distil
 from dealroom.agents.distil import DistilInput, DistilOutput
 from dealroom.agents.models.base import AgentName
+from dealroom.agents.render import Line
+from dealroom.domain import firewall, visibility
 from dealroom.domain import memory as memdoc
-from dealroom.domain import visibility
 from dealroom.domain.errors import DomainError
-from dealroom.domain.seats import RoomKind
+from dealroom.domain.seats import RoomKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Flag, Lease, Room
+from dealroom.persistence.models import Dispatch, Flag, Lease, Room
 from dealroom.persistence.runs import LeaseRepository, RunRepository
 from dealroom.services.arvist_turn import home_arvist_run
 from dealroom.services.ledger import CallSite
@@ -78,6 +79,17 @@ class MemoryLease:
             await db.commit()
         finally:
             await db.close()
+
+
+def _cited(ctx: TurnContext) -> list[Line]:
+    """The host pane's session with message ids: a limit records the message it came from
+    (memory M12). Other panes record no limits, and their lines carry no ids."""
+    if ctx.pane_key != Seat.HOST.value or len(ctx.session_ids) != len(ctx.session):
+        return list(ctx.session)
+    return [
+        Line(line.author, line.body, id_)
+        for line, id_ in zip(ctx.session, ctx.session_ids, strict=True)
+    ]
 
 
 async def holds(db: Db, room_id: uuid.UUID, token: int, now: datetime) -> Lease | None:
@@ -150,7 +162,7 @@ class DistilTurn:
                 # The writer of a visitor pane never sees host-private parts either, so it
                 # cannot copy them into `deal` (seed 002 layer 2).
                 memory=visibility.visible_memory(ctx.memory, pane=pane, room_kind=ctx.kind),
-                session=ctx.session,
+                session=_cited(ctx),
                 dispatches=ctx.deliveries_for(pane),
                 writable=memdoc.writable_prefixes(pane, ctx.kind),
                 stage=ctx.stage,
@@ -193,12 +205,20 @@ class DistilTurn:
             room = await db.scalar(select(Room).where(Room.id == run.room_id).with_for_update())
             assert room is not None
             before = room.memory or {}
+            held = await db.scalars(
+                select(Dispatch.payload).where(
+                    Dispatch.room_id == run.room_id, Dispatch.status == "held"
+                )
+            )
             applied = memdoc.apply_changes(
                 before,
                 [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.changes],
                 allowed=memdoc.writable_prefixes(pane, kind),
+                withheld=firewall.withheld_amounts(p or {} for p in held),  # firewall F6
             )
-            document = memdoc.record_claims(applied.document, pane, output.claims)
+            # An overlong claim is the writer's mistake: skipped, the rest kept (M5).
+            claims = [c for c in output.claims if len(c) <= memdoc.MAX_VALUE_CHARS]
+            document = memdoc.record_claims(applied.document, pane, claims)
             for decision in output.principal_decisions:
                 try:
                     # Keyed by side as well: one side's writer can never replace the
@@ -240,6 +260,18 @@ class DistilTurn:
                 # Kept on the run for operators: what the writer tried and was refused.
                 refused = "; ".join(f"{r.change.path} ({r.reason})" for r in applied.rejected)
                 row.error = f"rejected: {refused}"[:2000]
+            public = [r for r in applied.rejected if r.reason.startswith(memdoc.PUBLIC_REFUSAL)]
+            if public:  # M13: a host.public write that would reveal private values
+                await db.add(
+                    Flag(
+                        room_id=run.room_id,
+                        participant_id=run.participant_id,
+                        run_id=run.id,
+                        level="firewall",
+                        evidence=f"{len(public)} host.public write(s) refused: private values",
+                        created_at=now,
+                    )
+                )
             await db.add(*site.rows)
             await db.commit()
             site.rows.clear()  # stored: nothing left for the failure path to keep

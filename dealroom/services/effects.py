@@ -17,7 +17,8 @@ A new kind is a member of :class:`EffectKind`, a dataclass in :data:`Effect`, an
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, assert_never
@@ -38,6 +39,8 @@ from dealroom.services.turns import new_run
 log = structlog.get_logger(__name__)
 
 HELD = "held"
+FIREWALL_HELD = "held"
+"""A dispatch's status while the firewall holds it for the principal (issue 10)."""
 PERFORMED = "performed"
 REPLAYED = "replayed"
 
@@ -52,6 +55,9 @@ class EffectKind(StrEnum):
     it stands then)."""
     OFFER_CLOSE = "offer_close"
     """``new-offer`` abandoned: the live written offer is closed (reject-offer)."""
+    RELEASE = "release"
+    """The principal's explicit yes to a send the firewall held (issue 10): the held
+    dispatch is delivered after all."""
 
 
 class GateReason(StrEnum):
@@ -69,6 +75,9 @@ class PaneSend:
     payload: dict[str, Any]
     position: int
     chain_depth: int
+    reveals: tuple[str, ...] = ()
+    """What the private-value firewall found in it (issue 10): non-empty, the send is held
+    for the principal as a ``held`` dispatch and never delivered on a model's say-so."""
 
     kind = EffectKind.PANE_SEND
 
@@ -87,7 +96,17 @@ class OfferClose:
     kind = EffectKind.OFFER_CLOSE
 
 
-Effect = PaneSend | OfferMint | OfferClose
+@dataclass(frozen=True, slots=True)
+class Release:
+    dispatch_id: uuid.UUID
+    by_message_id: str
+
+    kind = EffectKind.RELEASE
+
+
+Effect = PaneSend | OfferMint | OfferClose | Release
+Screen = Callable[[PaneSend], list[str]]
+"""The firewall for a send (held_sends.screener): what it would reveal, empty when it may go."""
 
 
 @dataclass
@@ -106,11 +125,21 @@ class Outbound:
     runs: list[AgentRun] = field(default_factory=list)
     published: list[Publish] = field(default_factory=list)
     held: int = 0
+    screen: Screen | None = None
+    """Screens sends that arrive unscreened (a replay, composed long before) at perform time."""
+    screened: list[tuple[Dispatch, list[str]]] = field(default_factory=list)
+    """Sends the firewall held for the principal in this transaction: the caller asks the
+    principal about each in the host's pane (held_sends.notify)."""
     _gate: tuple[bool, uuid.UUID | None] | None = None
 
 
 async def emit(db: Db, room: Outbound, effect: Effect) -> None:
-    """Perform ``effect``, or hold it while the room's visitor is an unclaimed guest."""
+    """Perform ``effect``, or hold it while the room's visitor is an unclaimed guest. A send
+    the firewall holds for the principal is held as a dispatch first, guest or not: nothing
+    of it leaves the host's side until the principal says yes (a ``Release``, gated too)."""
+    if isinstance(effect, PaneSend) and (effect := _screened(room, effect)).reveals:
+        await _send(db, room, effect)
+        return
     gated, visitor_id = await _gate(db, room)
     if gated:
         assert visitor_id is not None
@@ -120,8 +149,18 @@ async def emit(db: Db, room: Outbound, effect: Effect) -> None:
 
 
 async def perform(db: Db, room: Outbound, effect: Effect) -> None:
-    """Perform a held effect at replay (the claim bound the visitor first)."""
+    """Perform a held effect at replay (the claim bound the visitor first); a send is
+    screened again against the room as it is now."""
+    if isinstance(effect, PaneSend):
+        effect = _screened(room, effect)
     await _perform(db, room, effect)
+
+
+def _screened(room: Outbound, send: PaneSend) -> PaneSend:
+    if send.reveals or room.screen is None:
+        return send
+    reveals = room.screen(send)
+    return replace(send, reveals=tuple(reveals)) if reveals else send
 
 
 async def _gate(db: Db, room: Outbound) -> tuple[bool, uuid.UUID | None]:
@@ -192,8 +231,31 @@ async def _perform(db: Db, room: Outbound, effect: Effect) -> None:
             room.published += await close_live_offer(
                 db, room.room_id, now=room.now, actor=effect.actor
             )
+        case Release():
+            await _release(db, room, effect)
         case _:
             assert_never(effect)
+
+
+async def _release(db: Db, room: Outbound, release: Release) -> None:
+    """Deliver a send the firewall held, once: only a still-held dispatch is released."""
+    dispatch = await db.get(Dispatch, release.dispatch_id)
+    if dispatch is None or dispatch.status != FIREWALL_HELD:
+        return
+    dispatch.status = "pending"
+    dispatch.payload = dict(dispatch.payload or {}) | {
+        "released": {"byMessageId": release.by_message_id, "at": room.now.isoformat()}
+    }
+    room.runs.append(
+        new_run(
+            room_id=room.room_id,
+            participant_id=dispatch.to_participant_id,
+            agent=AgentName.PERSONA,
+            now=room.now,
+            trigger_dispatch_id=dispatch.id,
+            chain_depth=dispatch.chain_depth,
+        )
+    )
 
 
 async def _send(db: Db, room: Outbound, send: PaneSend) -> None:
@@ -201,7 +263,7 @@ async def _send(db: Db, room: Outbound, send: PaneSend) -> None:
     out…"). Sends between two panes are rate-capped: a capped send is recorded, never
     delivered."""
     capped = False
-    if not room.replay:
+    if not room.replay and not send.reveals:
         since = room.now - timedelta(minutes=10)
         recent = await DispatchRepository(db).recent_between(
             send.from_participant_id, send.to_participant_id, since
@@ -217,11 +279,14 @@ async def _send(db: Db, room: Outbound, send: PaneSend) -> None:
         position=send.position,
         substance=send.substance,
         payload=send.payload,
-        status="capped" if capped else "pending",
+        status=FIREWALL_HELD if send.reveals else "capped" if capped else "pending",
         chain_depth=send.chain_depth,
         created_at=room.now,
     )
     await db.add(dispatch)
+    if send.reveals:  # F1-F6, C5: the principal decides in the host's pane
+        room.screened.append((dispatch, list(send.reveals)))
+        return
     if capped:
         log.warning("send_capped", room_id=str(room.room_id))
         return
@@ -256,6 +321,8 @@ def _substance(effect: Effect) -> dict[str, Any]:
             return {"host": str(effect.host_participant_id)}
         case OfferClose():
             return {"actor": effect.actor}
+        case Release():
+            return {"dispatch": str(effect.dispatch_id), "by": effect.by_message_id}
         case _:
             assert_never(effect)
 
@@ -281,5 +348,7 @@ def effect_of(row: PendingEffect) -> Effect:
             return OfferMint(host_participant_id=uuid.UUID(data["host"]))
         case EffectKind.OFFER_CLOSE:
             return OfferClose(actor=str(data.get("actor", AgentName.PERSONA.value)))
+        case EffectKind.RELEASE:
+            return Release(uuid.UUID(data["dispatch"]), str(data.get("by", "")))
         case _:
             assert_never(EffectKind(row.kind))

@@ -26,13 +26,13 @@ from dealroom.agents import agreement as agreement_agent
 from dealroom.agents import offer_gen
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Line, Party
+from dealroom.domain import firewall, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain import offers as rules
-from dealroom.domain import visibility
 from dealroom.domain.offer_stage import OfferStatus
 from dealroom.domain.seats import GUEST_NAME, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Account, Agreement, Offer, Participant, Room
+from dealroom.persistence.models import Account, Agreement, Flag, Offer, Participant, Room
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
@@ -51,6 +51,31 @@ TRANSCRIPT_LINES = 60
 
 class InventedTerms(Exception):
     """The agreement draft named a term the offer does not hold."""
+
+
+class PrivateValueInAgreement(Exception):
+    """The agreement draft states one of the host's private values (firewall F1-F5)."""
+
+
+def _screened(
+    memory: dict[str, Any], extracted: offer_gen.ExtractedTerms
+) -> tuple[offer_gen.ExtractedTerms, list[str]]:
+    """Issue 10: a written offer is shown to the visitor, so terms that state a private
+    value of the host's (one the principal did not instruct) are not drawn."""
+    if extracted.terms is None:
+        return extracted, []
+    reveals = firewall.describe(
+        firewall.check(
+            memory,
+            extracted.terms,
+            list(extracted.open_questions),
+            allowed_amounts=firewall.instructed_amounts(memory),
+        )
+    )
+    if not reveals:
+        return extracted, []
+    held = "terms that would reveal " + "; ".join(reveals)
+    return offer_gen.ExtractedTerms(None, (held,)), reveals
 
 
 class _Run:
@@ -159,6 +184,18 @@ class OfferGenTurn(_Run):
             visitor = _seat(participants, Seat.VISITOR)
             assert host is not None
             assert visitor is not None
+            extracted, reveals = _screened(dict(room.memory or {}), extracted)
+            if reveals:
+                await db.add(
+                    Flag(
+                        room_id=room.id,
+                        participant_id=host.id,
+                        run_id=run.id,
+                        level="firewall",
+                        evidence=f"offer not drawn: {len(reveals)} private value(s) matched",
+                        created_at=now,
+                    )
+                )
             if extracted.terms is None:
                 line = await system_line(
                     db,
@@ -316,6 +353,7 @@ class AgreementTurn(_Run):
                 snapshot = (offer.id, offer.fingerprint, offer.version, dict(offer.terms))
                 room = await db.get(Room, run.room_id)
                 picks = dict(room.model_picks or {}) if room is not None else {}
+                memory = dict(room.memory or {}) if room is not None else {}
         finally:
             await db.close()
         if offer is None:
@@ -333,6 +371,10 @@ class AgreementTurn(_Run):
             invented = agreement_agent.invented_terms(text, snapshot[3])
             if invented:
                 raise InventedTerms("; ".join(invented)[:500])
+            instructed = firewall.instructed_amounts(memory)
+            if firewall.check(memory, text, allowed_amounts=instructed):
+                # Shown to the visitor: never stored with a private value in it (issue 10).
+                raise PrivateValueInAgreement(str(snapshot[0]))
             await self._store(run, snapshot, text, site)
         except Exception:
             await self.deps.ledger.keep(site)

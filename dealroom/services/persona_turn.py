@@ -25,7 +25,7 @@ from dealroom.persistence.models import GoalEvent, Message, Room
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
-from dealroom.services import effects
+from dealroom.services import effects, held_sends
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -86,6 +86,9 @@ class PersonaTurn:
             raise
 
     async def _turn(self, run: RunSnapshot, ctx: TurnContext, site: CallSite) -> None:
+        if await held_sends.confirm(self.deps, run, ctx):
+            await self.runner.announce()  # the principal's yes released held sends: no model
+            return
         request = await self.request(run, ctx, site)
         message_id = uuid.uuid4()
         channel = pane_channel(ctx.room_id, Seat(ctx.pane_key))
@@ -246,7 +249,9 @@ class PersonaTurn:
                 )
             )
             before = memdoc.goal_statuses(room.memory or {})
-            document = memdoc.set_plan(room.memory or {}, ctx.pane_key, output.plan)
+            # A plan is the model's own note: an overlong one is cut, never a failed turn.
+            plan = output.plan[: memdoc.MAX_VALUE_CHARS]
+            document = memdoc.set_plan(room.memory or {}, ctx.pane_key, plan)
             document, _rejected = memdoc.rule_goals(
                 document, [(g.key, g.status, g.reason) for g in output.goals], by=ctx.pane_key
             )
@@ -268,6 +273,12 @@ class PersonaTurn:
             await self._sends(db, run, ctx, output, outbound)
             new_runs = outbound.runs
             published += outbound.published
+            names = {
+                d.to_participant_id: ctx.names.get(ctx.key_of(d.to_participant_id), "them")
+                for d, _reveals in outbound.screened
+            }
+            held = held_sends.held_of(outbound, names)
+            published += await held_sends.notify(db, ctx.room_id, ctx.pane, run.id, held, now)
             if document != room.memory:
                 room.memory = document
                 room.memory_version += 1
@@ -369,9 +380,18 @@ class PersonaTurn:
             if ruling is not None:
                 # C1/C2: only the ruling crosses. Its wording is rendered by code from fields
                 # of a fixed shape; the host-side model's own text (written with the private
-                # rules in view) stays on the host's side.
+                # rules in view) stays on the host's side. C4: a deliverable the visitor's
+                # side never named is a covert channel, and is dropped.
+                ruling = await held_sends.known_ruling(db, ctx, target, ruling)
                 substance = crossing.render(ruling, ctx.represents.name)
                 payload = {"ruling": ruling.to_json(), "open_questions": []}
+            # F1-F6, C5: a host→visitor send that would reveal a private value is held for
+            # the principal by the choke point (issue 10)
+            reveals = (
+                held_sends.screen(ctx.memory, substance, payload, ctx.dispatches)
+                if held_sends.faces_visitor(ctx, target)
+                else []
+            )
             await effects.emit(
                 db,
                 outbound,
@@ -381,6 +401,7 @@ class PersonaTurn:
                     substance=substance,
                     payload=payload,
                     position=position,
+                    reveals=tuple(reveals),
                     chain_depth=run.chain_depth + 1,
                 ),
             )

@@ -4,7 +4,7 @@ the call, so no connection is held while a model thinks."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
@@ -52,6 +52,8 @@ class TurnContext:
     trigger_dispatch: Dispatch | None
     dispatches: list[Dispatch]
     stage: offer_stage.Stage
+    session_ids: list[str] = field(default_factory=list)
+    """The message id of each ``session`` line (Distil cites a limit's source by it)."""
 
     @property
     def pane_key(self) -> str:
@@ -156,6 +158,7 @@ async def load(
         dispatches=await dispatches.recent(room.id, RECENT_DISPATCHES),
         # The live offers row, projected at call time (ST1); memory never holds a stage.
         stage=await _stage(db, room.id),
+        session_ids=[str(m.id) for m in messages],
     )
 
 

@@ -807,6 +807,10 @@ def changes_of(output: DistilOutput) -> list[tuple[str, str, str | None]]:
     return [(c.op, c.path, c.value) for c in output.changes]
 
 
+LIMIT_6000 = '{"currency": "USD", "floor": "6000"}'
+"""A floor is a limit, stored as data (issue 10; memory M12); these lines carry no ids."""
+NO_ALCOHOL = '{"source": null, "text": "never work with alcohol brands"}'
+
 HOST_SAYS = [
     "My fee for a sponsored post is $8,000. Never below $6,000.",
     "I never work with alcohol brands.",
@@ -818,8 +822,9 @@ async def test_distil_records_the_hosts_rates_rules_and_public_card() -> None:
     output = await run_distil(distil_request("host", HOST_SAYS, room={}, kind=RoomKind.HOME))
     assert changes_of(output) == [
         ("set", "host.rates.sponsored_post.ask", "8000 USD"),
-        ("set", "host.rates.sponsored_post.floor", "6000 USD"),
+        ("set", "host.limits.sponsored_post", LIMIT_6000),
         ("append", "host.rules", "never work with alcohol brands"),
+        ("append", "host.private_terms", NO_ALCOHOL),
         ("append", "host.exclusions", "alcohol"),
         ("append", "host.public.rate_card", "reel from 3000 USD"),
     ]
@@ -841,8 +846,9 @@ async def test_distil_reads_an_ask_a_floor_and_a_rule_from_one_sentence() -> Non
     output = await run_distil(distil_request("host", [rules], room={}, kind=RoomKind.HOME))
     assert changes_of(output) == [
         ("set", "host.rates.sponsored_post.ask", "8000 USD"),
-        ("set", "host.rates.sponsored_post.floor", "6000 USD"),
+        ("set", "host.limits.sponsored_post", LIMIT_6000),
         ("append", "host.rules", "never work with alcohol brands"),
+        ("append", "host.private_terms", NO_ALCOHOL),
         ("append", "host.exclusions", "alcohol"),
     ]
 

@@ -155,7 +155,7 @@ async def test_a_visiting_creator_is_only_ever_the_counterparty(
         persona_tail_names_the_host(request)
 
     memory = await room_memory(db, room_id)
-    assert memory["host"]["rates"]["sponsored_post"]["floor"] == "6000 USD"  # the host's own
+    assert memory["host"]["limits"]["sponsored_post"]["floor"] == "6000"  # the host's own
     assert memory["rulings"]["visitor"][-1]["decision"] == "settle"  # the deal was negotiated
     replies = [
         m.body

@@ -22,11 +22,18 @@ async def test_home_room_rules_are_recorded_privately_in_the_host_branch(
     home = await memory(db, d.home_id)
     rates = home["host"]["rates"]["sponsored_post"]
     assert "8000" in rates["ask"]
-    assert "6000" in rates["floor"]
+    assert "floor" not in rates  # a floor is a limit, code-owned data (issue 10)
+    limit = home["host"]["limits"]["sponsored_post"]
+    assert (limit["floor"], limit["currency"]) == ("6000", "USD")
+    assert limit["source"] == str((await messages_in(db, d.home_id, "host"))[0].id)
+    assert home["host"]["private_terms"] == [
+        {"text": "never work with alcohol brands", "source": limit["source"]}
+    ]
     assert "public" not in home["host"]  # private by default
     # The new deal room seeded the host from the home branch (newer than durable memory).
     seeded = await memory(db, d.room_id)
     assert seeded["host"]["rates"] == home["host"]["rates"]
+    assert seeded["host"]["limits"] == home["host"]["limits"]
     assert "visitor" not in seeded
 
 

@@ -36,6 +36,8 @@ def _effect(kind: effects.EffectKind, host: uuid.UUID, visitor: uuid.UUID) -> ef
             return effects.OfferMint(host)
         case effects.EffectKind.OFFER_CLOSE:
             return effects.OfferClose("persona")
+        case effects.EffectKind.RELEASE:
+            return effects.Release(uuid.uuid4(), "a-yes-message")
 
 
 async def _seats(db: Db, room_id: str) -> dict[str, uuid.UUID]:
@@ -111,6 +113,7 @@ async def test_every_effect_kind_is_performed_for_a_signed_in_visitor(
         effects.EffectKind.PANE_SEND: ["persona"],
         effects.EffectKind.OFFER_MINT: ["offer_gen"],
         effects.EffectKind.OFFER_CLOSE: [],  # no live offer to close: performed, nothing to do
+        effects.EffectKind.RELEASE: [],  # no held dispatch by that id: nothing to release
     }[kind]
     assert [r.agent for r in outbound.runs] == expected
     sends = 1 if kind is effects.EffectKind.PANE_SEND else 0
@@ -168,4 +171,9 @@ def test_only_the_choke_point_performs_an_outbound_effect() -> None:
 
 def test_the_effect_kinds_are_the_ones_this_test_file_knows() -> None:
     """Adding a kind means adding it here (and to ``_effect``) so it is proven held."""
-    assert {k.value for k in effects.EffectKind} == {"pane_send", "offer_mint", "offer_close"}
+    assert {k.value for k in effects.EffectKind} == {
+        "pane_send",
+        "offer_mint",
+        "offer_close",
+        "release",
+    }

@@ -30,7 +30,10 @@ def arvist_output(context: Mapping[str, Any]) -> ArvistOutput:
             present = {s.casefold() for s in _strings(held)}
             if isinstance(held, Mapping):
                 continue
-            for item in value:
+            for entry in value:
+                # a private term is {"text", "source"} (domain/limits.py): its text is what
+                # lasts; the source message belongs to the room it was said in
+                item = entry.get("text") if isinstance(entry, Mapping) else entry
                 if isinstance(item, str) and item.casefold() not in present:
                     changes.append(DurableChange(op="append", path=path, value=item))
                     present.add(item.casefold())

@@ -3,6 +3,7 @@ written only where the pane may write."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -20,6 +21,7 @@ from dealroom.agents.models.offline.common import (
     _strings,
 )
 from dealroom.agents.models.offline.offer_talk import is_shortcut
+from dealroom.domain.limits import limit_entry, private_terms_of
 from dealroom.domain.terms import (
     Money,
     find_amount_mentions,
@@ -153,7 +155,12 @@ def distil_output(context: Mapping[str, Any]) -> DistilOutput:
     host_pane = pane == (_str(represents.get("key")) or "host")
     currency = _house_currency(memory)
     if host_pane:
-        decisions = _host_facts(writer, session, memory, currency)
+        sources = [
+            _str(line.get("id"))
+            for line in _list(context.get("session"))
+            if isinstance(line, Mapping)
+        ]
+        decisions = _host_facts(writer, session, memory, currency, sources)
     else:
         _visitor_facts(writer, session, pane, memory, currency)
     lines = [body for author, body in session if author == "participant"]
@@ -170,13 +177,15 @@ def _host_facts(
     session: Sequence[tuple[str, str]],
     memory: Mapping[str, Any],
     currency: str,
+    sources: Sequence[str] = (),
 ) -> list[PrincipalDecision]:
     """The principal's own pane: rates, floors, rules, what may be shared, instructions."""
     rates = list(_map(_at(memory, "host.rates")))
     last_slug: str | None = rates[0] if len(rates) == 1 else None
     decisions: list[PrincipalDecision] = []
     previous_agent = ""
-    for author, body in session:
+    for index, (author, body) in enumerate(session):
+        source = sources[index] if index < len(sources) else ""
         if author == "agent":
             previous_agent = body
             continue
@@ -197,8 +206,8 @@ def _host_facts(
             if _PUBLIC_WORDS.search(sentence):
                 _public_fact(writer, sentence, amounts, slugs)
             elif amounts and not (answering and said is not None) and "?" not in sentence:
-                _rate_facts(writer, sentence, slug or "standard", currency, bool(slugs))
-            _rule_fact(writer, sentence)
+                _rate_facts(writer, sentence, slug or "standard", currency, bool(slugs), source)
+            _rule_fact(writer, sentence, source)
             if slugs:
                 last_slug = slugs[-1]
         previous_agent = ""
@@ -206,16 +215,26 @@ def _host_facts(
 
 
 def _rate_facts(
-    writer: _Writer, sentence: str, slug: str, currency: str, names_deliverable: bool
+    writer: _Writer,
+    sentence: str,
+    slug: str,
+    currency: str,
+    names_deliverable: bool,
+    source: str = "",
 ) -> None:
     """``my fee for a sponsored post is $8,000, never below $6,000``: each amount is a floor
-    when floor words come just before it (since the previous amount), else the ask."""
+    when floor words come just before it (since the previous amount), else the ask. A floor
+    is a limit, recorded as data with the message it was stated in (memory M12)."""
     since = 0
     for mention in find_amount_mentions(sentence, default_currency=currency):
         before = sentence[since : mention.start]
         since = mention.end
         if _FLOOR_WORDS.search(before):
-            writer.set(f"host.rates.{slug}.floor", money_code(mention.money))
+            money = mention.money
+            entry = limit_entry(money.amount, money.currency, source or None)
+            path = f"host.limits.{slug}"
+            if _map(_at(writer.memory, path)).get("floor") != entry["floor"]:
+                writer.set(path, json.dumps(entry, sort_keys=True))
         elif _RATE_WORDS.search(before) or names_deliverable:
             writer.set(f"host.rates.{slug}.ask", money_code(mention.money))
 
@@ -245,14 +264,19 @@ def _public_fact(writer: _Writer, sentence: str, amounts: list[Money], slugs: li
         writer.append("host.public.notes", shared)
 
 
-def _rule_fact(writer: _Writer, sentence: str) -> None:
+def _rule_fact(writer: _Writer, sentence: str, source: str = "") -> None:
     match = _EXCLUSION_RULE.search(sentence) or _NO_CATEGORY.search(sentence)
     if match is None:
         return
     # The rule is the clause that states it, not the rest of the sentence (a fee, say).
     rule = re.split(r"[,;.!]", sentence[match.start() :], maxsplit=1)[0].strip()
     if rule:
-        writer.append("host.rules", rule[0].lower() + rule[1:])
+        rule = rule[0].lower() + rule[1:]
+        writer.append("host.rules", rule)
+        # An exclusion is a private term too (memory M12), with the message it came from.
+        if rule not in private_terms_of(writer.memory):
+            term = {"text": rule, "source": source or None}
+            writer.append("host.private_terms", json.dumps(term, sort_keys=True))
     category = _category(match.group(1))
     if category:
         writer.append("host.exclusions", category)

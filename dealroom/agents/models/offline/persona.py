@@ -45,6 +45,7 @@ from dealroom.agents.models.offline.offer_talk import (
     stage_of,
 )
 from dealroom.agents.persona import Decision, GoalRuling, PersonaOutput, Send
+from dealroom.domain.limits import limits_of
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.terms import (
     DateMention,
@@ -482,6 +483,18 @@ def _rates(memory: Mapping[str, Any], slug: str | None) -> tuple[str | None, Map
     return slug, {}
 
 
+def _limit(memory: Mapping[str, Any], slug: str | None) -> Money | None:
+    """The floor recorded as a limit (``host.limits``, issue 10), found as ``_rates`` finds
+    a rate: this deliverable's, the only one, or one recorded without a deliverable."""
+    limits = limits_of(memory)
+    found = limits.get(slug) if slug is not None else None
+    if found is None and slug is None and len(limits) == 1:
+        found = next(iter(limits.values()))
+    for key in GENERIC_RATE_KEYS:
+        found = found or limits.get(key)
+    return Money(found.floor, found.currency) if found is not None else None
+
+
 def _instruction(turn: _Turn, slug: str | None, offer: Money) -> Intent | None:
     """A host-side principal instruction that covers this proposal (pendingPrincipalDecisions,
     side host). One given on a question about a higher amount does not cover a lower one."""
@@ -583,7 +596,9 @@ def _host_ruling(turn: _Turn) -> PersonaOutput:
             judgement = _Judgement("decline", None, "instruction")
         else:
             ask = parse_money(_str(rate.get("ask")), default_currency=turn.currency)
-            floor = parse_money(_str(rate.get("floor")), default_currency=turn.currency)
+            floor = parse_money(_str(rate.get("floor")), default_currency=turn.currency) or _limit(
+                turn.memory, slug
+            )
             judgement = judge(offer, ask, floor, last, count)
     if judgement.decision == "ask_principal":
         assert offer is not None
