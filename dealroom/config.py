@@ -86,6 +86,8 @@ class Settings(BaseSettings):
     """How long the test provider's delayed capture takes."""
     session_line_cap: int = 400
     """Safety cap on transcript lines read for one turn (never reached by a real sitting)."""
+    demo: bool = True
+    """`serve` on an empty embedded database seeds the demo host (`dealroom demo`)."""
 
     @property
     def session_pause(self) -> timedelta:
