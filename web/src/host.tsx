@@ -1,6 +1,6 @@
 // The host app: the home room (where the host teaches its agent) and every deal room, listed
 // with its subtitle, stage and an unread marker; a deal room opens both panes side by side.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { gql } from "./gql";
 import { navigate } from "./nav";
 import { StageChip } from "./offer";
@@ -21,10 +21,13 @@ export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () 
   const [rooms, setRooms] = useState<RoomSummary[]>([]);
   const [, setTick] = useState(0);
 
+  const latest = useRef(0);
+
   async function loadRooms() {
+    const mine = ++latest.current; // an older read answering late must not win
     try {
       const data = await gql<RoomsData>("Rooms", { first: 50 });
-      setRooms(data.rooms.edges.map((e) => e.node));
+      if (mine === latest.current) setRooms(data.rooms.edges.map((e) => e.node));
     } catch {
       // keep the list we have; the next poll tries again
     }
@@ -99,7 +102,12 @@ export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () 
           </a>
         )}
         {roomId ? (
-          <RoomView key={roomId} roomId={roomId} onActivity={(id, cursor) => markSeen(id, cursor)} />
+          <RoomView
+            key={roomId}
+            roomId={roomId}
+            onActivity={(id, cursor) => markSeen(id, cursor)}
+            onChanged={() => void loadRooms()}
+          />
         ) : (
           <p class="muted">Loading…</p>
         )}

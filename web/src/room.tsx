@@ -13,6 +13,8 @@ export function RoomView(props: {
   initial?: Room;
   onActivity?: (roomId: string, cursor: string) => void;
   onMissing?: () => void;
+  /** The room's stage or offer changed (the host's room list re-reads). */
+  onChanged?: () => void;
   actions?: ComponentChildren;
 }) {
   const { roomId } = props;
@@ -29,6 +31,7 @@ export function RoomView(props: {
       const data = await gql<{ room: Room }>("Room", { id: roomId });
       setRoom(data.room);
       setError(null);
+      props.onChanged?.();
     } catch (e) {
       if (props.onMissing) props.onMissing();
       else setError(e instanceof Error ? e.message : String(e));
@@ -50,6 +53,7 @@ export function RoomView(props: {
 
   function setOffer(offer: Offer) {
     setRoom((r) => (r ? { ...r, offer, stage: r.offer?.id === offer.id ? offer.stage : r.stage } : r));
+    props.onChanged?.();
   }
 
   if (error) return <p class="error" role="alert">{error}</p>;
