@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/turns.py
 	$(BIN)/python bench/tokens.py
 	$(BIN)/python bench/offers.py
+	$(BIN)/python bench/web.py
 
 # The web client and GraphiQL (web/ -> dealroom/web/, committed): needs Node.js and npm; serving
 # does not.
