@@ -58,3 +58,27 @@ async def test_a_room_is_usable_by_keyboard_and_screen_reader(
 
     await until(announced, "the agent's line in the live region")
     assert offline.blocked == []
+
+
+async def test_a_new_host_signs_up_and_teaches_its_agent(
+    agent_server: Server, new_context: NewContext, offline: Offline
+) -> None:
+    page = await (await new_context()).new_page()
+    await page.goto(agent_server.base_url + "/")
+    await page.get_by_role("tab", name="Sign up").click()
+    await page.get_by_label("Email").fill("dev@example.com")
+    await page.get_by_label("Password").fill("correct horse battery")
+    await page.get_by_label("Handle").fill("devraman")
+    await page.get_by_label("Display name").fill("Dev Raman")
+    await page.get_by_role("button", name="Create account").click()
+
+    await page.get_by_role("heading", name="Dev Raman · your agent").wait_for()
+    await page.get_by_role("link", name="/z/devraman").wait_for()
+    await say(page, "My fee for a sponsored post is $8,000, never below $6,000.")
+    await own_pane(page).locator(".msg.agent").first.wait_for()
+    await agent_server.settle()
+    # Signed in by cookie: a reload stays signed in, in the home room.
+    await page.reload()
+    await page.get_by_role("heading", name="Dev Raman · your agent").wait_for()
+    await own_pane(page).locator(".msg.agent").first.wait_for()
+    assert offline.blocked == []

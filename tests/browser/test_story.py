@@ -90,6 +90,11 @@ async def test_host_and_brand_run_the_whole_story(
     await listed.locator('[data-stage="BOOKED_PAYMENT_HELD"]').wait_for()
     assert await host.locator(".offer").get_by_role("button").filter(has_text="Pay").count() == 0
 
+    # The host's private rules never reached the brand's screen (the floor, the exclusion).
+    shown_to_brand = await brand.locator("body").inner_text()
+    for secret in ("6,000", "6000", "alcohol"):
+        assert secret not in shown_to_brand
+
     await host.screenshot(path=str(shots / "host-deal-room.png"))
     await host.locator(".offer").screenshot(path=str(shots / "offer-card.png"))
     await brand.screenshot(path=str(shots / "brand-phone.png"))
