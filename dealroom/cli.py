@@ -52,7 +52,10 @@ def serve(host: str | None, port: int | None) -> None:
         click.echo(f"migrating {settings.resolved_database_url}")
         asyncio.run(_migrate(settings))
         if settings.demo:
-            demo = asyncio.run(_seed_demo(settings, only_if_empty=True))
+            try:
+                demo = asyncio.run(_seed_demo(settings, only_if_empty=True))
+            except Exception as exc:  # the server is still worth starting without the demo
+                click.echo(f"dealroom: the demo could not be seeded ({exc}); serving without it")
     broker = "redis" if settings.redis_url else "in-process"
     click.echo(f"dealroom: open http://{host}:{port}/ (the web client; hosts sign in here)")
     if demo is not None:

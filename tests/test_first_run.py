@@ -17,7 +17,7 @@ import httpx
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEALROOM_")}
     env.pop("GEMINI_API_KEY", None)
-    env.update(DEALROOM_DATA_DIR=str(data_dir), DEALROOM_MODEL_ENGINE="offline", **extra)
+    env.update({"DEALROOM_DATA_DIR": str(data_dir), "DEALROOM_MODEL_ENGINE": "offline", **extra})
     return env
 
 
@@ -94,3 +94,23 @@ def test_dealroom_demo_is_idempotent(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr
     assert "demo host ready: maya" in second.stdout
     assert "http://127.0.0.1:8000/z/maya" in second.stdout
+
+
+def test_serve_still_starts_when_the_demo_cannot_be_taught(tmp_path: Path) -> None:
+    """A model that cannot be reached (Gemini at a closed port) fails the teaching turn: the
+    banner says so and the server serves anyway."""
+    env = _env(
+        tmp_path,
+        DEALROOM_MODEL_ENGINE="gemini",
+        DEALROOM_GEMINI_BASE_URL=f"http://127.0.0.1:{_free_port()}",
+        DEALROOM_MODEL_ATTEMPTS="1",
+        DEALROOM_MODEL_TIMEOUT_SECONDS="2",
+    )
+    env["GEMINI_API_KEY"] = "not-a-key"
+
+    lines, status = _serve_banner(env)
+
+    banner = "\n".join(lines)
+    assert "the demo could not be seeded" in banner, banner
+    assert "did not record a floor" in banner
+    assert status == 200  # the account exists; a later start finishes the teaching
