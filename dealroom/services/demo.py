@@ -8,6 +8,7 @@ an existing demo host is reused, and a teaching turn left queued by an interrupt
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -84,8 +85,7 @@ async def seed_demo(
         await db.commit()
     await db.close()
     # The teaching turn (and whatever else is due): persona, then Distil into the host branch.
-    while await runner.run_once():
-        pass
+    await _finish_runs(runner)
     memory = await _home_memory(db, account)
     limits = limits_of(memory)
     if not limits:
@@ -101,6 +101,21 @@ async def seed_demo(
         limits=limits,
         asks=_asks(memory),
     )
+
+
+async def _finish_runs(runner: TurnRunner, timeout: float = 120.0) -> None:
+    """Run every due run here, and wait for runs that workers of a running server (this
+    process's or another's) have claimed, until none is running or due."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        while await runner.run_once():
+            pass
+        try:
+            await runner.wait_idle(timeout=0.5)
+            return
+        except TimeoutError:
+            continue  # a worker elsewhere holds a run, or the next one just became due
 
 
 async def demo_host_exists(db: Db) -> bool:

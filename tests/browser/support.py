@@ -17,10 +17,16 @@ def own_pane(page: Page) -> Locator:
 
 
 async def say(page: Page, text: str) -> None:
-    """Type into one's own pane and press Enter (keyboard send)."""
+    """Type into one's own pane and press Enter (keyboard send); returns once the composer
+    has emptied, i.e. postMessage returned and the line (and its turn) is stored."""
     box = own_pane(page).get_by_role("textbox", name="Message", exact=True)
     await box.fill(text)
     await box.press("Enter")
+
+    async def sent() -> bool:
+        return await box.input_value() == ""
+
+    await until(sent, f"{text!r} to be sent")
 
 
 async def until(check: object, what: str, timeout: float = 30) -> None:
