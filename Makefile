@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint typecheck check schema bench clean
+.PHONY: serve test lint typecheck check schema bench clean web
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/turns.py
 	$(BIN)/python bench/tokens.py
 	$(BIN)/python bench/offers.py
+	$(BIN)/python bench/web.py
+
+# The web client and GraphiQL (web/ -> dealroom/web/, committed): needs Node.js and npm; serving
+# does not.
+web:
+	cd web && npm ci --no-audit --no-fund && npx tsc --noEmit -p . && node build.mjs
 
 clean:
 	rm -rf $(VENV) .dealroom .pytest_cache .mypy_cache .ruff_cache

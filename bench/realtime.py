@@ -945,7 +945,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     raise_nofile_limit(args.subscriptions + 4096)
     data_dir = Path(tempfile.mkdtemp(prefix="dealroom-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEALROOM_")}
-    env.update(DEALROOM_DATA_DIR=str(data_dir), DEALROOM_LOG_FORMAT="console")
+    # DEALROOM_DEMO=0: the first-run demo seed would add an account and startup work.
+    env.update(DEALROOM_DATA_DIR=str(data_dir), DEALROOM_LOG_FORMAT="console", DEALROOM_DEMO="0")
     rooms = max(1, args.subscriptions // 2)
     # Keep the server's per-pane rate limit out of the way only if this run would hit it.
     per_pane_per_minute = math.ceil(args.rate / rooms * 60) + 4

@@ -1,4 +1,5 @@
-"""The Starlette application: /graphql (HTTP, websockets, GraphiQL) and /health."""
+"""The Starlette application: /graphql (HTTP, websockets, GraphiQL), /health, and the web
+client's pages (``webapp``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
@@ -40,6 +41,7 @@ from dealroom.services.agents import (
 )
 from dealroom.services.clock import Clock, SystemClock
 from dealroom.services.payments import PaymentProvider
+from dealroom.webapp import graphiql_page, web_routes
 
 CONTEXTS = "dealroom.contexts"
 
@@ -101,6 +103,10 @@ class GraphQLView(GraphQL[Context, None]):
             raise HTTPException(400, exc.as_http_error_reason()) from exc
         except MissingQueryError as exc:
             raise HTTPException(400, "No GraphQL query found in the request") from exc
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        """GraphiQL from the package's own files (no CDN): it works on a closed network."""
+        return graphiql_page()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -167,9 +173,6 @@ def create_app(
             await connection.execute(text("SELECT 1"))
         return JSONResponse({"status": "ok"})
 
-    async def index(_request: Request) -> Response:
-        return RedirectResponse("/graphql")
-
     middleware = []
     if settings.cors_origin_list:
         middleware.append(
@@ -185,10 +188,10 @@ def create_app(
         debug=settings.debug,
         middleware=middleware,
         routes=[
-            Route("/", index),
             Route("/health", health),
             Route("/graphql", view, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", view),
+            *web_routes(state),
         ],
         lifespan=lifespan,
     )

@@ -6,11 +6,15 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from dealroom.config import Settings
 from dealroom.logging import configure
+
+if TYPE_CHECKING:
+    from dealroom.services.demo import DemoHost
 
 
 @click.group()
@@ -58,10 +62,19 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
         )
     except ValueError as error:
         raise click.UsageError(str(error)) from None
+    demo: DemoHost | None = None
     if settings.embedded:
         click.echo(f"migrating {settings.resolved_database_url}")
         asyncio.run(_migrate(settings))
+        if settings.demo:
+            try:
+                demo = asyncio.run(_seed_demo(settings, only_if_empty=True))
+            except Exception as exc:  # the server is still worth starting without the demo
+                click.echo(f"dealroom: the demo could not be seeded ({exc}); serving without it")
     broker = "redis" if settings.redis_url else "in-process"
+    click.echo(f"dealroom: open http://{host}:{port}/ (the web client; hosts sign in here)")
+    if demo is not None:
+        _echo_demo(demo, f"http://{host}:{port}")
     click.echo(f"dealroom: GraphQL + GraphiQL  http://{host}:{port}/graphql")
     click.echo(f"dealroom: subscriptions       ws://{host}:{port}/graphql")
     click.echo(f"dealroom: health              http://{host}:{port}/health")
@@ -92,6 +105,75 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
     )
     settle_after_startup()  # modules, schema and app outlive every request: out of the GC's way
     uvicorn.Server(config).run()
+
+
+@main.command()
+@click.option("--host", default=None, help="Host named in the printed URLs (DEALROOM_HOST).")
+@click.option("--port", default=None, type=int, help="Port named in the printed URLs.")
+def demo(host: str | None, port: int | None) -> None:
+    """Seed the demo host (idempotent): an account whose agent was taught a sponsored-post
+    rate and floor in its home room, through the real turn. Prints the visitor URL and the
+    host's credentials."""
+    settings = Settings()
+    configure(settings.log_format)
+    if settings.embedded:
+        asyncio.run(_migrate(settings))
+    seeded = asyncio.run(_seed_demo(settings, only_if_empty=False))
+    assert seeded is not None
+    _echo_demo(seeded, f"http://{host or settings.host}:{port or settings.port}")
+
+
+async def _seed_demo(settings: Settings, *, only_if_empty: bool) -> DemoHost | None:
+    """Seed the demo over the configured edges (engine, broker, model), running the teaching
+    turn here. With ``only_if_empty``: only on a database without accounts, else report the
+    demo host if it is there."""
+    from dealroom.persistence.db import Db
+    from dealroom.persistence.engine import create_engine, create_sessionmaker
+    from dealroom.realtime import create_broker
+    from dealroom.services.agents import (
+        create_model_client,
+        create_payment_provider,
+        create_runner,
+    )
+    from dealroom.services.clock import SystemClock
+    from dealroom.services.demo import database_is_empty, demo_host_exists, seed_demo
+
+    engine = create_engine(settings.resolved_database_url)
+    sessionmaker = create_sessionmaker(engine)
+    db = Db(sessionmaker)
+    try:
+        if only_if_empty and not await database_is_empty(db) and not await demo_host_exists(db):
+            return None
+        broker = create_broker(settings.redis_url)
+        model = create_model_client(settings)
+        clock = SystemClock()
+        payments = create_payment_provider(settings, clock)
+        runner = create_runner(settings, sessionmaker, broker, clock, model, payments)
+        await broker.start()
+        try:
+            return await seed_demo(
+                db, broker, clock, runner, posts_per_minute=settings.posts_per_minute
+            )
+        finally:
+            await model.close()
+            await broker.close()
+    finally:
+        await db.close()
+        await engine.dispose()
+
+
+def _echo_demo(demo: DemoHost, base: str) -> None:
+    taught = "; ".join(
+        f"{slug.replace('_', ' ')}: ask {demo.asks.get(slug, '?')}, "
+        f"floor {limit.floor} {limit.currency}"
+        for slug, limit in demo.limits.items()
+    )
+    state = "seeded" if demo.created else "ready"
+    click.echo(f"dealroom: demo host {state}: {demo.handle} (taught in its home room: {taught})")
+    click.echo(f"dealroom:   as a brand, open   {base}{demo.link}")
+    click.echo(
+        f"dealroom:   as the host, open  {base}/  and sign in as {demo.email} / {demo.password}"
+    )
 
 
 @main.command()

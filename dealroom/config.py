@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     stale_sync_batch: int = 200
     """Participants the syncStaleAccountMemory sweep queues an AccUpdate for per pass (about
     every 5 seconds per worker process)."""
+    demo: bool = True
+    """`serve` on an empty embedded database seeds the demo host (`dealroom demo`)."""
 
     @property
     def session_pause(self) -> timedelta:

@@ -1,0 +1,105 @@
+"""The whole first-run story in two browsers: the demo host (desktop) and a brand on a phone
+(390×844). The brand chats, the written offer appears with its stage, the brand approves, the
+host approves, the brand pays with a test card, and the stage moves live in both — no reload.
+Screenshots of the two panes and the offer card (DEALROOM_SCREENSHOTS=1 writes them into
+docs/screenshots for the README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dealroom.domain.seats import Seat
+from dealroom.persistence.db import Db
+from dealroom.services import demo
+from tests.browser.conftest import PHONE, NewContext, Offline, screenshot_dir
+from tests.browser.support import (
+    own_pane,
+    reaches_stage,
+    say,
+    shows_the_stored_pane,
+    until,
+)
+from tests.conftest import Server
+from tests.support.offers import AGREE, BID, OPENING
+
+
+async def test_host_and_brand_run_the_whole_story(
+    agent_server: Server, db: Db, new_context: NewContext, offline: Offline, tmp_path: Path
+) -> None:
+    server = agent_server
+    shots = screenshot_dir(tmp_path)
+    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+
+    # The host signs in with the demo's printed credentials and lands in its home room.
+    host = await (await new_context()).new_page()
+    await host.goto(server.base_url + "/")
+    await host.get_by_label("Email").fill(demo.EMAIL)
+    await host.get_by_label("Password").fill(demo.PASSWORD)
+    await host.get_by_role("button", name="Sign in").click()
+    await host.get_by_role("heading", name="Maya Lin · your agent").wait_for()
+    await own_pane(host).get_by_text(demo.RULES).wait_for()
+
+    # The brand opens the link on a phone and chats to a written offer.
+    brand = await (await new_context(PHONE)).new_page()
+    await brand.goto(f"{server.base_url}/z/{demo.HANDLE}")
+    await own_pane(brand).get_by_role("textbox", name="Message", exact=True).wait_for()
+    await until(lambda: _url_has_room(brand.url), "the room id in the URL")
+    room_id = brand.url.rsplit("/", 1)[1]
+    for line in (OPENING.format(upfront="50% upfront"), BID, AGREE):
+        await say(brand, line)
+        await server.settle()
+        await shows_the_stored_pane(own_pane(brand), db, room_id, Seat.VISITOR)
+    await reaches_stage(brand, "WRITTEN_AWAITING_BRAND")
+    card = brand.locator(".offer")
+    await card.get_by_text("7500.00 USD").first.wait_for()
+    assert await card.get_by_role("button", name="Approve v1").is_visible()
+    # The phone shows the room at its width: nothing wider than the screen.
+    for part in (card, own_pane(brand)):
+        box = await part.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= PHONE["width"]
+
+    # The host sees the deal room listed with its stage and an unread marker, and opens it.
+    listed = host.locator(f'.room-item[data-room-id="{room_id}"]')
+    await listed.locator('[data-stage="WRITTEN_AWAITING_BRAND"]').wait_for()
+    assert await listed.get_by_label("unread").count() == 1
+    await listed.get_by_role("link").click()
+    await reaches_stage(host, "WRITTEN_AWAITING_BRAND")
+    visitor_pane = host.locator('.pane.readonly[data-seat="VISITOR"]')
+    await shows_the_stored_pane(visitor_pane, db, room_id, Seat.VISITOR)
+    await shows_the_stored_pane(own_pane(host), db, room_id, Seat.HOST)
+    assert await visitor_pane.get_by_role("textbox").count() == 0  # read-only
+    # The talent cannot approve before the brand: the server's viewerActions say so.
+    assert await host.locator(".offer").get_by_role("button", name="Approve v1").count() == 0
+
+    # The brand approves; the host's card moves live and now offers Approve.
+    await card.get_by_role("button", name="Approve v1").click()
+    await reaches_stage(brand, "BRAND_ACKED_AWAITING_TALENT")
+    await reaches_stage(host, "BRAND_ACKED_AWAITING_TALENT")
+    await host.locator(".offer").get_by_role("button", name="Approve v1").click()
+    await reaches_stage(host, "BOOKED_AWAITING_PAYMENT")
+    await reaches_stage(brand, "BOOKED_AWAITING_PAYMENT")
+
+    # The brand pays with the test card; both see the payment held, live.
+    await card.get_by_label("Payment method").select_option("test_card_ok")
+    await card.get_by_role("button", name="Pay 4500.00 USD").click()
+    await reaches_stage(brand, "BOOKED_PAYMENT_HELD")
+    await reaches_stage(host, "BOOKED_PAYMENT_HELD")
+    await card.get_by_text("Paid 4500.00 USD (captured)").wait_for()
+    await listed.locator('[data-stage="BOOKED_PAYMENT_HELD"]').wait_for()
+    assert await host.locator(".offer").get_by_role("button").filter(has_text="Pay").count() == 0
+
+    # The host's private rules never reached the brand's screen (the floor, the exclusion).
+    shown_to_brand = await brand.locator("body").inner_text()
+    for secret in ("6,000", "6000", "alcohol"):
+        assert secret not in shown_to_brand
+
+    await host.screenshot(path=str(shots / "host-deal-room.png"))
+    await host.locator(".offer").screenshot(path=str(shots / "offer-card.png"))
+    await brand.screenshot(path=str(shots / "brand-phone.png"))
+    assert offline.blocked == [], offline.blocked
+
+
+async def _url_has_room(url: str) -> bool:
+    return url.count("/") >= 5

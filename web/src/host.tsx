@@ -1,0 +1,144 @@
+// The host app: the home room (where the host teaches its agent) and every deal room, listed
+// with its subtitle, stage and an unread marker; a deal room opens both panes side by side.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { gql } from "./gql";
+import { navigate } from "./nav";
+import { StageChip } from "./offer";
+import { RoomView } from "./room";
+import type { Me, RoomSummary } from "./types";
+
+const SEEN = "dealroom.seen.";
+const seen = (roomId: string) => localStorage.getItem(SEEN + roomId);
+const markSeen = (roomId: string, cursor: string) => localStorage.setItem(SEEN + roomId, cursor);
+
+interface RoomsData {
+  rooms: { totalCount: number; edges: { node: RoomSummary }[] };
+}
+
+export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () => void }) {
+  const { me } = props;
+  const roomId = props.roomId ?? me.homeRoom?.id ?? null;
+  const [rooms, setRooms] = useState<RoomSummary[]>([]);
+  const [, setTick] = useState(0);
+
+  const latest = useRef(0);
+
+  async function loadRooms() {
+    const mine = ++latest.current; // an older read answering late must not win
+    try {
+      const data = await gql<RoomsData>("Rooms", { first: 50 });
+      if (mine === latest.current) setRooms(data.rooms.edges.map((e) => e.node));
+    } catch {
+      // keep the list we have; the next poll tries again
+    }
+  }
+
+  // No room-list subscription exists in the API: the list is re-read every few seconds.
+  useEffect(() => {
+    void loadRooms();
+    const timer = window.setInterval(() => void loadRooms(), 4000);
+    return () => window.clearInterval(timer);
+  }, []);
+
+  // The open room is read: its newest line is seen.
+  useEffect(() => {
+    const open = rooms.find((r) => r.id === roomId);
+    if (open?.lastMessage) markSeen(open.id, open.lastMessage.cursor);
+  }, [rooms, roomId]);
+
+  async function signOut() {
+    await gql("SignOut").catch(() => undefined);
+    props.onSignedOut();
+  }
+
+  const home = rooms.find((r) => r.kind === "HOME");
+  const deals = rooms.filter((r) => r.kind === "DEAL");
+  const unread = (r: RoomSummary) => r.id !== roomId && !!r.lastMessage && seen(r.id) !== r.lastMessage.cursor;
+
+  return (
+    <div class={`host-app ${props.roomId ? "room-open" : ""}`}>
+      <aside class="sidebar" aria-label="Rooms">
+        <div class="me">
+          <strong>{me.displayName}</strong>
+          <span class="muted small">
+            Your link: <a href={`/z/${me.handle}`}>/z/{me.handle}</a>
+          </span>
+          <div class="me-actions">
+            <a href="/graphql" class="small">
+              GraphiQL
+            </a>
+            <button type="button" class="link small" onClick={signOut}>
+              Sign out
+            </button>
+          </div>
+        </div>
+        <nav>
+          <ul class="room-list">
+            {home && (
+              <RoomItem room={home} current={home.id === roomId} unread={false} label="Home · teach your agent" />
+            )}
+          </ul>
+          <h2 class="list-heading">Deal rooms ({deals.length})</h2>
+          {deals.length === 0 && <p class="muted small">No deal rooms yet. Share your link.</p>}
+          <ul class="room-list">
+            {deals.map((room) => (
+              <RoomItem key={room.id} room={room} current={room.id === roomId} unread={unread(room)} />
+            ))}
+          </ul>
+        </nav>
+      </aside>
+      <main class="main">
+        {props.roomId && (
+          <a
+            href="/"
+            class="back"
+            onClick={(e) => {
+              e.preventDefault();
+              navigate("/");
+              setTick((t) => t + 1);
+            }}
+          >
+            ‹ Rooms
+          </a>
+        )}
+        {roomId ? (
+          <RoomView
+            key={roomId}
+            roomId={roomId}
+            onActivity={(id, cursor) => markSeen(id, cursor)}
+            onChanged={() => void loadRooms()}
+          />
+        ) : (
+          <p class="muted">Loading…</p>
+        )}
+      </main>
+    </div>
+  );
+}
+
+function RoomItem(props: { room: RoomSummary; current: boolean; unread: boolean; label?: string }) {
+  const { room } = props;
+  return (
+    <li class={`room-item ${props.current ? "current" : ""}`} data-room-id={room.id}>
+      <a
+        href={`/r/${room.id}`}
+        aria-current={props.current ? "page" : undefined}
+        onClick={(e) => {
+          e.preventDefault();
+          navigate(`/r/${room.id}`);
+        }}
+      >
+        <span class="room-title">
+          {props.unread && (
+            <span class="unread" aria-label="unread" title="New messages">
+              ●
+            </span>
+          )}
+          {props.label ?? room.title}
+        </span>
+        <span class="room-subtitle">{room.subtitle}</span>
+        {room.kind === "DEAL" && <StageChip stage={room.stage} />}
+      </a>
+    </li>
+  );
+}

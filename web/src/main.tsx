@@ -1,0 +1,41 @@
+// dealroom's reference web client: the host app at / and /r/<roomId>, a visitor's room at
+// /z/<handle>[/<roomId>]. It speaks only the public GraphQL API (operations.graphql).
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import "./app.css";
+import { AuthView } from "./auth";
+import { gql } from "./gql";
+import { HostApp } from "./host";
+import { useRoute } from "./nav";
+import type { Me } from "./types";
+import { VisitorApp } from "./visitor";
+
+function App() {
+  const route = useRoute();
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+
+  async function loadMe() {
+    try {
+      setMe((await gql<{ me: Me | null }>("Me")).me);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  useEffect(() => {
+    if (route.page === "host") void loadMe();
+  }, [route.page]);
+
+  if (route.page === "visitor") return <VisitorApp handle={route.handle} roomId={route.roomId} />;
+  if (error) return <p class="error" role="alert">{error}</p>;
+  if (me === undefined) return <p class="boot">Loading…</p>;
+  if (me === null) return <AuthView onSignedIn={loadMe} />;
+  return <HostApp me={me} roomId={route.roomId} onSignedOut={() => setMe(null)} />;
+}
+
+const root = document.getElementById("app");
+if (root) {
+  root.textContent = "";
+  render(<App />, root);
+}

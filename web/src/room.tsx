@@ -1,0 +1,101 @@
+// A room from the reader's seat: header with its stage, the written offer, and its panes —
+// the reader's own (writable) and, for the host of a deal room, the visitor's (read-only).
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { gql } from "./gql";
+import { watchConnection, type Connection } from "./live";
+import { OfferCard, StageChip } from "./offer";
+import { Pane } from "./pane";
+import type { Offer, Room, Seat, Stage } from "./types";
+
+export function RoomView(props: {
+  roomId: string;
+  initial?: Room;
+  onActivity?: (roomId: string, cursor: string) => void;
+  onMissing?: () => void;
+  /** The room's stage or offer changed (the host's room list re-reads). */
+  onChanged?: () => void;
+  actions?: ComponentChildren;
+}) {
+  const { roomId } = props;
+  const [room, setRoom] = useState<Room | null>(props.initial?.id === roomId ? props.initial : null);
+  const [error, setError] = useState<string | null>(null);
+  const [connection, setConnection] = useState<Connection>("live");
+  const roomRef = useRef(room);
+  roomRef.current = room;
+
+  useEffect(() => watchConnection(setConnection), []);
+
+  async function load() {
+    try {
+      const data = await gql<{ room: Room }>("Room", { id: roomId });
+      setRoom(data.room);
+      setError(null);
+      props.onChanged?.();
+    } catch (e) {
+      if (props.onMissing) props.onMissing();
+      else setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  useEffect(() => {
+    if (!(props.initial && props.initial.id === roomId)) {
+      setRoom(null);
+      void load();
+    }
+  }, [roomId]);
+
+  // A StageChanged in a pane: a new offer was drawn, or the current one moved.
+  function onStage(offerId: string, stage: Stage, version: number) {
+    const offer = roomRef.current?.offer;
+    if (!offer || offer.id !== offerId || offer.stage !== stage || offer.version !== version) void load();
+  }
+
+  function setOffer(offer: Offer) {
+    setRoom((r) => (r ? { ...r, offer, stage: r.offer?.id === offer.id ? offer.stage : r.stage } : r));
+    props.onChanged?.();
+  }
+
+  if (error) return <p class="error" role="alert">{error}</p>;
+  if (!room) return <p class="muted">Opening the room…</p>;
+
+  const own: Seat = room.readerSeat;
+  // A home room has one pane (the host and its agent); a deal room the host reads has two.
+  const others = room.kind === "HOME" ? [] : room.readableSeats.filter((s) => s !== own);
+  const seats: Seat[] = [own, ...others];
+  const headingFor = (seat: Seat) =>
+    seat === own ? "Your conversation" : seat === "VISITOR" ? "The visitor's conversation" : "The host's conversation";
+  return (
+    <article class="room" data-room-id={room.id} data-kind={room.kind}>
+      <header class="room-header">
+        <div>
+          <h1 tabIndex={-1}>{room.title}</h1>
+          <p class="subtitle">{room.subtitle}</p>
+        </div>
+        <div class="room-meta">
+          {room.kind === "DEAL" && <StageChip stage={room.stage} />}
+          {connection === "reconnecting" && (
+            <span class="conn" role="status">
+              Reconnecting…
+            </span>
+          )}
+          {props.actions}
+        </div>
+      </header>
+      {room.offer && <OfferCard offer={room.offer} onChange={setOffer} />}
+      <div class={`panes count-${seats.length}`}>
+        {seats.map((seat) => (
+          <Pane
+            key={`${room.id}-${seat}`}
+            roomId={room.id}
+            seat={seat}
+            writable={seat === own}
+            heading={headingFor(seat)}
+            onStage={onStage}
+            onActivity={(cursor) => props.onActivity?.(room.id, cursor)}
+          />
+        ))}
+      </div>
+    </article>
+  );
+}

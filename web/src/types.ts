@@ -1,0 +1,117 @@
+// The shapes of the documents in operations.graphql that the client reads.
+export type Seat = "HOST" | "VISITOR";
+export type Stage =
+  | "NO_WRITTEN_OFFER"
+  | "WRITTEN_AWAITING_BRAND"
+  | "BRAND_ACKED_AWAITING_TALENT"
+  | "BOOKED_AWAITING_PAYMENT"
+  | "PENDING_PAY_CAPTURE"
+  | "BOOKED_PAYMENT_HELD"
+  | "COMPLETED"
+  | "DISPUTED"
+  | "DECLINED"
+  | "WITHDRAWN";
+export type OfferAction = "APPROVE" | "COUNTER" | "REJECT" | "ADD" | "PAY";
+
+export interface Message {
+  id: string;
+  cursor: string;
+  body: string;
+  authorKind: "PARTICIPANT" | "AGENT" | "SYSTEM";
+  seat: Seat;
+  alignment: "LEFT" | "RIGHT";
+  clientMessageId: string | null;
+  createdAt: string;
+}
+
+export interface Offer {
+  id: string;
+  version: number;
+  stage: Stage;
+  stageGloss: string;
+  brandApprovedAt: string | null;
+  terms: {
+    deliverables: string[];
+    fee: { amount: string; currency: string } | null;
+    dates: string[];
+    usageRights: string | null;
+    exclusivity: string | null;
+    dueSlicePercent: string | null;
+    openQuestions: string[];
+    seller: { handle: string; displayName: string };
+    buyer: { handle: string; displayName: string } | null;
+  };
+  payment: {
+    currency: string;
+    fee: string;
+    duePercent: string;
+    due: string;
+    platformFee: string;
+    total: string;
+    remaining: string;
+    defaultSchedule: boolean;
+  } | null;
+  payments: { id: string; status: string; method: string; currency: string; total: string }[];
+  agreement: { text: string; current: boolean } | null;
+  viewerActions: OfferAction[];
+}
+
+interface RoomBase {
+  id: string;
+  kind: "HOME" | "DEAL";
+  mode: "LIVE" | "DEMO" | "SCRIPTED";
+  title: string;
+  subtitle: string;
+  stage: Stage;
+}
+
+export interface Room extends RoomBase {
+  readerSeat: Seat;
+  readableSeats: Seat[];
+  host: { handle: string; displayName: string; link: string };
+  participants: { seat: Seat; displayName: string; isGuest: boolean }[];
+  offer: Offer | null;
+}
+
+export interface RoomSummary extends RoomBase {
+  lastActivityAt: string;
+  lastMessage: { id: string; cursor: string; body: string; authorKind: string; seat: Seat } | null;
+}
+
+export interface Me {
+  id: string;
+  handle: string;
+  displayName: string;
+  email: string | null;
+  homeRoom: { id: string } | null;
+}
+
+export type PaneEvent =
+  | { __typename: "MessageAdded"; cursor: string; message: Message }
+  | { __typename: "SystemLine"; cursor: string; message: Message }
+  | { __typename: "AgentTyping"; cursor: string; messageId: string; agent: string }
+  | { __typename: "MessageDelta"; cursor: string; messageId: string; delta: string }
+  | { __typename: "StageChanged"; cursor: string; offerId: string; stage: Stage; stageGloss: string; version: number }
+  | { __typename: "LoginRequiredChanged"; cursor: string; loginRequired: boolean };
+
+export interface StageChange {
+  cursor: string;
+  offerId: string;
+  stage: Stage;
+  stageGloss: string;
+  version: number;
+  at: string;
+}
+
+export const STAGE_LABEL: Record<Stage, string> = {
+  NO_WRITTEN_OFFER: "Talking",
+  WRITTEN_AWAITING_BRAND: "Offer written · awaiting brand",
+  BRAND_ACKED_AWAITING_TALENT: "Brand approved · awaiting talent",
+  BOOKED_AWAITING_PAYMENT: "Booked · awaiting payment",
+  PENDING_PAY_CAPTURE: "Booked · payment pending",
+  BOOKED_PAYMENT_HELD: "Booked · payment held",
+  COMPLETED: "Completed",
+  DISPUTED: "Disputed",
+  DECLINED: "Declined",
+  WITHDRAWN: "Withdrawn",
+};
