@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError
@@ -31,6 +31,13 @@ from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
+from dealroom.request_limits import (
+    BodyLimit,
+    JsonTooDeep,
+    RequestRejected,
+    decode_json,
+    send_rejection,
+)
 from dealroom.schema.context import AppState, Context
 from dealroom.schema.root import create_schema
 from dealroom.services.agents import (
@@ -64,6 +71,21 @@ class GraphQLView(GraphQL[Context, None]):
         context = Context(self.state, request, response if isinstance(response, Response) else None)
         request.scope.setdefault(CONTEXTS, []).append(context)
         return context
+
+    def decode_json(self, data: str | bytes) -> object:
+        """Every JSON body and websocket frame: nesting bounded (a websocket frame over it is
+        closed 4400 as invalid JSON by the protocol handler)."""
+        return decode_json(data, self.state.settings.max_json_depth)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        try:
+            return super().parse_json(data)
+        except HTTPException as exc:
+            if isinstance(exc.__cause__, JsonTooDeep):
+                raise RequestRejected(
+                    400, ErrorCode.BAD_USER_INPUT, f"The request {exc.__cause__.msg}."
+                ) from exc
+            raise
 
     async def execute_single(  # strawberry's signature
         self,
@@ -105,6 +127,8 @@ class GraphQLView(GraphQL[Context, None]):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
+        except RequestRejected as rejected:
+            await send_rejection(send, rejected)
         finally:
             for context in scope.get(CONTEXTS, ()):
                 if "db" in vars(context):  # made only if the request used the database
@@ -181,6 +205,7 @@ def create_app(
                 allow_headers=["authorization", "content-type", "x-guest-key", "x-act-as"],
             )
         )
+    middleware.append(Middleware(BodyLimit, max_bytes=settings.max_request_bytes))
     app = Starlette(
         debug=settings.debug,
         middleware=middleware,

@@ -87,6 +87,20 @@ class Settings(BaseSettings):
     session_line_cap: int = 400
     """Safety cap on transcript lines read for one turn (never reached by a real sitting)."""
 
+    # --- hardening (issue 9) ------------------------------------------------------------
+    max_request_bytes: int = 256 * 1024
+    """Largest HTTP body or websocket message accepted; larger is refused before parsing
+    (HTTP 413 PAYLOAD_TOO_LARGE, websocket close 1009)."""
+    max_query_chars: int = 16 * 1024
+    """Longest GraphQL document parsed (the parser is pure Python: ~2 ms per KiB)."""
+    max_literal_chars: int = 8 * 1024
+    """Longest string, block string or comment inside a GraphQL document."""
+    max_introspection_depth: int = 16
+    """Depth limit for paths under ``__schema``/``__type`` (GraphiQL's introspection query is
+    14 deep); every other path has ``max_query_depth``."""
+    max_json_depth: int = 32
+    """Deepest nesting accepted in request JSON (variables, websocket frames)."""
+
     @property
     def session_pause(self) -> timedelta:
         return timedelta(minutes=self.session_pause_minutes)
