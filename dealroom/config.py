@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     max_introspection_depth: int = 16
     """Depth limit for paths under ``__schema``/``__type`` (GraphiQL's introspection query is
     14 deep); every other path has ``max_query_depth``."""
+    subscription_recheck_seconds: float = 5.0
+    """How often a live subscription re-checks its session, act-as edge and guest key; a
+    signed-out or expired session's websocket is closed with code 4401."""
     max_json_depth: int = 32
     """Deepest nesting accepted in request JSON (variables, websocket frames)."""
 

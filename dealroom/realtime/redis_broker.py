@@ -42,6 +42,9 @@ class RedisBroker:
     def listening(self) -> list[str]:
         return self._fanout.channels
 
+    def resync(self, channel: str) -> None:
+        self._fanout.deliver(channel, RESYNC)
+
     async def publish(self, channel: str, payload: str) -> None:
         await self._redis.publish(channel, payload)
 

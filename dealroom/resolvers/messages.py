@@ -11,6 +11,7 @@ import strawberry
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
+from dealroom.resolvers.live import guarded
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.offer_types import StageChanged
@@ -76,14 +77,15 @@ async def pane_events(
     room_uuid = rooms.parse_id(room_id, "room")
     start = parse_event_cursor(after) if after is not None else None
     participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
-    async for event in messages.follow_pane(
+    events = messages.follow_pane(
         ctx.app.sessionmaker,
         ctx.app.broker,
         room_id=room_uuid,
         participant_id=participant_id,
         seat=Seat(seat),
         after=start,
-    ):
+    )
+    async for event in guarded(info, events, lambda: _authorise_pane(info, room_uuid, Seat(seat))):
         yield _project(event, reader)
 
 

@@ -32,6 +32,7 @@ from dealroom.services.events import (
     stage_event,
 )
 from dealroom.services.identity import Identity
+from dealroom.services.publish import publish_after_commit
 from dealroom.services.rooms import RoomAccess, room_for_reader
 from dealroom.services.turns import retry_failed, runs_for_message
 
@@ -118,12 +119,9 @@ async def post_message(
     channel = pane_channel(room.room.id, pane)
     payload = event.encode()
 
-    async def publish() -> None:
-        await broker.publish(channel, payload)
-        if announce is not None:
-            await announce()
-
-    db.after_commit(publish)
+    publish_after_commit(db, broker, [(channel, payload)])
+    if announce is not None:
+        db.after_commit(announce)
     return view
 
 

@@ -43,12 +43,12 @@ from dealroom.services.events import (
 )
 from dealroom.services.identity import Identity
 from dealroom.services.payments import ChargeStatus, PaymentProvider
+from dealroom.services.publish import Publish, publish_after_commit
 from dealroom.services.rooms import RoomAccess, parse_id, room_for_reader
 from dealroom.services.turns import new_run
 
 log = structlog.get_logger(__name__)
 
-Publish = tuple[str, str]
 
 DEFAULT_DUE_PERCENT = Decimal("100")
 """The platform's payment schedule when the offer names none: the whole fee is due at
@@ -119,15 +119,6 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     published = [(pane_channel(offer.room_id, Seat(key)), event(prev)) for key, prev in panes]
     published.append((offer_channel(offer.id), event(offer_prev)))
     return published
-
-
-def publish_after_commit(db: Db, broker: Broker, published: list[Publish]) -> None:
-    async def publish() -> None:
-        for channel, payload in published:
-            await broker.publish(channel, payload)
-
-    if published:
-        db.after_commit(publish)
 
 
 async def _locked(db: Db, offer_id: uuid.UUID, room_id: uuid.UUID) -> Offer:

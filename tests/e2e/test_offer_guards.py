@@ -103,6 +103,9 @@ class Tap:
     def listening(self) -> list[str]:
         return self.inner.listening()
 
+    def resync(self, channel: str) -> None:
+        self.inner.resync(channel)
+
     def on(self, channel: str) -> list[str]:
         return [payload for published, payload in self.published if published == channel]
 

@@ -41,6 +41,9 @@ class LossyBroker:
     def listening(self) -> list[str]:
         return self.inner.listening()
 
+    def resync(self, channel: str) -> None:
+        self.inner.resync(channel)
+
     def subscribe(
         self, channels: Iterable[str]
     ) -> contextlib.AbstractAsyncContextManager[Subscription]:
