@@ -87,6 +87,8 @@ class BodyLimit:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            if declared.isdigit() and int(declared) <= DRAIN_LIMIT:
+                await self._drain(receive, more=True)  # so the client reads the 413
             await send_rejection(send, too_large(self.max_bytes))
             return
         chunks: list[bytes] = []
