@@ -72,10 +72,12 @@ class Context:
         params = self.connection_params or {}
         token: str | None = None
         from_cookie = False
+        malformed = False
         authorization = headers.get("authorization") or _str(params.get("authorization"))
         if authorization:
-            scheme, _, value = authorization.partition(" ")
+            scheme, _, value = authorization.strip().partition(" ")
             token = value.strip() if scheme.lower() == "bearer" else None
+            malformed = not token
         elif cookies.get(SESSION_COOKIE):
             token, from_cookie = cookies[SESSION_COOKIE], True
         guest_key = (
@@ -83,7 +85,11 @@ class Context:
         )
         act_as = headers.get("x-act-as") or _str(params.get("actAs")) or cookies.get(ACT_AS_COOKIE)
         return Credentials(
-            token=token, token_from_cookie=from_cookie, guest_key=guest_key, act_as=act_as
+            token=token,
+            token_from_cookie=from_cookie,
+            guest_key=guest_key,
+            act_as=act_as,
+            malformed_authorization=malformed,
         )
 
     async def identity(self) -> Identity:

@@ -193,3 +193,19 @@ async def test_the_limits_follow_the_settings(settings: Settings) -> None:
     assert settings.max_request_bytes == LIMIT
     assert settings.max_json_depth == 32
     assert (settings.max_query_chars, settings.max_literal_chars) == (16 * 1024, 8 * 1024)
+
+
+# --- a malformed Authorization header -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("header", ["s_sometoken", "Token s_sometoken", "Bearer"])
+async def test_an_authorization_header_without_bearer_is_unauthenticated_with_a_hint(
+    client: Client, header: str
+) -> None:
+    """It used to make the caller silently anonymous."""
+    client.headers["Authorization"] = header
+
+    body = await client.raw("{ me { handle } }")
+
+    assert codes(body) == ["UNAUTHENTICATED"]
+    assert "Bearer <token>" in body["errors"][0]["message"]
