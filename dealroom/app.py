@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any, TypedDict
 
+import structlog
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -29,6 +30,7 @@ from strawberry.types.graphql import OperationType
 from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
+from dealroom.health import readiness
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
 from dealroom.request_limits import (
@@ -49,6 +51,16 @@ from dealroom.services.clock import Clock, SystemClock
 from dealroom.services.payments import PaymentProvider
 
 CONTEXTS = "dealroom.contexts"
+
+log = structlog.get_logger(__name__)
+
+
+class _WithoutStrawberryOriginAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Rejected WebSocket connection from origin")
+
+
+logging.getLogger("strawberry.ws").addFilter(_WithoutStrawberryOriginAdvice())
 
 
 class GraphQLView(GraphQL[Context, None]):
@@ -71,6 +83,20 @@ class GraphQLView(GraphQL[Context, None]):
         context = Context(self.state, request, response if isinstance(response, Response) else None)
         request.scope.setdefault(CONTEXTS, []).append(context)
         return context
+
+    def is_websocket_origin_allowed(self, request: WebSocket, origin: str) -> bool:
+        """Cross-origin websocket handshakes: the configured origins only. A refusal names
+        the setting that would allow it (strawberry's own warning names its constructor
+        argument, which no operator of ours can set, and is filtered out)."""
+        if super().is_websocket_origin_allowed(request, origin):
+            return True
+        log.warning(
+            "websocket_origin_refused",
+            origin=origin,
+            host=request.headers.get("host"),
+            hint="add the origin to DEALROOM_CORS_ORIGINS (comma-separated) to allow its pages",
+        )
+        return False
 
     def decode_json(self, data: str | bytes) -> object:
         """Every JSON body and websocket frame: nesting bounded (a websocket frame over it is
@@ -186,10 +212,17 @@ def create_app(
             if own_engine:
                 await engine.dispose()
 
-    async def health(_request: Request) -> Response:
-        async with engine.connect() as connection:
-            await connection.execute(text("SELECT 1"))
+    async def live(_request: Request) -> Response:
+        """Liveness: the process serves requests (restart it if this stops answering)."""
         return JSONResponse({"status": "ok"})
+
+    async def ready(_request: Request) -> Response:
+        """Readiness: the database and broker answer and the schema is at the Alembic head
+        (send no traffic here until it is 200)."""
+        checks = await readiness(engine, broker)
+        ok = all(value == "ok" for value in checks.values())
+        body = {"status": "ok" if ok else "unavailable", "checks": checks}
+        return JSONResponse(body, status_code=200 if ok else 503)
 
     async def index(_request: Request) -> Response:
         return RedirectResponse("/graphql")
@@ -211,7 +244,9 @@ def create_app(
         middleware=middleware,
         routes=[
             Route("/", index),
-            Route("/health", health),
+            Route("/health", ready),
+            Route("/health/ready", ready),
+            Route("/health/live", live),
             Route("/graphql", view, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", view),
         ],

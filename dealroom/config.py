@@ -63,8 +63,9 @@ class Settings(BaseSettings):
     """Times a failed turn is run before it is marked failed (and can be re-run)."""
     turn_retry_seconds: float = 2.0
     """Backoff before a failed turn's next attempt; doubles each attempt."""
-    run_lease_seconds: int = 120
-    """A running turn whose worker vanished is re-queued after this long."""
+    run_lease_seconds: int = 15
+    """A running turn whose worker vanished is re-queued after this long. The worker running
+    it renews the lease every third of it (a slow model call is never taken for a crash)."""
     memory_lease_seconds: int = 60
     workers: int = 4
     """Agent runs executed concurrently by this process (0: this process runs no agents)."""

@@ -69,6 +69,10 @@ class Broker(Protocol):
         """Channels this process has local subscribers for (diagnostics)."""
         ...
 
+    async def ping(self) -> None:
+        """Raise if the broker cannot be reached (readiness)."""
+        ...
+
     def resync(self, channel: str) -> None:
         """Tell this process's subscribers of ``channel`` to re-read the database (a publish
         to it was lost)."""
@@ -139,6 +143,9 @@ class InProcessBroker:
 
     def resync(self, channel: str) -> None:
         self._fanout.deliver(channel, RESYNC)
+
+    async def ping(self) -> None:
+        return None
 
     @contextlib.asynccontextmanager
     async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:

@@ -45,6 +45,9 @@ class RedisBroker:
     def resync(self, channel: str) -> None:
         self._fanout.deliver(channel, RESYNC)
 
+    async def ping(self) -> None:
+        await self._redis.ping()
+
     async def publish(self, channel: str, payload: str) -> None:
         await self._redis.publish(channel, payload)
 

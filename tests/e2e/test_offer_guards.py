@@ -106,6 +106,9 @@ class Tap:
     def resync(self, channel: str) -> None:
         self.inner.resync(channel)
 
+    async def ping(self) -> None:
+        await self.inner.ping()
+
     def on(self, channel: str) -> list[str]:
         return [payload for published, payload in self.published if published == channel]
 

@@ -44,6 +44,9 @@ class LossyBroker:
     def resync(self, channel: str) -> None:
         self.inner.resync(channel)
 
+    async def ping(self) -> None:
+        await self.inner.ping()
+
     def subscribe(
         self, channels: Iterable[str]
     ) -> contextlib.AbstractAsyncContextManager[Subscription]:
