@@ -99,6 +99,15 @@ class Settings(BaseSettings):
     max_introspection_depth: int = 16
     """Depth limit for paths under ``__schema``/``__type`` (GraphiQL's introspection query is
     14 deep); every other path has ``max_query_depth``."""
+    posts_per_minute_across_rooms: int = 120
+    """Messages one participant (account or guest key) may post per minute in all its rooms
+    together (``posts_per_minute`` is per pane)."""
+    rooms_per_ip_per_hour: int = 60
+    """Rooms openVisitorRoom may create per client IP per hour."""
+    guest_keys_per_ip_per_hour: int = 60
+    """Guest keys openVisitorRoom may mint per client IP per hour."""
+    sign_in_free_failures: int = 5
+    """Wrong passwords per email and IP before signIn backs off (1 s, 2 s, 4 s ... 15 min)."""
     subscription_recheck_seconds: float = 5.0
     """How often a live subscription re-checks its session, act-as edge and guest key; a
     signed-out or expired session's websocket is closed with code 4401."""

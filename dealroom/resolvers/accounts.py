@@ -11,7 +11,7 @@ from dealroom.persistence.repositories import AccountRepository
 from dealroom.schema.context import ACT_AS_COOKIE, SESSION_COOKIE, Info
 from dealroom.schema.inputs import SignInInput, SignUpInput
 from dealroom.schema.types import Account, AuthPayload, Me
-from dealroom.services import accounts
+from dealroom.services import abuse, accounts
 from dealroom.services.identity import resolve_identity
 
 
@@ -53,14 +53,20 @@ async def sign_up(info: Info, input: SignUpInput) -> AuthPayload:
 
 async def sign_in(info: Info, input: SignInInput) -> AuthPayload:
     ctx = info.context
-    async with ctx.transaction() as db:
-        result = await accounts.sign_in(
+    result = await abuse.guard_sign_in(
+        ctx.transaction,
+        ctx.app.settings,
+        ctx.app.clock.now(),
+        email=input.email,
+        ip=ctx.client_ip,
+        attempt=lambda db: accounts.sign_in(
             db,
             ctx.app.clock,
             email=input.email,
             password=input.password,
             ttl_days=ctx.app.settings.session_ttl_days,
-        )
+        ),
+    )
     return _signed_in(info, result)
 
 

@@ -23,7 +23,7 @@ from dealroom.schema.types import (
     PaneEvent,
     SystemLine,
 )
-from dealroom.services import messages, rooms
+from dealroom.services import abuse, messages, rooms
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -39,6 +39,7 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
     identity = await ctx.identity()
     room_id = rooms.parse_id(input.room_id, "room")
     async with ctx.transaction() as db:
+        await abuse.count_post(db, ctx.app.settings, identity, ctx.app.clock.now())
         view = await messages.post_message(
             db,
             ctx.app.broker,

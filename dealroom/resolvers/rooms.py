@@ -17,7 +17,7 @@ from dealroom.schema.types import (
     RoomEdge,
     RoomOps,
 )
-from dealroom.services import ops, rooms
+from dealroom.services import abuse, ops, rooms
 
 GUEST_COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetimes at 400 days
 
@@ -57,6 +57,14 @@ async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> 
     async with ctx.transaction() as db:
         opened = await rooms.open_visitor_room(
             db, ctx.app.clock, identity, handle=handle, new_conversation=new_conversation
+        )
+        await abuse.count_visit(
+            db,
+            ctx.app.settings,
+            ctx.client_ip,
+            ctx.app.clock.now(),
+            created=opened.created,
+            minted=opened.guest_key is not None and opened.guest_key != identity.guest_key,
         )
     if opened.guest_key is not None:
         ctx.set_cookie(GUEST_COOKIE, opened.guest_key, GUEST_COOKIE_MAX_AGE)

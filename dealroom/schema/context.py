@@ -61,6 +61,12 @@ class Context:
         return create_loaders(self.db)
 
     @property
+    def client_ip(self) -> str:
+        """The caller's address (uvicorn applies X-Forwarded-For from trusted proxies)."""
+        client = self.request.client
+        return client.host if client else "unknown"
+
+    @property
     def is_websocket(self) -> bool:
         return isinstance(self.request, WebSocket)
 
