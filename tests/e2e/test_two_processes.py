@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,9 +63,15 @@ def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.
             process.kill()
 
 
+STARTUP_SECONDS = 180.0
+"""How long a `dealroom serve` subprocess may take to answer /health: interpreter start,
+imports and migrations on a busy 2-core machine (15 s was too short under load)."""
+
+
 async def _wait_healthy(base_url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
     async with httpx.AsyncClient(base_url=base_url) as http:
-        for _ in range(300):
+        while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise AssertionError(f"server exited with {process.returncode}")
             try:
