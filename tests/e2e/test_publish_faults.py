@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.agents.models.base import Chunk, Generation, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.config import Settings
+from dealroom.domain.cursors import event_cursor
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun
 from dealroom.realtime.redis_broker import RedisBroker
@@ -93,11 +94,10 @@ async def test_a_publish_cut_off_after_commit_still_reaches_the_subscriber(
             await sign_up(host, "mara", "Mara Ellison")
             guest = server_b.client()
             room_id = (await open_room(guest, "mara"))["room"]["id"]
-            variables = {"roomId": room_id, "seat": "VISITOR"}
+            variables = {"roomId": room_id, "seat": "VISITOR", "after": event_cursor(0)}
             async with subscribe(
                 server_b.ws_url, PANE_EVENTS, variables, init=ws_init_for(guest)
             ) as sub:
-                await asyncio.sleep(0.2)
                 sent = await post(guest, room_id, "Can you do a post for $4,000?")
                 assert (await sub.event(timeout=10))["message"]["id"] == sent["id"]
                 await asyncio.wait_for(model.entered.wait(), 30)

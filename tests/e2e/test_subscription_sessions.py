@@ -12,6 +12,7 @@ import websockets
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.config import Settings
+from dealroom.domain.cursors import event_cursor
 from dealroom.persistence.db import Db
 from dealroom.realtime import Broker
 from dealroom.resolvers.live import SESSION_ENDED
@@ -32,6 +33,8 @@ from tests.support.graphql import (
 from tests.support.rooms import grant
 
 RECHECK = 0.3
+FROM_START = event_cursor(0)
+"""Subscribing from the pane's start: nothing posted while the subscription starts is missed."""
 SIGN_OUT = "mutation { signOut }"
 
 
@@ -67,11 +70,10 @@ async def _closed_code(sub_ws: websockets.ClientConnection, within: float) -> in
 @pytest.mark.parametrize("protocol", [TRANSPORT_WS, LEGACY_WS])
 async def test_sign_out_closes_a_live_subscription_with_4401(quick: Server, protocol: str) -> None:
     host, guest, room_id = await _host_room(quick)
-    variables = {"roomId": room_id, "seat": "VISITOR"}
+    variables = {"roomId": room_id, "seat": "VISITOR", "after": FROM_START}
     async with subscribe(
         quick.ws_url, PANE_EVENTS, variables, protocol=protocol, init=ws_init_for(host)
     ) as sub:
-        await asyncio.sleep(0.2)
         await post(guest, room_id, "still open?")
         assert (await sub.event())["message"]["body"] == "still open?"
 
@@ -81,10 +83,12 @@ async def test_sign_out_closes_a_live_subscription_with_4401(quick: Server, prot
 
 
 async def test_an_expired_session_closes_its_subscription(quick: Server) -> None:
-    host, _guest, room_id = await _host_room(quick)
-    variables = {"roomId": room_id, "seat": "HOST"}
+    host, guest, room_id = await _host_room(quick)
+    variables = {"roomId": room_id, "seat": "VISITOR", "after": FROM_START}
     async with subscribe(quick.ws_url, PANE_EVENTS, variables, init=ws_init_for(host)) as sub:
-        await asyncio.sleep(0.2)
+        await post(guest, room_id, "hello")
+        await sub.event()  # the subscription is live
+
         quick.clock.advance(timedelta(days=31))  # past DEALROOM_SESSION_TTL_DAYS
 
         assert await _closed_code(sub.ws, within=10) == SESSION_ENDED
@@ -97,9 +101,8 @@ async def test_a_revoked_act_as_edge_ends_the_subscription_forbidden(quick: Serv
     await grant(db, "agency", "mara")
     talent_id = (await quick.client().query('{ account(handle: "mara") { id } }'))["account"]["id"]
     agency.headers["X-Act-As"] = talent_id
-    variables = {"roomId": room_id, "seat": "VISITOR"}
+    variables = {"roomId": room_id, "seat": "VISITOR", "after": FROM_START}
     async with subscribe(quick.ws_url, PANE_EVENTS, variables, init=ws_init_for(agency)) as sub:
-        await asyncio.sleep(0.2)
         await post(guest, room_id, "hello")
         await sub.event()
 
@@ -113,7 +116,7 @@ async def test_a_revoked_act_as_edge_ends_the_subscription_forbidden(quick: Serv
 
 async def test_a_live_session_keeps_its_subscription(quick: Server) -> None:
     host, guest, room_id = await _host_room(quick)
-    variables = {"roomId": room_id, "seat": "VISITOR"}
+    variables = {"roomId": room_id, "seat": "VISITOR", "after": FROM_START}
     async with subscribe(quick.ws_url, PANE_EVENTS, variables, init=ws_init_for(host)) as sub:
         await asyncio.sleep(RECHECK * 5)  # several re-checks pass
         await post(guest, room_id, "after the re-checks")

@@ -220,11 +220,3 @@ def ws_init_for(client: Client) -> dict[str, Any]:
     if "X-Act-As" in client.headers:
         init["actAs"] = client.headers["X-Act-As"]
     return init
-
-
-async def until_listening(broker: Any, fragment: str, timeout: float = 30.0) -> None:
-    """Wait until the server's broker has a local subscriber on a channel containing
-    ``fragment`` (a room id): a subscription is live, so what is posted next reaches it."""
-    async with asyncio.timeout(timeout):
-        while not any(fragment in channel for channel in broker.listening()):  # noqa: ASYNC110  # polled state, no event to wait on
-            await asyncio.sleep(0.01)
