@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from starlette.websockets import WebSocket, WebSocketState
 
+from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
 from dealroom.persistence.repositories import SessionRepository
 from dealroom.schema.context import Info
@@ -44,10 +45,9 @@ async def guarded(
                 pending = asyncio.ensure_future(anext(events))
             done, _ = await asyncio.wait({pending}, timeout=max(0.0, due - loop.time()))
             if loop.time() >= due:
-                if await _session_ended(info):
+                if not await _still_allowed(info, authorise):
                     await _close(info)
                     return
-                await authorise()
                 due = loop.time() + every
             if pending in done:
                 task, pending = pending, None
@@ -62,6 +62,21 @@ async def guarded(
             with contextlib.suppress(BaseException):
                 await pending
         await events.aclose()
+
+
+async def _still_allowed(info: Info, authorise: Callable[[], Awaitable[object]]) -> bool:
+    """False when the socket's session has ended (close it); raises the authorisation's error
+    when the session stands but no longer reaches the stream (end the operation). A signOut
+    landing between the two checks is still a session that ended."""
+    if await _session_ended(info):
+        return False
+    try:
+        await authorise()
+    except DomainError as error:
+        if error.code is ErrorCode.UNAUTHENTICATED or await _session_ended(info):
+            return False
+        raise
+    return True
 
 
 async def _session_ended(info: Info) -> bool:
