@@ -423,14 +423,12 @@ async def follow_offer(
     """An offer's stage changes: with ``after``, the stored ones after that cursor first, then
     live, with no gap and no duplicate (``prev`` links, as for panes). The caller has checked
     the reader is a participant."""
+    start = await _offer_end(sessionmaker, offer_id) if after is None else after
     async with broker.subscribe([offer_channel(offer_id)]) as subscription:
-        if after is None:
-            delivered = await _offer_end(sessionmaker, offer_id)
-        else:
-            delivered = after
-            async for event in _replay_offer(sessionmaker, offer_id, after):
-                delivered = event.cursor
-                yield event
+        delivered = start  # an end read before subscribing, as for panes
+        async for event in _replay_offer(sessionmaker, offer_id, start):
+            delivered = event.cursor
+            yield event
         async for payload in subscription:
             live = decode(payload) if payload != RESYNC else None
             if isinstance(live, StageChangedEvent):

@@ -220,3 +220,12 @@ def ws_init_for(client: Client) -> dict[str, Any]:
     if "X-Act-As" in client.headers:
         init["actAs"] = client.headers["X-Act-As"]
     return init
+
+
+async def until_listening(broker: Any, fragment: str, timeout: float = EVENT_SECONDS) -> None:
+    """Wait until the server's broker lists a local subscriber on a channel containing
+    ``fragment`` (a room id). A subscription without ``after`` read its start before it
+    subscribed, so anything posted from now on reaches it."""
+    async with asyncio.timeout(timeout):
+        while not any(fragment in channel for channel in broker.listening()):  # noqa: ASYNC110  # polled state, no event to wait on
+            await asyncio.sleep(0.01)
