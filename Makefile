@@ -15,8 +15,12 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/dealroom serve
 
+# Two workers, each with its own database (the session fixture makes one per process);
+# `make test PYTEST_ARGS=` runs the suite serially, which must pass too.
+PYTEST_ARGS ?= -n 2
+
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check dealroom tests bench

@@ -28,6 +28,7 @@ import httpx
 import uvicorn
 from _client import (
     DEFAULT_PG_URL,
+    UNTHROTTLED,
     create_pg_database,
     drop_pg_database,
     gql,
@@ -170,7 +171,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             url = f"sqlite+aiosqlite:///{folder / 'bench.sqlite3'}"
         engine = create_engine(url)
         await upgrade(engine)
-        settings = Settings(database_url=url, redis_url=None, data_dir=folder, debug=False)
+        settings = Settings(
+            database_url=url, redis_url=None, data_dir=folder, debug=False
+        ).model_copy(update=UNTHROTTLED)
         app = create_app(settings, engine=engine)
         server, task, port = await start_uvicorn(app)
         result["other_pytest_at_start"] = other_test_runs()

@@ -60,6 +60,7 @@ import psutil
 from _client import (
     DEFAULT_PG_URL,
     DEFAULT_REDIS_URL,
+    UNTHROTTLED_ENV,
     ServerProcess,
     create_pg_database,
     drop_pg_database,
@@ -947,6 +948,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEALROOM_")}
     # DEALROOM_DEMO=0: the first-run demo seed would add an account and startup work.
     env.update(DEALROOM_DATA_DIR=str(data_dir), DEALROOM_LOG_FORMAT="console", DEALROOM_DEMO="0")
+    env.update(UNTHROTTLED_ENV)
     rooms = max(1, args.subscriptions // 2)
     # Keep the server's per-pane rate limit out of the way only if this run would hit it.
     per_pane_per_minute = math.ceil(args.rate / rooms * 60) + 4

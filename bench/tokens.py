@@ -51,6 +51,7 @@ import httpx
 from _client import (
     DEFAULT_PG_URL,
     DEFAULT_REDIS_URL,
+    UNTHROTTLED,
     create_pg_database,
     drop_pg_database,
     gql,
@@ -366,7 +367,7 @@ async def run_scenario(
             access_log=False,
             model_engine="offline",
             workers=0,
-        )
+        ).model_copy(update=UNTHROTTLED)
         clock = BenchClock()
         client = RecordingClient(OfflineClient(delay=0.0))
         app = create_app(settings, clock=clock, engine=engine, broker=broker, model=client)

@@ -53,6 +53,7 @@ import psutil
 from _client import (
     DEFAULT_PG_URL,
     DEFAULT_REDIS_URL,
+    UNTHROTTLED,
     create_pg_database,
     drop_pg_database,
     http_client,
@@ -465,7 +466,7 @@ def settings_for(backend: Backend, workers: int) -> Settings:
         model_engine="offline",
         workers=workers,
         posts_per_minute=100_000,  # the bench posts faster than a person; not what is measured
-    )
+    ).model_copy(update=UNTHROTTLED)
 
 
 async def serve(

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import psutil
 from _client import (
+    UNTHROTTLED,
     http_client,
     machine_summary,
     open_room,
@@ -111,7 +112,9 @@ async def run(args: argparse.Namespace) -> None:
     server = task = None
     try:
         await upgrade(engine)
-        settings = Settings(database_url=url, redis_url=None, data_dir=folder)
+        settings = Settings(database_url=url, redis_url=None, data_dir=folder).model_copy(
+            update=UNTHROTTLED
+        )
         server, task, port = await start_uvicorn(create_app(settings, engine=engine))
         base = f"http://127.0.0.1:{port}"
         async with http_client(base, connections=8) as http:

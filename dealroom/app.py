@@ -4,12 +4,13 @@ client's pages (``webapp``)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
-from typing import TypedDict
+from typing import Any, TypedDict
 
+import structlog
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -30,8 +31,16 @@ from strawberry.types.graphql import OperationType
 from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
+from dealroom.health import readiness
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
+from dealroom.request_limits import (
+    BodyLimit,
+    JsonTooDeep,
+    RequestRejected,
+    decode_json,
+    send_rejection,
+)
 from dealroom.schema.context import AppState, Context
 from dealroom.schema.root import create_schema
 from dealroom.services.agents import (
@@ -44,6 +53,16 @@ from dealroom.services.payments import PaymentProvider
 from dealroom.webapp import graphiql_page, web_routes
 
 CONTEXTS = "dealroom.contexts"
+
+log = structlog.get_logger(__name__)
+
+
+class _WithoutStrawberryOriginAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Rejected WebSocket connection from origin")
+
+
+logging.getLogger("strawberry.ws").addFilter(_WithoutStrawberryOriginAdvice())
 
 
 class GraphQLView(GraphQL[Context, None]):
@@ -66,6 +85,35 @@ class GraphQLView(GraphQL[Context, None]):
         context = Context(self.state, request, response if isinstance(response, Response) else None)
         request.scope.setdefault(CONTEXTS, []).append(context)
         return context
+
+    def is_websocket_origin_allowed(self, request: WebSocket, origin: str) -> bool:
+        """Cross-origin websocket handshakes: the configured origins only. A refusal names
+        the setting that would allow it (strawberry's own warning names its constructor
+        argument, which no operator of ours can set, and is filtered out)."""
+        if super().is_websocket_origin_allowed(request, origin):
+            return True
+        log.warning(
+            "websocket_origin_refused",
+            origin=origin,
+            host=request.headers.get("host"),
+            hint="add the origin to DEALROOM_CORS_ORIGINS (comma-separated) to allow its pages",
+        )
+        return False
+
+    def decode_json(self, data: str | bytes) -> object:
+        """Every JSON body and websocket frame: nesting bounded (a websocket frame over it is
+        closed 4400 as invalid JSON by the protocol handler)."""
+        return decode_json(data, self.state.settings.max_json_depth)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        try:
+            return super().parse_json(data)
+        except HTTPException as exc:
+            if isinstance(exc.__cause__, JsonTooDeep):
+                raise RequestRejected(
+                    400, ErrorCode.BAD_USER_INPUT, f"The request {exc.__cause__.msg}."
+                ) from exc
+            raise
 
     async def execute_single(  # strawberry's signature
         self,
@@ -111,6 +159,8 @@ class GraphQLView(GraphQL[Context, None]):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
+        except RequestRejected as rejected:
+            await send_rejection(send, rejected)
         finally:
             for context in scope.get(CONTEXTS, ()):
                 if "db" in vars(context):  # made only if the request used the database
@@ -168,10 +218,17 @@ def create_app(
             if own_engine:
                 await engine.dispose()
 
-    async def health(_request: Request) -> Response:
-        async with engine.connect() as connection:
-            await connection.execute(text("SELECT 1"))
+    async def live(_request: Request) -> Response:
+        """Liveness: the process serves requests (restart it if this stops answering)."""
         return JSONResponse({"status": "ok"})
+
+    async def ready(_request: Request) -> Response:
+        """Readiness: the database and broker answer and the schema is at the Alembic head
+        (send no traffic here until it is 200)."""
+        checks = await readiness(engine, broker)
+        ok = all(value == "ok" for value in checks.values())
+        body = {"status": "ok" if ok else "unavailable", "checks": checks}
+        return JSONResponse(body, status_code=200 if ok else 503)
 
     middleware = []
     if settings.cors_origin_list:
@@ -184,11 +241,14 @@ def create_app(
                 allow_headers=["authorization", "content-type", "x-guest-key", "x-act-as"],
             )
         )
+    middleware.append(Middleware(BodyLimit, max_bytes=settings.max_request_bytes))
     app = Starlette(
         debug=settings.debug,
         middleware=middleware,
         routes=[
-            Route("/health", health),
+            Route("/health", ready),
+            Route("/health/ready", ready),
+            Route("/health/live", live),
             Route("/graphql", view, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", view),
             *web_routes(state),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -15,6 +16,50 @@ from dealroom.logging import configure
 
 if TYPE_CHECKING:
     from dealroom.services.demo import DemoHost
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(command: F) -> F:
+    """An operator's mistake (no database, unmigrated schema, unknown handle) is one line on
+    stderr and exit status 1, never a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise click.ClickException(_one_line(exc)) from exc
+
+    return run  # type: ignore[return-value]
+
+
+def _one_line(exc: BaseException) -> str:
+    from dealroom.domain.errors import DomainError
+
+    if isinstance(exc, DomainError):
+        return f"{exc.code}: {exc.message}"
+    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    detail = text[0] if text else ""
+    message = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    if type(exc).__module__.startswith("sqlalchemy"):
+        message += " (check DEALROOM_DATABASE_URL, then run `dealroom migrate`)"
+    return message
+
+
+async def _require_head(settings: Settings) -> None:
+    from dealroom.persistence.engine import create_engine
+    from dealroom.persistence.migrate import NotAtHead, require_head
+
+    engine = create_engine(settings.resolved_database_url)
+    try:
+        await require_head(engine)
+    except NotAtHead as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        await engine.dispose()
 
 
 @click.group()
@@ -43,8 +88,10 @@ async def _migrate(settings: Settings) -> None:
     help="Server processes sharing the port (default: one per core with DEALROOM_REDIS_URL, "
     "else 1).",
 )
+@one_line_errors
 def serve(host: str | None, port: int | None, processes: int | None) -> None:
-    """Run the server. On embedded defaults, applies migrations first."""
+    """Run the server. On embedded defaults, applies migrations first; otherwise refuses to
+    start on a database that is not at the newest migration."""
     import os
 
     import uvicorn
@@ -71,6 +118,7 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
                 demo = asyncio.run(_seed_demo(settings, only_if_empty=True))
             except Exception as exc:  # the server is still worth starting without the demo
                 click.echo(f"dealroom: the demo could not be seeded ({exc}); serving without it")
+    asyncio.run(_require_head(settings))
     broker = "redis" if settings.redis_url else "in-process"
     click.echo(f"dealroom: open http://{host}:{port}/ (the web client; hosts sign in here)")
     if demo is not None:
@@ -110,6 +158,7 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
 @main.command()
 @click.option("--host", default=None, help="Host named in the printed URLs (DEALROOM_HOST).")
 @click.option("--port", default=None, type=int, help="Port named in the printed URLs.")
+@one_line_errors
 def demo(host: str | None, port: int | None) -> None:
     """Seed the demo host (idempotent): an account whose agent was taught a sponsored-post
     rate and floor in its home room, through the real turn. Prints the visitor URL and the
@@ -118,6 +167,8 @@ def demo(host: str | None, port: int | None) -> None:
     configure(settings.log_format)
     if settings.embedded:
         asyncio.run(_migrate(settings))
+    else:
+        asyncio.run(_require_head(settings))
     seeded = asyncio.run(_seed_demo(settings, only_if_empty=False))
     assert seeded is not None
     _echo_demo(seeded, f"http://{host or settings.host}:{port or settings.port}")
@@ -177,6 +228,7 @@ def _echo_demo(demo: DemoHost, base: str) -> None:
 
 
 @main.command()
+@one_line_errors
 def worker() -> None:
     """Run agent turns only (no HTTP): any number of these may share one database and Redis.
     Stop with Ctrl-C; a turn cut off mid-run is re-queued when its lease expires."""
@@ -184,6 +236,7 @@ def worker() -> None:
     configure(settings.log_format)
     if settings.workers < 1:
         raise click.UsageError("DEALROOM_WORKERS must be at least 1 for a worker process.")
+    asyncio.run(_require_head(settings))
     click.echo(
         f"dealroom worker: {settings.workers} workers on "
         f"{settings.resolved_database_url.split('@')[-1]}"
@@ -222,6 +275,7 @@ async def _work(settings: Settings) -> None:
 
 
 @main.command()
+@one_line_errors
 def migrate() -> None:
     """Apply every migration to DEALROOM_DATABASE_URL (or the embedded file)."""
     settings = Settings()
@@ -265,17 +319,14 @@ def _run_in_transaction(work: Callable[..., Awaitable[None]], **kwargs: object) 
             await db.close()
             await engine.dispose()
 
-    from dealroom.domain.errors import DomainError
-
-    try:
-        asyncio.run(run())
-    except DomainError as exc:
-        raise click.ClickException(f"{exc.code}: {exc.message}") from exc
+    asyncio.run(_require_head(Settings()))
+    asyncio.run(run())
 
 
 @accounts.command("grant-manager")
 @click.argument("manager")
 @click.argument("managed")
+@one_line_errors
 def grant_manager(manager: str, managed: str) -> None:
     """Let MANAGER (handle) act as MANAGED (handle) with X-Act-As."""
     from dealroom.services.accounts import grant_manager as grant
@@ -287,6 +338,7 @@ def grant_manager(manager: str, managed: str) -> None:
 @accounts.command("revoke-manager")
 @click.argument("manager")
 @click.argument("managed")
+@one_line_errors
 def revoke_manager(manager: str, managed: str) -> None:
     """Remove MANAGER's right to act as MANAGED."""
     from dealroom.services.accounts import revoke_manager as revoke
@@ -298,6 +350,7 @@ def revoke_manager(manager: str, managed: str) -> None:
 @accounts.command("set-operator")
 @click.argument("handle")
 @click.option("--off", is_flag=True, help="Remove the operator flag instead.")
+@one_line_errors
 def set_operator(handle: str, off: bool) -> None:
     """Mark HANDLE as an operator (or not, with --off)."""
     from dealroom.services.accounts import set_operator as mark

@@ -63,8 +63,9 @@ class Settings(BaseSettings):
     """Times a failed turn is run before it is marked failed (and can be re-run)."""
     turn_retry_seconds: float = 2.0
     """Backoff before a failed turn's next attempt; doubles each attempt."""
-    run_lease_seconds: int = 120
-    """A running turn whose worker vanished is re-queued after this long."""
+    run_lease_seconds: int = 15
+    """A running turn whose worker vanished is re-queued after this long. The worker running
+    it renews the lease every third of it (a slow model call is never taken for a crash)."""
     memory_lease_seconds: int = 60
     workers: int = 4
     """Agent runs executed concurrently by this process (0: this process runs no agents)."""
@@ -102,6 +103,30 @@ class Settings(BaseSettings):
     every 5 seconds per worker process)."""
     demo: bool = True
     """`serve` on an empty embedded database seeds the demo host (`dealroom demo`)."""
+
+    # --- hardening (issue 9) ------------------------------------------------------------
+    max_request_bytes: int = 256 * 1024
+    """Largest HTTP body or websocket message accepted; larger is refused before parsing
+    (HTTP 413 PAYLOAD_TOO_LARGE, websocket close 1009)."""
+    max_query_chars: int = 16 * 1024
+    """Longest GraphQL document parsed (the parser is pure Python: ~2 ms per KiB)."""
+    max_literal_chars: int = 8 * 1024
+    """Longest string, block string or comment inside a GraphQL document."""
+    max_introspection_depth: int = 16
+    """Depth limit for paths under ``__schema``/``__type`` (GraphiQL's introspection query is
+    14 deep); every other path has ``max_query_depth``."""
+    posts_per_minute_across_rooms: int = 120
+    """Messages one participant (account or guest key) may post per minute in all its rooms
+    together (``posts_per_minute`` is per pane)."""
+    rooms_per_ip_per_hour: int = 60
+    """Rooms openVisitorRoom may create per client IP per hour."""
+    sign_in_free_failures: int = 5
+    """Wrong passwords per email and IP before signIn backs off (1 s, 2 s, 4 s ... 15 min)."""
+    subscription_recheck_seconds: float = 5.0
+    """How often a live subscription re-checks its session, act-as edge and guest key; a
+    signed-out or expired session's websocket is closed with code 4401."""
+    max_json_depth: int = 32
+    """Deepest nesting accepted in request JSON (variables, websocket frames)."""
 
     @property
     def session_pause(self) -> timedelta:

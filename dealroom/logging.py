@@ -25,3 +25,5 @@ def configure(fmt: str = "console", level: int = logging.INFO) -> None:
         cache_logger_on_first_use=True,
     )
     logging.basicConfig(level=level, format="%(message)s")
+    # Alembic narrates every connection it inspects; the commands print their own summary.
+    logging.getLogger("alembic").setLevel(logging.WARNING)

@@ -52,7 +52,7 @@ class BackgroundServer:
 
 
 async def start_in_background(
-    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 30
+    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 120
 ) -> BackgroundServer:
     """Serve ``app`` on a free loopback port (``port=0``) without taking over signals."""
     server = uvicorn.Server(uvicorn_config(app, host=host, port=port, log_level="warning"))

@@ -7,12 +7,14 @@ is real uvicorn on a loopback port, driven over HTTP and websockets like a clien
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import hypothesis
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -33,6 +35,15 @@ from dealroom.services.turns import TurnRunner
 from tests.support.backends import REDIS_URL, create_database, drop_database
 from tests.support.clock import ManualClock
 from tests.support.graphql import Client
+
+# No deadlines and no "too slow" health checks: the suite runs on shared 2-core machines
+# (and in parallel under pytest-xdist), where a slow example is the machine, not the test.
+hypothesis.settings.register_profile(
+    "suite",
+    deadline=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow, hypothesis.HealthCheck.data_too_large],
+)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
 @pytest.fixture(scope="session")
@@ -120,7 +131,13 @@ class Server:
         await self.state.runner.wait_idle(timeout)
 
     def client(self) -> Client:
-        http = httpx.AsyncClient(base_url=self.base_url, timeout=30)
+        http = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=30,
+            # Drop idle connections well before uvicorn's 5 s keep-alive closes them, so a
+            # request never goes out on a socket the server is closing (httpx.ReadError).
+            limits=httpx.Limits(keepalive_expiry=1.0),
+        )
         self._clients.append(http)
         return Client(http)
 

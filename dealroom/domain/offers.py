@@ -120,7 +120,12 @@ def approve(state: OfferState, seat: Seat, version: int | None = None) -> Approv
     stage = state.stage
     role = role_of(seat)
     if version is not None and version != state.version:
-        if role is Role.BRAND and state.brand_approved_at is not None and stage in BOOKED:
+        if (
+            version < state.version  # a version that never existed is never "already" approved
+            and role is Role.BRAND
+            and state.brand_approved_at is not None
+            and stage in BOOKED
+        ):
             return Approval.ALREADY
         raise conflict(
             f"The written offer is at version {state.version}; you approved version {version}.",

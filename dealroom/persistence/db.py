@@ -44,34 +44,49 @@ class Db:
         """``sqlite`` or ``postgresql``."""
         return self.session.get_bind().dialect.name
 
+    async def _run(self, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run one session operation under the lock, to completion even if the caller is
+        cancelled: graphql-core cancels sibling resolvers when one fails, and a statement cut
+        off mid-flight leaves the session needing a rollback (PendingRollbackError, and on
+        PostgreSQL a connection discarded per request). Cancellation is re-raised after."""
+        async with self._lock:
+            task = asyncio.ensure_future(operation())
+            try:
+                return await asyncio.shield(task)
+            except asyncio.CancelledError:
+                await asyncio.wait([task])
+                if not task.cancelled():
+                    task.exception()  # retrieved: it belongs to a caller that is gone
+                raise
+
     async def execute(
         self, statement: Executable, params: dict[str, Any] | None = None
     ) -> Result[Any]:
-        async with self._lock:
-            return await self.session.execute(statement, params)
+        return await self._run(lambda: self.session.execute(statement, params))
 
     async def scalar(self, statement: Select[T]) -> T | None:
-        async with self._lock:
-            return await self.session.scalar(statement)
+        return await self._run(lambda: self.session.scalar(statement))
 
     async def scalars(
         self, statement: Select[T], params: dict[str, Any] | None = None
     ) -> Sequence[T]:
-        async with self._lock:
+        async def run() -> Sequence[T]:
             return (await self.session.scalars(statement, params)).all()
 
+        return await self._run(run)
+
     async def get(self, model: type[T], ident: object) -> T | None:
-        async with self._lock:
-            return await self.session.get(model, ident)
+        return await self._run(lambda: self.session.get(model, ident))
 
     async def add(self, *rows: object) -> None:
-        async with self._lock:
+        async def run() -> None:
             self.session.add_all(rows)
             await self.session.flush()
 
+        await self._run(run)
+
     async def flush(self) -> None:
-        async with self._lock:
-            await self.session.flush()
+        await self._run(self.session.flush)
 
     def after_commit(self, callback: AfterCommit) -> None:
         self._after_commit.append(callback)

@@ -529,3 +529,16 @@ class GoalEvent(Base):
     run_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     reason: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class Throttle(Base):
+    """One counter of a throttle (``services/throttle.py``): hits on ``key`` (an action and
+    its subject: an account, a guest key, an IP) in the fixed window starting at
+    ``window_start``. In the database so every process counts the same hits."""
+
+    __tablename__ = "throttles"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    window_start: Mapped[datetime] = mapped_column(primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=_now)

@@ -23,6 +23,10 @@ subscribers re-read the database from their cursor."""
 
 QUEUE_LIMIT = 256
 
+HEARTBEAT_SECONDS = 30.0
+"""A subscriber idle this long is handed a RESYNC: it re-reads the database from its cursor,
+so a wake-up lost by a failed publish in another process costs at most this delay."""
+
 
 class Subscription:
     """One local listener: a bounded queue of raw payloads."""
@@ -44,7 +48,10 @@ class Subscription:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while True:
-            yield await self.queue.get()
+            try:
+                yield await asyncio.wait_for(self.queue.get(), HEARTBEAT_SECONDS)
+            except TimeoutError:
+                yield RESYNC
 
 
 class Broker(Protocol):
@@ -60,6 +67,15 @@ class Broker(Protocol):
 
     def listening(self) -> list[str]:
         """Channels this process has local subscribers for (diagnostics)."""
+        ...
+
+    async def ping(self) -> None:
+        """Raise if the broker cannot be reached (readiness)."""
+        ...
+
+    def resync(self, channel: str) -> None:
+        """Tell this process's subscribers of ``channel`` to re-read the database (a publish
+        to it was lost)."""
         ...
 
 
@@ -124,6 +140,12 @@ class InProcessBroker:
 
     def listening(self) -> list[str]:
         return self._fanout.channels
+
+    def resync(self, channel: str) -> None:
+        self._fanout.deliver(channel, RESYNC)
+
+    async def ping(self) -> None:
+        return None
 
     @contextlib.asynccontextmanager
     async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:

@@ -42,6 +42,12 @@ class RedisBroker:
     def listening(self) -> list[str]:
         return self._fanout.channels
 
+    def resync(self, channel: str) -> None:
+        self._fanout.deliver(channel, RESYNC)
+
+    async def ping(self) -> None:
+        await self._redis.ping()
+
     async def publish(self, channel: str, payload: str) -> None:
         await self._redis.publish(channel, payload)
 

@@ -13,8 +13,9 @@ from dealroom.persistence.repositories import AccountRepository
 from dealroom.schema.context import ACT_AS_COOKIE, SESSION_COOKIE, Context, Info
 from dealroom.schema.inputs import SignInInput, SignUpInput
 from dealroom.schema.types import Account, AuthPayload, Me
-from dealroom.services import accounts, claims
+from dealroom.services import abuse, accounts, claims
 from dealroom.services.identity import GUEST_KEY_RE, resolve_identity
+from dealroom.services.publish import publish_all
 
 
 async def me(info: Info) -> Me | None:
@@ -54,8 +55,7 @@ def after_claim(ctx: Context, db: Db, claimed: claims.Claimed) -> None:
     broker, runner = ctx.app.broker, ctx.app.runner
 
     async def publish() -> None:
-        for channel, payload in claimed.published:
-            await broker.publish(channel, payload)
+        await publish_all(broker, claimed.published)
         if claimed.replays:
             await runner.announce()
 
@@ -81,14 +81,21 @@ async def sign_up(info: Info, input: SignUpInput) -> AuthPayload:
 
 async def sign_in(info: Info, input: SignInInput) -> AuthPayload:
     ctx = info.context
-    async with ctx.transaction() as db:
-        result = await accounts.sign_in(
+    result = await abuse.guard_sign_in(
+        ctx.transaction,
+        ctx.app.settings,
+        ctx.app.clock.now(),
+        email=input.email,
+        ip=ctx.client_ip,
+        attempt=lambda db: accounts.sign_in(
             db,
             ctx.app.clock,
             email=input.email,
             password=input.password,
             ttl_days=ctx.app.settings.session_ttl_days,
-        )
+        ),
+    )
+    async with ctx.transaction() as db:
         await _claim(info, db, result.account)
     return _signed_in(info, result)
 

@@ -11,6 +11,7 @@ import strawberry
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
+from dealroom.resolvers.live import guarded
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.offer_types import StageChanged
@@ -23,7 +24,7 @@ from dealroom.schema.types import (
     PaneEvent,
     SystemLine,
 )
-from dealroom.services import messages, rooms
+from dealroom.services import abuse, messages, rooms
 from dealroom.services.events import (
     AgentTypingEvent,
     LoginRequiredChangedEvent,
@@ -40,6 +41,7 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
     identity = await ctx.identity()
     room_id = rooms.parse_id(input.room_id, "room")
     async with ctx.transaction() as db:
+        await abuse.count_post(db, ctx.app.settings, identity, ctx.app.clock.now())
         view = await messages.post_message(
             db,
             ctx.app.broker,
@@ -79,14 +81,15 @@ async def pane_events(
     room_uuid = rooms.parse_id(room_id, "room")
     start = parse_event_cursor(after) if after is not None else None
     participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
-    async for event in messages.follow_pane(
+    events = messages.follow_pane(
         ctx.app.sessionmaker,
         ctx.app.broker,
         room_id=room_uuid,
         participant_id=participant_id,
         seat=Seat(seat),
         after=start,
-    ):
+    )
+    async for event in guarded(info, events, lambda: _authorise_pane(info, room_uuid, Seat(seat))):
         if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
             continue  # seed 000: the gate is the visitor view's (the host reads it false)
         yield _project(event, reader)

@@ -11,6 +11,7 @@ import strawberry
 from dealroom.domain import offers as rules
 from dealroom.domain.cursors import parse_event_cursor
 from dealroom.persistence.db import Db
+from dealroom.resolvers.live import guarded
 from dealroom.schema.context import Info
 from dealroom.schema.offer_types import (
     Offer,
@@ -108,7 +109,8 @@ async def offer_stage(
     parsed = offers.parse_offer_id(offer_id)
     start = parse_event_cursor(after) if after is not None else None
     await _authorise(info, parsed)
-    async for event in offers.follow_offer(ctx.app.sessionmaker, ctx.app.broker, parsed, start):
+    events = offers.follow_offer(ctx.app.sessionmaker, ctx.app.broker, parsed, start)
+    async for event in guarded(info, events, lambda: _authorise(info, parsed)):
         yield StageChanged.from_event(event)
 
 

@@ -18,7 +18,7 @@ from dealroom.schema.types import (
     RoomEdge,
     RoomOps,
 )
-from dealroom.services import claims, ops, rooms
+from dealroom.services import abuse, claims, ops, rooms
 
 GUEST_COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetimes at 400 days
 
@@ -64,6 +64,14 @@ async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> 
             new_conversation=new_conversation,
             client_ip=ctx.request.client.host if ctx.request.client else None,
             guest_keys_per_hour=ctx.app.settings.guest_keys_per_ip_per_hour,
+        )
+        await abuse.count_visit(
+            db,
+            ctx.app.settings,
+            ctx.client_ip,
+            ctx.app.clock.now(),
+            created=opened.created,
+            minted=opened.guest_key is not None and opened.guest_key != identity.guest_key,
         )
     if opened.guest_key is not None:
         ctx.set_cookie(GUEST_COOKIE, opened.guest_key, GUEST_COOKIE_MAX_AGE)

@@ -61,6 +61,12 @@ class Context:
         return create_loaders(self.db, guest_cap=self.app.settings.guest_message_cap)
 
     @property
+    def client_ip(self) -> str:
+        """The caller's address (uvicorn applies X-Forwarded-For from trusted proxies)."""
+        client = self.request.client
+        return client.host if client else "unknown"
+
+    @property
     def is_websocket(self) -> bool:
         return isinstance(self.request, WebSocket)
 
@@ -72,10 +78,12 @@ class Context:
         params = self.connection_params or {}
         token: str | None = None
         from_cookie = False
+        malformed = False
         authorization = headers.get("authorization") or _str(params.get("authorization"))
         if authorization:
-            scheme, _, value = authorization.partition(" ")
+            scheme, _, value = authorization.strip().partition(" ")
             token = value.strip() if scheme.lower() == "bearer" else None
+            malformed = not token
         elif cookies.get(SESSION_COOKIE):
             token, from_cookie = cookies[SESSION_COOKIE], True
         guest_key = (
@@ -83,7 +91,11 @@ class Context:
         )
         act_as = headers.get("x-act-as") or _str(params.get("actAs")) or cookies.get(ACT_AS_COOKIE)
         return Credentials(
-            token=token, token_from_cookie=from_cookie, guest_key=guest_key, act_as=act_as
+            token=token,
+            token_from_cookie=from_cookie,
+            guest_key=guest_key,
+            act_as=act_as,
+            malformed_authorization=malformed,
         )
 
     async def identity(self) -> Identity:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Annotated
+from typing import Annotated, Any
 
 import strawberry
 from graphql import GraphQLError
@@ -11,10 +11,10 @@ from strawberry.extensions import (
     AddValidationRules,
     MaxAliasesLimiter,
     MaxTokensLimiter,
-    QueryDepthLimiter,
     ValidationCache,
 )
-from strawberry.types import ExecutionContext
+from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.execution import PreExecutionError
 
 from dealroom.config import Settings
 from dealroom.domain.offers import Action
@@ -24,6 +24,7 @@ from dealroom.schema.caching import CachedParser
 from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
+from dealroom.schema.limits import depth_rule, document_error
 from dealroom.schema.memory_types import MemoryChange
 from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
 from dealroom.schema.types import (
@@ -336,10 +337,29 @@ class Subscription:
 
 
 class Schema(strawberry.Schema):
+    settings: Settings
+
+    async def execute(self, query: str | None, *args: Any, **kwargs: Any) -> ExecutionResult:
+        """A document over the size, token or literal bounds is refused before parsing."""
+        if (error := document_error(query, self.settings)) is not None:
+            return ExecutionResult(data=None, errors=[error])
+        return await super().execute(query, *args, **kwargs)
+
+    async def stream(self, query: str | None, *args: Any, **kwargs: Any) -> Any:
+        """The same bound for websocket operations (``subscribe`` goes through here)."""
+        if (error := document_error(query, self.settings)) is not None:
+            return _refused(PreExecutionError(data=None, errors=[error]))
+        return await super().stream(query, *args, **kwargs)
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
         """Expected errors are answers, not incidents; ErrorCodes logs the unexpected ones."""
+
+
+async def _refused(result: PreExecutionError) -> AsyncGenerator[PreExecutionError, None]:
+    """A stream's refusal is its first (and only) result."""
+    yield result
 
 
 def create_schema(settings: Settings | None = None) -> strawberry.Schema:
@@ -348,10 +368,10 @@ def create_schema(settings: Settings | None = None) -> strawberry.Schema:
     # operation a fresh extension over the same classes: the validation cache is keyed by
     # them, so a class per request would never hit.
     limits = [
-        *QueryDepthLimiter(max_depth=settings.max_query_depth).validation_rules,
+        depth_rule(settings.max_query_depth, settings.max_introspection_depth),
         *MaxAliasesLimiter(max_alias_count=settings.max_aliases).validation_rules,
     ]
-    return Schema(
+    schema = Schema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
@@ -365,3 +385,5 @@ def create_schema(settings: Settings | None = None) -> strawberry.Schema:
             lambda: ErrorCodes(debug=settings.debug),
         ],
     )
+    schema.settings = settings
+    return schema

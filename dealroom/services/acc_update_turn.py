@@ -37,6 +37,7 @@ from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import LEASE_POLL_SECONDS, LEASE_POLLS, MemoryLease, holds
 from dealroom.services.ledger import CallSite
+from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot
 from dealroom.services.turns import RunStatus, TurnRunner, new_run, system_line
 
@@ -267,7 +268,7 @@ class AccUpdate:
             await db.commit()
             site.rows.clear()
             if published is not None:
-                await deps.broker.publish(*published)
+                await publish_all(deps.broker, [published])
             log.info("acc_update_merged", room_id=str(room_id), leaves=len(changes))
             return bool(changes)
         finally:

@@ -43,8 +43,8 @@ from dealroom.services import effects, held_sends
 from dealroom.services.clock import Clock
 from dealroom.services.guests import login_required_changed
 from dealroom.services.identity import digest
-from dealroom.services.offers import Publish
 from dealroom.services.persona_turn import StaleRun
+from dealroom.services.publish import Publish, publish_all
 from dealroom.services.turn_context import RunSnapshot
 from dealroom.services.turns import RunStatus, TurnRunner, new_run
 
@@ -238,8 +238,7 @@ class ReplayTurn:
             await db.commit()
         finally:
             await db.close()
-        for channel, payload in published:
-            await deps.broker.publish(channel, payload)
+        await publish_all(deps.broker, published)
         if queued:
             await self.runner.announce()
         return True

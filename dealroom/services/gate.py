@@ -21,6 +21,7 @@ from dealroom.persistence.runs import RunRepository
 from dealroom.services import effects
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import PersonaTurn, StaleRun
+from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot, load
 from dealroom.services.turns import RunStatus, new_run, system_line
 
@@ -137,4 +138,4 @@ class GateTurn(PersonaTurn):
         finally:
             await db.close()
         if line is not None:
-            await self.deps.broker.publish(*line)
+            await publish_all(self.deps.broker, [line])

@@ -38,6 +38,7 @@ from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services import effects
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
+from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot, TurnContext
 from dealroom.services.turns import RunnerDeps, RunStatus
 
@@ -244,8 +245,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
         await db.commit()
     finally:
         await db.close()
-    for channel, payload in published:
-        await deps.broker.publish(channel, payload)
+    await publish_all(deps.broker, published)
     return True
 
 

@@ -39,6 +39,8 @@ class Credentials:
     token_from_cookie: bool = False
     guest_key: str | None = None
     act_as: str | None = None
+    malformed_authorization: bool = False
+    """An Authorization header that is not ``Bearer <token>``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,11 @@ async def resolve_identity(db: Db, clock: Clock, presented: Credentials) -> Iden
     keeps sending it after expiry). Act-as is honoured only along an account_managers edge
     from the signed-in account (seed 002 "Act-As Mode"); otherwise FORBIDDEN."""
     signed_in: Account | None = None
+    if presented.malformed_authorization:
+        raise unauthenticated(
+            "The Authorization header must be 'Bearer <token>' (the token signUp or signIn "
+            "returned)."
+        )
     if presented.token:
         signed_in = await SessionRepository(db).account_for_live_token(
             digest(presented.token), clock.now()

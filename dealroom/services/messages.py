@@ -33,6 +33,7 @@ from dealroom.services.events import (
     stage_event,
 )
 from dealroom.services.identity import Identity
+from dealroom.services.publish import publish_after_commit
 from dealroom.services.rooms import RoomAccess, room_for_reader
 from dealroom.services.turns import retry_failed, runs_for_message
 
@@ -125,14 +126,9 @@ async def post_message(
     channel = pane_channel(room.room.id, pane)
     payload = event.encode()
 
-    async def publish() -> None:
-        await broker.publish(channel, payload)
-        for gate_channel, gate_payload in gate_events:
-            await broker.publish(gate_channel, gate_payload)
-        if announce is not None:
-            await announce()
-
-    db.after_commit(publish)
+    publish_after_commit(db, broker, [(channel, payload), *gate_events])
+    if announce is not None:
+        db.after_commit(announce)
     return view
 
 
@@ -220,15 +216,14 @@ async def follow_pane(
 
     Subscribes first, then reads, so an event committed during the replay is either in the
     read or in the queue; ``prev`` links tell a queued duplicate from a missed event.
-    ``after=None`` starts from the pane's current end."""
+    ``after=None`` starts from the pane's end as read *before* subscribing: anything committed
+    once the broker lists the subscription is delivered (replayed if it raced the subscribe)."""
+    start = await _pane_end(sessionmaker, room_id, participant_id) if after is None else after
     async with broker.subscribe([pane_channel(room_id, seat)]) as subscription:
-        if after is None:
-            delivered = await _pane_end(sessionmaker, room_id, participant_id)
-        else:
-            delivered = after
-            async for event in _replay(sessionmaker, room_id, participant_id, seat, after):
-                delivered = event.cursor
-                yield event
+        delivered = start
+        async for event in _replay(sessionmaker, room_id, participant_id, seat, start):
+            delivered = event.cursor
+            yield event
         async for payload in subscription:
             live = decode(payload) if payload != RESYNC else None
             if isinstance(live, EphemeralEvent):

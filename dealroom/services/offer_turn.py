@@ -37,8 +37,9 @@ from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services.ledger import CallSite
-from dealroom.services.offers import Publish, queue_agreement, record_stage, stage_of, state_of
+from dealroom.services.offers import queue_agreement, record_stage, stage_of, state_of
 from dealroom.services.persona_turn import StaleRun, model_for
+from dealroom.services.publish import Publish, publish_all
 from dealroom.services.rooms import seed_host_memory
 from dealroom.services.turn_context import RunSnapshot
 from dealroom.services.turns import RunStatus, TurnRunner, system_line
@@ -105,8 +106,7 @@ class _Run:
             await db.close()
 
     async def _publish(self, published: list[Publish]) -> None:
-        for channel, payload in published:
-            await self.deps.broker.publish(channel, payload)
+        await publish_all(self.deps.broker, published)
 
 
 class OfferGenTurn(_Run):

@@ -44,12 +44,12 @@ from dealroom.services.events import (
 )
 from dealroom.services.identity import Identity
 from dealroom.services.payments import ChargeStatus, PaymentProvider
+from dealroom.services.publish import Publish, publish_after_commit
 from dealroom.services.rooms import RoomAccess, parse_id, room_for_reader
 from dealroom.services.turns import new_run
 
 log = structlog.get_logger(__name__)
 
-Publish = tuple[str, str]
 
 DEFAULT_DUE_PERCENT = Decimal("100")
 """The platform's payment schedule when the offer names none: the whole fee is due at
@@ -120,15 +120,6 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     published = [(pane_channel(offer.room_id, Seat(key)), event(prev)) for key, prev in panes]
     published.append((offer_channel(offer.id), event(offer_prev)))
     return published
-
-
-def publish_after_commit(db: Db, broker: Broker, published: list[Publish]) -> None:
-    async def publish() -> None:
-        for channel, payload in published:
-            await broker.publish(channel, payload)
-
-    if published:
-        db.after_commit(publish)
 
 
 async def _locked(db: Db, offer_id: uuid.UUID, room_id: uuid.UUID) -> Offer:
@@ -442,14 +433,12 @@ async def follow_offer(
     """An offer's stage changes: with ``after``, the stored ones after that cursor first, then
     live, with no gap and no duplicate (``prev`` links, as for panes). The caller has checked
     the reader is a participant."""
+    start = await _offer_end(sessionmaker, offer_id) if after is None else after
     async with broker.subscribe([offer_channel(offer_id)]) as subscription:
-        if after is None:
-            delivered = await _offer_end(sessionmaker, offer_id)
-        else:
-            delivered = after
-            async for event in _replay_offer(sessionmaker, offer_id, after):
-                delivered = event.cursor
-                yield event
+        delivered = start  # an end read before subscribing, as for panes
+        async for event in _replay_offer(sessionmaker, offer_id, start):
+            delivered = event.cursor
+            yield event
         async for payload in subscription:
             live = decode(payload) if payload != RESYNC else None
             if isinstance(live, StageChangedEvent):

@@ -34,6 +34,7 @@ from dealroom.services.events import (
     pane_channel,
 )
 from dealroom.services.ledger import CallSite
+from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
 from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner
 
@@ -294,8 +295,7 @@ class PersonaTurn:
             site.rows.clear()  # stored: nothing left for the failure path to keep
         finally:
             await db.close()
-        for channel, payload in published:
-            await deps.broker.publish(channel, payload)
+        await publish_all(deps.broker, published)
         if new_runs:
             await self.runner.announce()
 

@@ -32,6 +32,7 @@ from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import Ledger
+from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot
 
 log = structlog.get_logger(__name__)
@@ -322,7 +323,7 @@ class TurnRunner:
                 )
             await db.commit()
             if publish is not None:
-                await self.deps.broker.publish(*publish)
+                await publish_all(self.deps.broker, [publish])
             if retry:
                 self.wake()
         finally:

@@ -28,6 +28,7 @@ def test_error_codes_are_the_stable_set() -> None:
         "CONFLICT",
         "RATE_LIMITED",
         "PAYMENT_DECLINED",
+        "PAYLOAD_TOO_LARGE",
         "INTERNAL",
     ]
 

@@ -97,6 +97,16 @@ def test_a_repeated_brand_approval_of_a_booked_offer_is_a_no_op_whatever_version
     assert rules.approve(booked, Seat.VISITOR, version=1) is rules.Approval.ALREADY
 
 
+@pytest.mark.parametrize("seat", list(Seat))
+def test_an_approval_naming_a_version_that_never_existed_conflicts(seat: Seat) -> None:
+    """Issue 9: approveOffer(version: 7) on a booked v2 offer was accepted as a no-op."""
+    booked = rules.OfferState(OfferStatus.ACCEPTED, AT, 2)
+    with pytest.raises(DomainError) as raised:
+        rules.approve(booked, seat, version=7)
+    assert raised.value.code is ErrorCode.CONFLICT
+    assert raised.value.details["version"] == 2
+
+
 @pytest.mark.parametrize(
     ("state", "old", "new", "expected"),
     [

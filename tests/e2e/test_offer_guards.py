@@ -103,6 +103,12 @@ class Tap:
     def listening(self) -> list[str]:
         return self.inner.listening()
 
+    def resync(self, channel: str) -> None:
+        self.inner.resync(channel)
+
+    async def ping(self) -> None:
+        await self.inner.ping()
+
     def on(self, channel: str) -> list[str]:
         return [payload for published, payload in self.published if published == channel]
 

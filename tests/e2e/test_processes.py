@@ -92,10 +92,8 @@ async def two_multiprocess_servers(pg_url: str, tmp_path: Path) -> AsyncIterator
     logs = [(tmp_path / f"server-{port}.log").open("wb") for port in ports]
     with _serve(pg_url, ports[0], logs[0]) as a, _serve(pg_url, ports[1], logs[1]) as b:
         urls = f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
-        # up to two minutes each: four processes importing and connecting on a busy 2-core
-        # machine are slow, and a slow start is not what this test is about
-        await wait_healthy(urls[0], a, tries=2400)
-        await wait_healthy(urls[1], b, tries=2400)
+        await wait_healthy(urls[0], a)
+        await wait_healthy(urls[1], b)
         # each instance really is a supervisor with (at least) two serving children; the
         # third child is multiprocessing's resource tracker
         assert all(len(psutil.Process(p.pid).children()) >= 2 for p in (a, b))

@@ -17,6 +17,7 @@ from tests.support.graphql import (
     post,
     sign_up,
     subscribe,
+    until_listening,
     ws_init_for,
 )
 
@@ -36,7 +37,7 @@ async def test_a_posted_message_arrives_live_in_its_pane(server: Server, protoco
     async with subscribe(
         server.ws_url, PANE_EVENTS, variables, protocol=protocol, init=ws_init_for(guest)
     ) as sub:
-        await asyncio.sleep(0.2)  # the subscription is registered before we post
+        await until_listening(server.broker, room_id)
         sent = await post(guest, room_id, "Can you do a post for $4,000?")
         event = await sub.event()
     assert event["__typename"] == "MessageAdded"
@@ -53,7 +54,7 @@ async def test_the_host_watching_the_visitor_pane_sees_it_from_its_side(server: 
         {"roomId": room_id, "seat": "VISITOR"},
         init=ws_init_for(host),
     ) as sub:
-        await asyncio.sleep(0.2)
+        await until_listening(server.broker, room_id)
         await post(guest, room_id, "hello")
         event = await sub.event()
     # seed 002 layer 5: the visitor is on the left when the host reads the visitor's pane.
@@ -65,7 +66,7 @@ async def test_a_pane_subscription_sees_only_its_own_pane(server: Server) -> Non
     async with subscribe(
         server.ws_url, PANE_EVENTS, {"roomId": room_id, "seat": "VISITOR"}, init=ws_init_for(guest)
     ) as sub:
-        await asyncio.sleep(0.2)
+        await until_listening(server.broker, room_id)
         await post(host, room_id, "private note to my agent")
         await sub.nothing_for(0.5)
 
@@ -118,7 +119,7 @@ async def test_headers_authenticate_a_websocket_too(server: Server) -> None:
         {"roomId": room_id, "seat": "HOST"},
         headers={"Authorization": host.headers["Authorization"]},
     ) as sub:
-        await asyncio.sleep(0.2)
+        await until_listening(server.broker, room_id)
         sent = await post(host, room_id, "note")
         event = await sub.event()
     assert event["message"]["id"] == sent["id"]
@@ -134,7 +135,7 @@ async def test_resuming_after_a_dropped_connection_loses_nothing(
     async with subscribe(
         server.ws_url, PANE_EVENTS, variables, protocol=protocol, init=init
     ) as sub:
-        await asyncio.sleep(0.2)
+        await until_listening(server.broker, room_id)
         first = await post(guest, room_id, "one")
         seen = await sub.event()
     assert seen["cursor"] == first["cursor"]
@@ -177,7 +178,7 @@ async def test_a_dropped_socket_ends_its_subscription(server: Server) -> None:
     async with subscribe(
         server.ws_url, PANE_EVENTS, {"roomId": room_id, "seat": "VISITOR"}, init=ws_init_for(guest)
     ) as sub:
-        await asyncio.sleep(0.2)
+        await until_listening(server.broker, room_id)
         await post(guest, room_id, "hi")
         await sub.event()
         assert channel in _listening(server)

@@ -7,6 +7,7 @@ import uuid
 
 from sqlalchemy import update
 
+from dealroom.domain.cursors import event_cursor
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, AgentRun, Dispatch, ModelCall
@@ -41,7 +42,9 @@ async def test_the_visitor_is_answered_at_once_streamed_and_later_gets_the_count
     agent_server: Server, db: Db
 ) -> None:
     d = await deal(agent_server)
-    variables = {"roomId": d.room_id, "seat": "VISITOR"}
+    # From the pane's start: a message posted while the subscription starts is replayed, not
+    # taken for "before the subscription" (a race on a busy machine).
+    variables = {"roomId": d.room_id, "seat": "VISITOR", "after": event_cursor(0)}
     async with subscribe(
         agent_server.ws_url, PANE_EVENTS_FULL, variables, headers=dict(d.visitor.headers)
     ) as sub:

@@ -41,6 +41,12 @@ class LossyBroker:
     def listening(self) -> list[str]:
         return self.inner.listening()
 
+    def resync(self, channel: str) -> None:
+        self.inner.resync(channel)
+
+    async def ping(self) -> None:
+        await self.inner.ping()
+
     def subscribe(
         self, channels: Iterable[str]
     ) -> contextlib.AbstractAsyncContextManager[Subscription]:

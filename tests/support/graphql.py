@@ -15,6 +15,9 @@ import websockets
 from websockets.typing import Subprotocol
 
 TRANSPORT_WS = "graphql-transport-ws"
+EVENT_SECONDS = 20.0
+"""How long a test waits for an expected websocket message: generous, because a busy shared
+machine is slow, and it costs nothing when the message comes (a missing one still fails)."""
 LEGACY_WS = "graphql-ws"
 
 
@@ -136,7 +139,7 @@ class Subscription:
         self.protocol = protocol
         self.op_id = op_id
 
-    async def next(self, timeout: float = 5.0) -> dict[str, Any]:
+    async def next(self, timeout: float = EVENT_SECONDS) -> dict[str, Any]:
         """The next payload (data and/or errors) for this operation."""
         while True:
             raw = await asyncio.wait_for(self.ws.recv(), timeout)
@@ -157,14 +160,14 @@ class Subscription:
                 return {"complete": True}
             raise AssertionError(f"unexpected message {message}")
 
-    async def event(self, timeout: float = 5.0) -> dict[str, Any]:
+    async def event(self, timeout: float = EVENT_SECONDS) -> dict[str, Any]:
         payload = await self.next(timeout)
         if payload.get("errors"):
             raise GraphQLErrors(payload["errors"])
         event: dict[str, Any] = payload["data"]["paneEvents"]
         return event
 
-    async def events(self, count: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+    async def events(self, count: int, timeout: float = EVENT_SECONDS) -> list[dict[str, Any]]:
         return [await self.event(timeout) for _ in range(count)]
 
     async def nothing_for(self, seconds: float) -> None:
@@ -193,7 +196,7 @@ async def subscribe(
     ) as ws:
         await ws.send(json.dumps({"type": "connection_init", "payload": init or {}}))
         while True:
-            ack = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            ack = json.loads(await asyncio.wait_for(ws.recv(), EVENT_SECONDS))
             if ack["type"] == "connection_ack":
                 break
             assert ack["type"] == "ka", ack
@@ -217,3 +220,12 @@ def ws_init_for(client: Client) -> dict[str, Any]:
     if "X-Act-As" in client.headers:
         init["actAs"] = client.headers["X-Act-As"]
     return init
+
+
+async def until_listening(broker: Any, fragment: str, timeout: float = EVENT_SECONDS) -> None:
+    """Wait until the server's broker lists a local subscriber on a channel containing
+    ``fragment`` (a room id). A subscription without ``after`` read its start before it
+    subscribed, so anything posted from now on reaches it."""
+    async with asyncio.timeout(timeout):
+        while not any(fragment in channel for channel in broker.listening()):  # noqa: ASYNC110  # polled state, no event to wait on
+            await asyncio.sleep(0.01)

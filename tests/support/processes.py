@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
+import time
 
 import httpx
 
@@ -17,9 +18,17 @@ def free_port() -> int:
         return port
 
 
-async def wait_healthy(base_url: str, process: subprocess.Popen[bytes], tries: int = 300) -> None:
+STARTUP_SECONDS = 180.0
+"""How long a `dealroom serve` subprocess may take to answer /health: interpreter start,
+imports and migrations on a busy 2-core machine (15 s was too short under load)."""
+
+
+async def wait_healthy(
+    base_url: str, process: subprocess.Popen[bytes], seconds: float = STARTUP_SECONDS
+) -> None:
+    deadline = time.monotonic() + seconds
     async with httpx.AsyncClient(base_url=base_url) as http:
-        for _ in range(tries):
+        while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise AssertionError(f"server exited with {process.returncode}")
             try:

@@ -1,0 +1,103 @@
+"""Schema-level request bounds: the document pre-check and a depth rule that counts every
+field, introspection included (strawberry's QueryDepthLimiter skips ``__`` fields, so a
+27-deep ``__type { ofType { ... } }`` passed it)."""
+
+from __future__ import annotations
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValidationContext,
+    ValidationRule,
+)
+
+from dealroom.config import Settings
+from dealroom.domain.errors import ErrorCode
+from dealroom.request_limits import check_document
+
+INTROSPECTION = frozenset({"__schema", "__type"})
+
+
+def document_error(query: str | None, settings: Settings) -> GraphQLError | None:
+    """The coded error refusing ``query`` before it is parsed, or None."""
+    if query is None:
+        return None
+    problem = check_document(
+        query,
+        max_chars=settings.max_query_chars,
+        max_tokens=settings.max_tokens,
+        max_literal_chars=settings.max_literal_chars,
+    )
+    if problem is None:
+        return None
+    return GraphQLError(problem, extensions={"code": str(ErrorCode.BAD_USER_INPUT)})
+
+
+def depth_rule(max_depth: int, introspection_depth: int) -> type[ValidationRule]:
+    """A validation rule: an operation whose selections nest deeper than ``max_depth``
+    (every field counts, through fragments) is an error; a path entering introspection
+    (``__schema``, ``__type``) is held to ``introspection_depth`` instead."""
+
+    class DepthLimit(ValidationRule):
+        def __init__(self, context: ValidationContext) -> None:
+            super().__init__(context)
+            definitions = context.document.definitions
+            fragments = {
+                d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)
+            }
+            for definition in definitions:
+                if not isinstance(definition, OperationDefinitionNode):
+                    continue
+                name = definition.name.value if definition.name else "anonymous"
+                limits = _Limits(max_depth, introspection_depth, fragments)
+                if (limit := limits.exceeded(definition.selection_set, max_depth)) is not None:
+                    context.report_error(
+                        GraphQLError(
+                            f"'{name}' exceeds maximum operation depth of {limit}", [definition]
+                        )
+                    )
+
+    return DepthLimit
+
+
+class _Limits:
+    def __init__(
+        self, depth: int, introspection: int, fragments: dict[str, FragmentDefinitionNode]
+    ) -> None:
+        self.depth = depth
+        self.introspection = introspection
+        self.fragments = fragments
+
+    def exceeded(self, selections: SelectionSetNode, limit: int) -> int | None:
+        """The limit a path of ``selections`` breaks, or None."""
+        return self._walk(selections, limit, 0, frozenset())
+
+    def _walk(
+        self, selection_set: SelectionSetNode | None, limit: int, depth: int, seen: frozenset[str]
+    ) -> int | None:
+        if selection_set is None:
+            return None
+        for node in selection_set.selections:
+            broken: int | None = None
+            if isinstance(node, FieldNode):
+                if node.selection_set is None:
+                    continue
+                inner = self.introspection if node.name.value in INTROSPECTION else limit
+                if depth + 1 > inner:
+                    return inner
+                broken = self._walk(node.selection_set, inner, depth + 1, seen)
+            elif isinstance(node, InlineFragmentNode):
+                broken = self._walk(node.selection_set, limit, depth, seen)
+            elif isinstance(node, FragmentSpreadNode):
+                name = node.name.value
+                fragment = self.fragments.get(name)
+                if fragment is not None and name not in seen:
+                    broken = self._walk(fragment.selection_set, limit, depth, seen | {name})
+            if broken is not None:
+                return broken
+        return None

@@ -1,0 +1,109 @@
+"""Throttles stored in the database, so they hold across processes and restarts.
+
+A ``Limit`` allows ``count`` hits on a key per fixed window of ``per``; the hit that would
+exceed it is refused with RATE_LIMITED and ``retryAfterSeconds`` (the rest of the window).
+
+* ``hit(db, ...)`` counts inside the caller's transaction: an action that fails or is
+  refused rolls its own hit back, so only actions that happened are counted.
+* ``record(db, ...)`` counts in a transaction of its own, committed at once: for failures
+  that roll the caller back (a wrong password) but must still count. Call it after the
+  rollback, on the same unit of work (SQLite's pool has one connection).
+* ``Backoff``: after ``free`` failures in its window, each further attempt waits
+  ``2 ** (failures - free)`` seconds (capped) after the last failure.
+
+One row per key and window (``throttles``); a hit removes that key's older windows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from dealroom.domain.errors import DomainError, ErrorCode
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Throttle
+
+EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    name: str
+    count: int
+    per: timedelta
+
+    def window(self, now: datetime) -> datetime:
+        size = self.per.total_seconds()
+        start = math.floor((now - EPOCH).total_seconds() / size) * size
+        return EPOCH + timedelta(seconds=start)
+
+    def retry_after(self, now: datetime) -> int:
+        return max(1, math.ceil((self.window(now) + self.per - now).total_seconds()))
+
+
+def rate_limited(message: str, retry_after: int) -> DomainError:
+    return DomainError(ErrorCode.RATE_LIMITED, message, retryAfterSeconds=retry_after)
+
+
+async def _increment(db: Db, key: str, window: datetime, now: datetime) -> int:
+    """Add one hit to (key, window) atomically; returns the new count."""
+    insert = pg_insert if db.dialect == "postgresql" else sqlite_insert
+    statement = (
+        insert(Throttle)
+        .values(key=key, window_start=window, count=1, updated_at=now)
+        .on_conflict_do_update(
+            index_elements=[Throttle.key, Throttle.window_start],
+            set_={"count": Throttle.count + 1, "updated_at": now},
+        )
+        .returning(Throttle.count)
+    )
+    count = int((await db.execute(statement)).scalar_one())
+    await db.execute(delete(Throttle).where(Throttle.key == key, Throttle.window_start < window))
+    return count
+
+
+async def hit(db: Db, limit: Limit, subject: str, now: datetime, message: str) -> None:
+    """Count one hit in the caller's transaction; RATE_LIMITED past the limit."""
+    count = await _increment(db, f"{limit.name}:{subject}", limit.window(now), now)
+    if count > limit.count:
+        raise rate_limited(message, limit.retry_after(now))
+
+
+async def record(db: Db, limit: Limit, subject: str, now: datetime) -> int:
+    """Count one hit and commit it (``db`` holds no other work); returns the window's count."""
+    count = await _increment(db, f"{limit.name}:{subject}", limit.window(now), now)
+    await db.commit()
+    return count
+
+
+async def clear(db: Db, limit: Limit, subject: str) -> None:
+    await db.execute(delete(Throttle).where(Throttle.key == f"{limit.name}:{subject}"))
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Failures counted per window; past ``free`` of them, a growing wait."""
+
+    limit: Limit
+    free: int
+    cap: timedelta
+
+    async def check(self, db: Db, subject: str, now: datetime, message: str) -> None:
+        """RATE_LIMITED while the wait after the last failure lasts."""
+        row = await db.scalar(
+            select(Throttle).where(
+                Throttle.key == f"{self.limit.name}:{subject}",
+                Throttle.window_start == self.limit.window(now),
+            )
+        )
+        if row is None or row.count < self.free:
+            return
+        wait = min(self.cap, timedelta(seconds=2 ** (row.count - self.free)))
+        until = row.updated_at + wait
+        if now < until:
+            raise rate_limited(message, max(1, math.ceil((until - now).total_seconds())))
