@@ -59,20 +59,6 @@ def _strings(value: object) -> list[str]:
     return [item for item in _list(value) if isinstance(item, str)]
 
 
-def _read_plan(text: str) -> dict[str, str]:
-    """The engine's own plan format: ``key=value; key=value``."""
-    plan: dict[str, str] = {}
-    for part in text.split(";"):
-        key, sep, value = part.partition("=")
-        if sep and key.strip():
-            plan[key.strip()] = value.strip()
-    return plan
-
-
-def _write_plan(plan: Mapping[str, str]) -> str:
-    return "; ".join(f"{key}={plan[key]}" for key in sorted(plan) if plan[key])
-
-
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS: Final = frozenset(
     "what when where which with from that this your have about there their "  # noqa: SIM905 (a word list reads best as text)
