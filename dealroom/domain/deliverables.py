@@ -192,7 +192,7 @@ def read_deliverables(text: str) -> list[Deliverable]:
         if size == 1 and index > 0 and tokens[index - 1] in ("blog", "podcast"):
             continue  # read as the two-word phrase
         start = index - max(size, 1) + 1
-        platform = PLATFORMS.get(tokens[index]) if size == 0 else None
+        platform = "tiktok" if tokens[index] in ("tiktok", "tiktoks") else None
         quantity = 0
         sponsored = False
         cursor = start - 1

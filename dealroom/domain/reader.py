@@ -255,7 +255,7 @@ _INTRO: Final = (
         r"\b(?:[Ww]e'?re|[Ww]e are|on behalf of|[Ii] (?:work|am) (?:at|for|with)|[Ii]'?m (?:at|"
         r"with|from)|[Hh]ere at|[Rr]epresenting|[Ww]riting from)\s+" + _COMPANY
     ),
-    re.compile(r"^\W*(?:[Hh]i|[Hh]ello|[Hh]ey)?[,!\s]*" + _COMPANY + r"\s+here\b"),
+    re.compile(r"(?:^|[,.!]\s*)\W*" + _COMPANY + r"\s+here\b"),
 )
 _NOT_NAMES: Final = frozenset(
     "Not Just Looking Interested Here Sorry Ok Okay Happy Glad Sure Hoping Wondering "  # noqa: SIM905 (a word list reads best as text)
@@ -277,3 +277,38 @@ def read_company(text: str) -> str | None:
             continue
         return company
     return None
+
+
+# --- a principal's rate ---------------------------------------------------------------------
+
+FLOOR_WORDS: Final = re.compile(
+    r"\b(?:never (?:go )?below|never less than|never under|no less than|not below|not less than|"
+    r"not under|minimum|floor|at least|lowest|bottom line|rock bottom)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RateStatement:
+    """``$8,000, never below $6,000``: an ask and a floor, not an offer of either."""
+
+    ask: Money | None
+    floor: Money
+
+
+def read_rate(text: str, *, default_currency: str = "USD") -> RateStatement | None:
+    """The rate a principal states when a floor word comes before an amount; None when no
+    amount is a floor (a plain amount may be an instruction to offer it)."""
+    ask: Money | None = None
+    floor: Money | None = None
+    since = 0
+    for mention in find_amount_mentions(text, default_currency=default_currency):
+        before = text[since : mention.start]
+        since = mention.end
+        if FLOOR_WORDS.search(before):
+            floor = floor or mention.money
+        elif ask is None:
+            ask = mention.money
+    if floor is None:
+        return None
+    return RateStatement(ask if ask is not None and ask.amount > floor.amount else None, floor)

@@ -21,6 +21,7 @@ TODAY = date(2026, 12, 1)
         ("a sponserd post on instagarm", [("sponsored_post", "instagram", 1)]),
         ("3 IG stories and one TikTok", [("story", "instagram", 3), ("video", "tiktok", 1)]),
         ("one tiktok video", [("video", "tiktok", 1)]),
+        ("2 TikToks", [("video", "tiktok", 2)]),
         ("a YouTube video", [("video", "youtube", 1)]),
         ("2x reels", [("reel", None, 2)]),
         ("a couple of Instagram reels", [("reel", "instagram", 2)]),

@@ -21,15 +21,16 @@ from dealroom.agents.models.offline.common import (
     _the,
 )
 from dealroom.agents.models.offline.offer_talk import Notice, read_notice
-from dealroom.agents.models.offline.persona.policy import Judgement, judge
+from dealroom.agents.models.offline.persona.policy import Judgement, Rate, rule
 from dealroom.agents.models.offline.persona.principal import counter_history
 from dealroom.agents.models.offline.persona.turn import Turn, party_name
 from dealroom.agents.persona import PersonaOutput, Send
+from dealroom.domain.deliverables import Deliverable, parse_slug, rate_slug, read_deliverables
+from dealroom.domain.limits import limits_of
 from dealroom.domain.terms import (
     Intent,
     Money,
     find_amounts,
-    find_deliverables,
     format_money,
     intent_of,
     parse_money,
@@ -43,8 +44,8 @@ GENERIC_RATE_KEYS: Final = ("standard", "general", "default", "any")
 def _exclusions(memory: Mapping[str, Any]) -> list[str]:
     host = _map(memory.get("host"))
     words = [w.strip().lower() for w in _strings(host.get("exclusions")) if w.strip()]
-    for rule in _strings(host.get("rules")):
-        match = _EXCLUSION_RULE.search(rule)
+    for line in _strings(host.get("rules")):
+        match = _EXCLUSION_RULE.search(line)
         if match:
             words.append(_category(match.group(1)))
     return list(dict.fromkeys(w for w in words if w))
@@ -62,20 +63,27 @@ def _excluded(turn: Turn, sender: str) -> str | None:
     return None
 
 
-def _rates(memory: Mapping[str, Any], slug: str | None) -> tuple[str | None, Mapping[str, Any]]:
-    """The rate entry for ``slug``. A proposal naming no deliverable falls back to the single
-    recorded rate; any proposal falls back to a rate recorded without a deliverable. A named
-    deliverable never borrows another deliverable's rate (a reel is not a sponsored post)."""
-    rates = _map(_at(memory, "host.rates"))
-    if slug is not None and isinstance(rates.get(slug), Mapping):
-        return slug, _map(rates[slug])
-    entries = [(key, value) for key, value in rates.items() if isinstance(value, Mapping)]
-    if slug is None and len(entries) == 1:
-        return entries[0][0], entries[0][1]
-    for key in GENERIC_RATE_KEYS:
-        if isinstance(rates.get(key), Mapping):
-            return slug, _map(rates[key])
-    return slug, {}
+def rate_for(memory: Mapping[str, Any], wanted: Deliverable | None, currency: str) -> Rate:
+    """The host's rate covering ``wanted`` (D1-D3 in ``domain.deliverables``). A proposal
+    naming no deliverable takes the single recorded rate; any proposal falls back to a rate
+    recorded without a deliverable. Floors are read only through ``limits_of``."""
+    rates = {
+        k: _map(v) for k, v in _map(_at(memory, "host.rates")).items() if isinstance(v, Mapping)
+    }
+    limits = limits_of(memory)
+    keys = list(dict.fromkeys([*rates, *limits]))
+    slug = wanted.slug if wanted is not None else None
+    key = rate_slug(wanted, keys) if wanted is not None else (keys[0] if len(keys) == 1 else None)
+    if key is None:
+        key = next((k for k in GENERIC_RATE_KEYS if k in keys), None)
+    else:
+        slug = key if wanted is None else slug
+    if key is None:
+        return Rate(slug, None, None)
+    ask = parse_money(_str(rates.get(key, {}).get("ask")), default_currency=currency)
+    limit = limits.get(key)
+    floor = Money(limit.floor, limit.currency) if limit is not None else None
+    return Rate(slug, ask, floor)
 
 
 def _instruction(turn: Turn, slug: str | None, offer: Money) -> Intent | None:
@@ -122,25 +130,26 @@ def host_ruling(turn: Turn) -> PersonaOutput:
     about_offer = read_notice(text)
     if about_offer is not None:
         return _host_notice(turn, about_offer, sender)
-    slugs = find_deliverables(text)
-    slug = slugs[-1] if slugs else None
+    named = read_deliverables(text)
+    wanted = named[-1] if named else None
     proposals = _map(_at(turn.memory, "deal.proposals"))
-    if slug is None and len(proposals) == 1:
-        slug = next(iter(proposals))
-    if not amounts and slug is not None:
-        recorded = parse_money(_str(_at(proposals, f"{slug}.amount")))
+    if wanted is None and len(proposals) == 1:
+        wanted = parse_slug(str(next(iter(proposals))))
+    if not amounts and wanted is not None:
+        recorded = parse_money(_str(_at(proposals, f"{wanted.slug}.amount")))
         amounts = [recorded] if recorded else []
     excluded = _excluded(turn, sender)
     if not amounts and excluded is None:
         # Not a proposal: tell the principal what came in (it is already from their side).
         return turn.out(turn.body.strip() or "Nothing new.")
     offer = amounts[-1] if amounts else None
-    slug, rate = _rates(turn.memory, slug)
+    rate = rate_for(turn.memory, wanted, turn.currency)
+    slug, quantity = rate.slug, (wanted.quantity if wanted is not None else 1)
     plan = turn.plan.but(with_=sender)
-    if plan.deliverable != (slug or ""):
+    if plan.deliverable != (slug or "") or max(plan.quantity, 1) != quantity:
         # Counters belong to one deliverable: a new one starts from the ask again.
         plan = plan.but(last_counter=None, counters=0)
-    plan = plan.but(deliverable=slug or "")
+    plan = plan.but(deliverable=slug or "", quantity=quantity if quantity > 1 else 0)
     last, count = counter_history(plan, turn.memory, sender, slug)
     judgement: Judgement
     if excluded is not None:
@@ -152,17 +161,17 @@ def host_ruling(turn: Turn) -> PersonaOutput:
             judgement = Judgement("settle", offer, "instruction")
         elif said is Intent.NO:
             judgement = Judgement("decline", None, "instruction")
+        elif last is not None and last.currency == offer.currency and offer.amount >= last.amount:
+            judgement = Judgement("settle", offer, "rate")  # our standing counter is taken
         else:
-            ask = parse_money(_str(rate.get("ask")), default_currency=turn.currency)
-            floor = parse_money(_str(rate.get("floor")), default_currency=turn.currency)
-            judgement = judge(offer, ask, floor, last, count)
+            judgement = rule(turn.memory, offer, rate, quantity, count)
     if judgement.decision == "ask_principal":
         assert offer is not None
-        why = {
-            "currency": f"your rates are in {turn.currency}",
-            "minimum": "that's under your minimum",
-        }.get(judgement.why, "I have no rate recorded for that")
-        reply = f"{visitor} offers {format_money(offer)} for {_a(slug)}; {why}. Should I take it?"
+        why = {"currency": f"your rates are in {turn.currency}"}.get(
+            judgement.why, "I have no rate recorded for that"
+        )
+        what = _a(slug, quantity)
+        reply = f"{visitor} offers {format_money(offer)} for {what}; {why}. Should I take it?"
         # The visitor's side already said it is being checked: nothing is owed there yet.
         return turn.out(reply, plan.but(pending=offer, pending_deliverable=slug or ""))
     plan = plan.but(pending=None, pending_deliverable="")
@@ -170,7 +179,7 @@ def host_ruling(turn: Turn) -> PersonaOutput:
     # Ask once whether to add anything, and still send in this same turn.
     tail = " — anything you want to add?" if can_send else "."
     asked = (
-        f"{visitor} asked for {_a(slug)} at {format_money(offer)}"
+        f"{visitor} asked for {_a(slug, quantity)} at {format_money(offer)}"
         if offer
         else f"{visitor}'s request"
     )
@@ -193,13 +202,13 @@ def host_ruling(turn: Turn) -> PersonaOutput:
                 else "That meets your terms, so"
             )
             reply = f"{asked}. {reason} {act} at {format_money(money)}{tail}"
-            substance = f"{format_money(money)} for {_the(slug)} works for {turn.host}."
+            substance = f"{format_money(money)} for {_the(slug, quantity)} works for {turn.host}."
             plan = plan.but(settled=money)
         case "counter":
             assert money is not None
             act = "I'm countering" if can_send else "I'd counter"
             reply = f"{asked}. {act} at {format_money(money)}{tail}"
-            substance = f"{turn.host} can do {_the(slug)} at {format_money(money)}."
+            substance = f"{turn.host} can do {_the(slug, quantity)} at {format_money(money)}."
             plan = plan.but(last_counter=money, counters=count + 1)
         case "ask_principal":
             raise AssertionError("answered above")

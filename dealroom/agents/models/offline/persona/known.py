@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date
 from typing import Any
 
 from dealroom.agents.models.offline.common import (
@@ -18,10 +19,13 @@ from dealroom.agents.models.offline.common import (
     _words,
 )
 from dealroom.agents.models.offline.persona.turn import Turn, last_dispatch, pane_rulings
+from dealroom.domain.deliverables import Deliverable, parse_slug, read_deliverables
+from dealroom.domain.reader import read_dates
 from dealroom.domain.terms import (
     DateMention,
     Money,
     deliverable_label,
+    find_amount_mentions,
     find_amounts,
     find_dates,
     find_deliverables,
@@ -63,35 +67,52 @@ def public_answer(turn: Turn, question: str) -> str | None:
     return ". ".join(parts) + "."
 
 
-def known_deliverable(turn: Turn) -> str | None:
+def known_deliverable(turn: Turn) -> Deliverable | None:
     """What the visitor is after: this message, then earlier lines of the session, then the
     deal as recorded, then our own plan, then the last ruling that crossed here."""
-    slugs = find_deliverables(turn.body)
+    for line in [turn.body, *reversed(turn.participant_lines())]:
+        named = read_deliverables(line)
+        if named:
+            return named[-1]
+    proposals = _map(_at(turn.memory, "deal.proposals"))
+    slugs = [str(key) for key in proposals if key != "general"]
     if slugs:
-        return slugs[-1]
-    for line in reversed(turn.participant_lines()):
-        slugs = find_deliverables(line)
-        if slugs:
-            return slugs[-1]
-    proposals = list(_map(_at(turn.memory, "deal.proposals")))
-    if proposals:
-        return str(proposals[-1])
+        read = parse_slug(slugs[-1])
+        count = _str(_map(proposals[slugs[-1]]).get("quantity"))
+        return Deliverable(read.kind, read.platform, int(count) if count.isdigit() else 1)
     if turn.plan.deliverable:
-        return turn.plan.deliverable
+        read = parse_slug(turn.plan.deliverable)
+        return Deliverable(read.kind, read.platform, max(turn.plan.quantity, 1))
     rulings = pane_rulings(turn)
-    if rulings:
-        return _str(_map(rulings[-1]).get("deliverable")) or None
+    if rulings and (slug := _str(_map(rulings[-1]).get("deliverable"))):
+        return parse_slug(slug)
     return None
 
 
+def unit_priced(text: str) -> bool:
+    """``$7,000 per post`` / ``$7k each``: the amount is for one of them."""
+    mentions = find_amount_mentions(text)
+    if not mentions:
+        return False
+    after = text[mentions[-1].end : mentions[-1].end + 20]
+    return bool(_PER_UNIT.match(after))
+
+
+_PER_UNIT = re.compile(r"^\s*(?:per\b|each\b|apiece\b|a (?:post|reel|story|video)\b|/)", re.I)
+_ANY_DAY = date(2000, 1, 1)
+"""Whether a line names a date does not depend on today (only what it resolves to does)."""
+
+
 def known_date(turn: Turn) -> DateMention | str | None:
-    dates = find_dates(turn.body)
-    if dates:
-        return dates[-1]
-    for line in reversed(turn.participant_lines()):
+    """The date the visitor named last: a calendar date as written, else for a
+    window or relative day ``""`` (known, but resolved only by the written offer), else what
+    the deal recorded."""
+    for line in [turn.body, *reversed(turn.participant_lines())]:
         dates = find_dates(line)
         if dates:
             return dates[-1]
+        if read_dates(line, _ANY_DAY):
+            return ""
     recorded = [text for _path, text in _leaves(_at(turn.memory, "deal.dates"))]
     return recorded[-1] if recorded else None
 

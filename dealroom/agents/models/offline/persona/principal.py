@@ -29,6 +29,7 @@ from dealroom.agents.models.offline.offer_talk import (
     request_notice,
 )
 from dealroom.agents.models.offline.persona.plan import Plan
+from dealroom.agents.models.offline.persona.policy import Rate, rule
 from dealroom.agents.models.offline.persona.turn import (
     GREETING,
     NEW_OFFER,
@@ -39,6 +40,7 @@ from dealroom.agents.models.offline.persona.turn import (
     visitor_key,
 )
 from dealroom.agents.persona import Decision, GoalRuling, PersonaOutput, Send
+from dealroom.domain.reader import RateStatement, read_rate
 from dealroom.domain.terms import (
     Intent,
     Money,
@@ -97,6 +99,12 @@ def principal_message(turn: Turn) -> PersonaOutput:
     if is_payment_claim(body):
         return turn.out(turn.about_stage(body))
     pending = pending_ask(turn)
+    stated = read_rate(body, default_currency=turn.currency)
+    if stated is not None:
+        # "X, never below Y" is a rate to hold to (Distil records it), never an offer of Y.
+        if pending is not None and pending.amount is not None and stated.ask is not None:
+            return _rerule(turn, pending, stated)
+        return turn.out("Noted — I'll hold to that with visitors.")
     said = intent_of(body)
     amounts = find_amounts(body, default_currency=turn.currency)
     if pending is not None and (said is not None or amounts):
@@ -186,6 +194,35 @@ def instruct(turn: Turn, pending: Asked, said: Intent | None, told: Money | None
         sends.append(Send(to=to, substance=substance, ruling=ruling))
     else:
         reply = "Understood — noted for when they're back."
+    return turn.out(reply, plan, sends=sends)
+
+
+def _rerule(turn: Turn, pending: Asked, stated: RateStatement) -> PersonaOutput:
+    """The principal answered a proposal put to them with a rate: rule on it by that rate."""
+    assert pending.amount is not None
+    plan = turn.plan.without_pending()
+    slug, to = pending.slug, pending.visitor_key
+    quantity = max(plan.quantity, 1) if plan.deliverable == (slug or "") else 1
+    _last, count = counter_history(plan, turn.memory, to, slug)
+    rate = Rate(slug, stated.ask, stated.floor)
+    judgement = rule(turn.memory, pending.amount, rate, quantity, count)
+    money = judgement.amount
+    assert money is not None
+    if judgement.decision == "settle":
+        reply = f"Noted — that meets your rate, so I'll settle at {format_money(money)}."
+        substance = f"{format_money(money)} for {_the(slug, quantity)} works for {turn.host}."
+        plan = plan.but(settled=money)
+    else:
+        reply = f"Noted — I'll counter at {format_money(money)}."
+        substance = f"{turn.host} can do {_the(slug, quantity)} at {format_money(money)}."
+        plan = plan.but(last_counter=money, counters=count + 1)
+    plan = plan.but(deliverable=slug or "")
+    sends = []
+    if to in turn.send_to:
+        ruling = _ruling(judgement.decision, money, slug)
+        sends.append(Send(to=to, substance=substance, ruling=ruling))
+    else:
+        reply = "Noted — I'll hold to that when they're back."
     return turn.out(reply, plan, sends=sends)
 
 

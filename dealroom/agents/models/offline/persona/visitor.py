@@ -31,6 +31,7 @@ from dealroom.agents.models.offline.persona.known import (
     known_deliverable,
     public_answer,
     standing_counter,
+    unit_priced,
 )
 from dealroom.agents.models.offline.persona.turn import (
     GREETING,
@@ -42,6 +43,7 @@ from dealroom.agents.models.offline.persona.turn import (
     reopen,
 )
 from dealroom.agents.persona import GoalRuling, PersonaOutput, Send
+from dealroom.domain.offer_stage import Stage
 from dealroom.domain.terms import DateMention, Intent, Money, find_amounts, format_money, intent_of
 
 _BOT = re.compile(r"\b(?:bot|robot|an ai|a human|real person|human being|chatgpt)\b", re.I)
@@ -68,13 +70,16 @@ def visitor_message(turn: Turn) -> PersonaOutput:
     if turn.plan.change and said is not None and "?" not in body:
         return _visitor_on_change(turn, said)
     standing = standing_counter(turn)
+    if standing is None and said is Intent.YES and "?" not in body:
+        return turn.out(_nothing_to_agree(turn))
     if standing is not None and said is Intent.YES and "?" not in body:
         money, slug = standing
-        reason = f"{turn.other} agreed to {format_money(money)} for {_the(slug)}."
+        quantity = max(turn.plan.quantity, 1)
+        reason = f"{turn.other} agreed to {format_money(money)} for {_the(slug, quantity)}."
         goals = [GoalRuling(key=NEW_OFFER, status="met", reason=reason)]
         sends = []
         if turn.host_key in turn.send_to:
-            substance = f"{turn.other} agrees to {_the(slug)} at {format_money(money)}."
+            substance = f"{turn.other} agrees to {_the(slug, quantity)} at {format_money(money)}."
             sends.append(Send(to=turn.host_key, substance=substance))
             reply = f"Great, I'll let {turn.host} know."
         else:
@@ -95,6 +100,18 @@ def visitor_message(turn: Turn) -> PersonaOutput:
     if standing is not None and said is Intent.NO:
         return turn.out("Understood. What budget would work for you?")
     return turn.out(greeting + _next_question(turn))
+
+
+def _nothing_to_agree(turn: Turn) -> str:
+    """A yes with no counter standing: point to the written offer and its next step when one
+    exists, else ask what they would like to propose."""
+    if turn.stage is not Stage.NO_WRITTEN_OFFER:
+        return f"The written offer is above. {turn.about_stage('where does it stand?')}"
+    wanted = known_deliverable(turn)
+    if wanted is None:
+        return "Glad to hear it! What would you like to propose — which deliverable, what budget?"
+    what = _the(wanted.slug, wanted.quantity)
+    return f"Glad to hear it! What would you like to propose for {what}?"
 
 
 def _visitor_on_change(turn: Turn, said: Intent) -> PersonaOutput:
@@ -162,12 +179,16 @@ def _visitor_shortcut(turn: Turn, shortcut: Shortcut) -> PersonaOutput:
 
 def _next_question(turn: Turn) -> str:
     """One short question that moves the deal: what, then budget, then when."""
-    slug = known_deliverable(turn)
+    wanted = known_deliverable(turn)
+    slug = wanted.slug if wanted is not None else None
     if slug is None:
         return "What deliverable do you have in mind?"
-    has_amount = bool(_map(_map(turn.memory.get("deal")).get("proposals")))
+    proposals = _map(_map(turn.memory.get("deal")).get("proposals")).values()
+    has_amount = any(_map(proposal).get("amount") for proposal in proposals)
     if not (has_amount or turn.plan.proposal is not None):
-        return f"What budget do you have in mind for {_the(slug)}?"
+        return (
+            f"What budget do you have in mind for {_the(slug, wanted.quantity if wanted else 1)}?"
+        )
     if known_date(turn) is None:
         return "Which date are you planning for?"
     return f"Anything else {turn.host} should know?"
@@ -175,10 +196,14 @@ def _next_question(turn: Turn) -> str:
 
 def _visitor_proposal(turn: Turn, amount: Money) -> PersonaOutput:
     """The visitor names an amount: carry it to the host's side, name the missing terms."""
-    slug = known_deliverable(turn)
+    wanted = known_deliverable(turn)
+    slug = wanted.slug if wanted is not None else None
+    quantity = wanted.quantity if wanted is not None else 1
+    if quantity > 1 and unit_priced(turn.body):
+        amount = Money(amount.amount * quantity, amount.currency)  # "$7,000 per post"
     date = known_date(turn)
     shown = format_money(amount)
-    what = f"proposes {_a(slug)} for {shown}" if slug else f"offers {shown}"
+    what = f"proposes {_a(slug, quantity)} for {shown}" if slug else f"offers {shown}"
     when = f" on {date.label() if isinstance(date, DateMention) else date}" if date else ""
     open_questions = []
     if slug is None:
@@ -188,6 +213,7 @@ def _visitor_proposal(turn: Turn, amount: Money) -> PersonaOutput:
     plan = turn.plan.but(
         proposal=amount,
         deliverable=slug or "",
+        quantity=quantity if quantity > 1 else 0,
         # A counter already here is answered by this proposal: a later yes is not to it.
         seen_ruling=last_dispatch(turn),
         counter=None,
@@ -223,14 +249,16 @@ def visitor_delivery(turn: Turn) -> PersonaOutput:
     said = read_notice(body)
     if decision:
         plan = plan.but(change="")  # a ruling answers whatever change was standing
+    quantity = max(plan.quantity, 1) if plan.deliverable == (slug or "") else 1
     if decision == "counter" and money is not None:
-        reply = f"{host} can do {_the(slug)} at {format_money(money)}. Does that work for you?"
+        shown = f"{_the(slug, quantity)} at {format_money(money)}"
+        reply = f"{host} can do {shown}. Does that work for you?"
         plan = plan.but(counter=money, deliverable=slug or "")
     elif decision == "settle" and money is not None:
-        reply = f"Good news: {format_money(money)} for {_the(slug)} works for {host}."
+        reply = f"Good news: {format_money(money)} for {_the(slug, quantity)} works for {host}."
         if said is Notice.AGREES:
             reply = f"Good news: {body}"
-        reason = f"{format_money(money)} for {_the(slug)} settled with {turn.other}."
+        reason = f"{format_money(money)} for {_the(slug, quantity)} settled with {turn.other}."
         goals.append(GoalRuling(key=NEW_OFFER, status="met", reason=reason))
         plan = plan.but(counter=None, settled=money, deliverable=slug or "")
     elif decision == "decline":
