@@ -96,6 +96,7 @@ _SIBLINGS: Final = {
 }
 """The plain and sponsored form of one format: the same thing to a host (D3)."""
 
+_PHRASE_ENDS: Final = frozenset({*(words[-1] for words, _kind in _PHRASES), *_NOUNS, "tiktok"})
 KINDS: Final = tuple(
     dict.fromkeys([*_NOUNS.values(), *(kind for _words, kind in _PHRASES), "sponsored_post"])
 )
@@ -167,6 +168,8 @@ def _platform_after(tokens: list[str], index: int) -> str | None:
 
 def _kind_at(tokens: list[str], index: int) -> tuple[str, int] | None:
     """The kind whose phrase ends at ``index`` and how many tokens it takes."""
+    if tokens[index] not in _PHRASE_ENDS:
+        return None
     for words, kind in _PHRASES:
         size = len(words)
         if tuple(tokens[max(0, index - size + 1) : index + 1]) == words:
@@ -182,6 +185,12 @@ def _kind_at(tokens: list[str], index: int) -> tuple[str, int] | None:
 
 def read_deliverables(text: str) -> list[Deliverable]:
     """Every deliverable ``text`` names, in order, with platform and quantity."""
+    return list(_read(text))
+
+
+@lru_cache(maxsize=4096)
+def _read(text: str) -> tuple[Deliverable, ...]:
+    """``read_deliverables``, cached: a turn reads the same lines many times."""
     tokens = _tokens(text)
     found: list[Deliverable] = []
     for index in range(len(tokens)):
@@ -215,7 +224,7 @@ def read_deliverables(text: str) -> list[Deliverable]:
             kind = _SPONSORABLE[kind]
         platform = platform or _platform_after(tokens, index)
         found.append(Deliverable(kind, platform, quantity or 1))
-    return found
+    return tuple(found)
 
 
 def parse_slug(slug: str) -> Deliverable:

@@ -125,6 +125,11 @@ def _relative(phrase: str, today: date) -> date | None:
 
 def read_dates(text: str, today: date) -> list[DateTerm]:
     """Every date, window and deadline in ``text``, in order of mention."""
+    return list(_read_dates(text, today))
+
+
+@lru_cache(maxsize=4096)
+def _read_dates(text: str, today: date) -> tuple[DateTerm, ...]:
     if re.search(r"[a-z]", text, re.I):
         text = alpha2digit(text, "en", threshold=0)
     found: list[tuple[int, int, DateTerm]] = []
@@ -161,7 +166,7 @@ def read_dates(text: str, today: date) -> list[DateTerm]:
     for m in _RELATIVE.finditer(text):
         day = _relative(m.group(0).lower().removeprefix("on "), today)
         add(m, DateTerm(day) if day is not None else None)
-    return [term for _start, _end, term in sorted(found, key=lambda f: f[0])]
+    return tuple(term for _start, _end, term in sorted(found, key=lambda f: f[0]))
 
 
 # --- payment schedules ----------------------------------------------------------------------
@@ -193,6 +198,7 @@ _SCHEDULES: Final = (
 )
 
 
+@lru_cache(maxsize=4096)
 def read_schedule(text: str) -> str | None:
     """The percent of the fee due at booking ``text`` states (the last one stated), as
     digits (``"50"``, ``"33.33"``); None when it states none."""
