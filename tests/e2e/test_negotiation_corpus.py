@@ -23,6 +23,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
+import httpx
 import pytest
 
 from dealroom.domain.seats import AuthorKind
@@ -71,15 +72,24 @@ class Played:
         self.room_id = ""
 
 
+def _client(server: Server) -> Client:
+    """A client app that waits longer than the default for an answer: the corpus keeps the
+    server's agents busy on purpose, and a post queues behind their writes (SQLite has one
+    writer), which on a machine shared with other test runs can exceed the default 30 s."""
+    client = server.client()
+    client.http.timeout = httpx.Timeout(180)
+    return client
+
+
 async def _teach(server: Server, played: Played) -> None:
-    played.host = server.client()
+    played.host = _client(server)
     await sign_up(played.host, played.handle, f"Host {played.handle[-3:]}")
     played.home_id = (await played.host.query(HOME))["me"]["homeRoom"]["id"]
     await post(played.host, played.home_id, played.script["rules"])
 
 
 async def _open(server: Server, played: Played) -> None:
-    played.visitor = server.client()
+    played.visitor = _client(server)
     played.room_id = (await open_room(played.visitor, played.handle))["room"]["id"]
 
 
@@ -148,7 +158,7 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
     return problems
 
 
-CONCURRENT: Final = 12
+CONCURRENT: Final = 8
 """Requests in flight at once: enough to overlap the agents' work, few enough that no
 request waits on the database longer than a client's timeout on a busy machine."""
 
