@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dealroom.agents.models.offline.common import _str
+from dealroom.agents.models.offline.persona.held import gate_line, held_stage_note
 from dealroom.agents.models.offline.persona.host import host_ruling
 from dealroom.agents.models.offline.persona.policy import Judgement, judge
 from dealroom.agents.models.offline.persona.principal import home, principal_message
@@ -16,14 +17,17 @@ from dealroom.agents.models.offline.persona.turn import read_turn
 from dealroom.agents.models.offline.persona.visitor import visitor_delivery, visitor_message
 from dealroom.agents.persona import PersonaOutput
 
-__all__ = ["Judgement", "judge", "persona_output"]
+__all__ = ["Judgement", "held_stage_note", "judge", "persona_output"]
 
 
 def persona_output(context: Mapping[str, Any]) -> PersonaOutput:
     turn = read_turn(context)
     if turn.room_kind == "home":
         return home(turn)
-    delivery = _str(turn.trigger.get("kind")) == "delivery"
+    kind = _str(turn.trigger.get("kind"))
+    if kind == "gate":
+        return gate_line(turn)
+    delivery = kind == "delivery"
     if turn.host_pane:
-        return host_ruling(turn) if delivery else principal_message(turn)
-    return visitor_delivery(turn) if delivery else visitor_message(turn)
+        return held_stage_note(turn, host_ruling(turn)) if delivery else principal_message(turn)
+    return held_stage_note(turn, visitor_delivery(turn)) if delivery else visitor_message(turn)

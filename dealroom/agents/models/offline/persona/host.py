@@ -135,9 +135,12 @@ def host_ruling(turn: Turn) -> PersonaOutput:
     proposals = _map(_at(turn.memory, "deal.proposals"))
     if wanted is None and len(proposals) == 1:
         wanted = parse_slug(str(next(iter(proposals))))
-    if not amounts and wanted is not None:
+    held = bool(_map(turn.trigger.get("held")))
+    if (held or not amounts) and wanted is not None:
+        # A held note is ruled on as the terms stand now (heldPushMustConvey): what memory
+        # records for the deliverable wins over the note's older wording.
         recorded = parse_money(_str(_at(proposals, f"{wanted.slug}.amount")))
-        amounts = [recorded] if recorded else []
+        amounts = [recorded] if recorded else amounts
     excluded = _excluded(turn, sender)
     if not amounts and excluded is None:
         # Not a proposal: tell the principal what came in (it is already from their side).
