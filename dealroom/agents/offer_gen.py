@@ -120,6 +120,8 @@ class OfferGenInput:
     current_terms: Mapping[str, Any] | None
     """The live written offer's terms, when rewriting one."""
     stage: offer_stage.Stage
+    today: date | None = None
+    """The service clock's date: what "in March" or "next Friday" resolve against."""
 
 
 def build(inputs: OfferGenInput, *, model: str) -> ModelRequest:
@@ -133,6 +135,8 @@ def build(inputs: OfferGenInput, *, model: str) -> ModelRequest:
         "current_terms": dict(inputs.current_terms) if inputs.current_terms is not None else None,
         "stage": {"stage": inputs.stage.value, "gloss": offer_stage.GLOSSES[inputs.stage]},
     }
+    if inputs.today is not None:
+        context["today"] = inputs.today.isoformat()
     seller, buyer = inputs.represents.name, inputs.counterparty.name
     current = (
         document(context["current_terms"])
@@ -141,7 +145,8 @@ def build(inputs: OfferGenInput, *, model: str) -> ModelRequest:
     )
     prompt = "\n\n".join(
         [
-            f"SELLER: {seller} (the host). BUYER: {buyer} (the visitor).",
+            f"SELLER: {seller} (the host). BUYER: {buyer} (the visitor)."
+            + (f" TODAY: {inputs.today.isoformat()}." if inputs.today is not None else ""),
             f"CONVERSATION between {buyer} and {seller}'s agent:\n"
             + transcript(inputs.transcript, participant=buyer, agent=f"{seller}'s agent"),
             f"RULINGS DELIVERED TO {buyer}:\n{document(context['rulings'])}",

@@ -157,6 +157,7 @@ class OfferGenTurn(_Run):
                 rulings=[r for r in rulings if isinstance(r, dict)],
                 current_terms=dict(current.terms) if live and current is not None else None,
                 stage=stage_of(current),
+                today=self.deps.clock.now().date(),
             )
             return inputs, dict(room.model_picks or {})
         finally:
@@ -343,6 +344,8 @@ class AgreementTurn(_Run):
                 offer = None  # this version's fields are drawn already
             if offer is not None:
                 names = await _names_by_account(db, offer)
+                room = await db.get(Room, run.room_id)
+                names = (names[0], _brand(room) or names[1])
                 inputs = agreement_agent.AgreementInput(
                     offer_id=str(offer.id),
                     version=offer.version,
@@ -466,6 +469,14 @@ async def _names(db: Db, host: Participant, visitor: Participant) -> tuple[str, 
         return account.display_name if account is not None else GUEST_NAME
 
     return await name(host.account_id), await name(visitor.account_id)
+
+
+def _brand(room: Room | None) -> str | None:
+    """The brand's company as the visitor's side recorded it (``visitor.company``), if any:
+    the agreement names the company rather than a guest's placeholder name."""
+    branch = (room.memory or {}).get(Seat.VISITOR.value) if room is not None else None
+    company = branch.get("company") if isinstance(branch, dict) else None
+    return company.strip() if isinstance(company, str) and company.strip() else None
 
 
 async def _names_by_account(db: Db, offer: Offer) -> tuple[str, str]:

@@ -7,6 +7,7 @@ the turn pipeline builds them, so what the engine could see is exactly what a mo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import re
@@ -23,6 +24,7 @@ from dealroom.agents.context_filter import FilterInput, FilterOutput
 from dealroom.agents.distil import DistilInput, DistilOutput
 from dealroom.agents.models.base import ModelClient, ModelRequest, estimate_tokens
 from dealroom.agents.models.offline import CHUNK_CHARS, OfflineClient, judge, respond
+from dealroom.agents.models.offline.persona.policy import DEFAULT_SHARE, path, settle_point
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.agents.render import Line, Party
 from dealroom.domain import memory as memdoc
@@ -189,8 +191,8 @@ async def test_a_delay_is_waited_per_call() -> None:
     [
         pytest.param("$8,000", "settle", "8000", id="at-ask-settles"),
         pytest.param("$9,500", "settle", "9500", id="above-ask-settles-at-offer"),
-        pytest.param("$6,500", "counter", "7250", id="between-counters-at-midpoint"),
-        pytest.param("$7,010", "counter", "7550", id="midpoint-rounds-up-to-50"),
+        pytest.param("$6,500", "counter", "8000", id="above-floor-counters-at-ask"),
+        pytest.param("$7,010", "counter", "8000", id="above-settle-point-counters-at-ask"),
         pytest.param("$4,000", "counter", "8000", id="below-floor-counters-at-ask"),
         pytest.param("8k", "settle", "8000", id="bare-k-in-host-currency"),
     ],
@@ -238,21 +240,41 @@ async def test_a_repeat_proposal_at_or_above_the_last_counter_settles() -> None:
     assert send.substance == "$8,000 for the sponsored post works for Maya Lin."
 
 
-async def test_after_one_counter_an_offer_at_or_above_the_floor_settles() -> None:
+async def test_the_second_counter_steps_down_the_path_whatever_the_offer() -> None:
+    """No floor oracle: $6,600 (above the floor) and $5,900 (below it) get the same answer."""
+    answers = []
+    for second in ("$6,600", "$5,900"):
+        first = await run_persona(
+            persona_request("host", proposal("Dana Ortiz proposes a sponsored post for $6,500."))
+        )
+        again = await run_persona(
+            persona_request(
+                "host",
+                proposal(f"Dana Ortiz proposes a sponsored post for {second}."),
+                plan=first.plan,
+            )
+        )
+        ruling = offer_of(again).ruling
+        assert ruling is not None
+        answers.append((ruling.decision, ruling.amount))
+    assert answers == [("counter", "7700"), ("counter", "7700")]
+
+
+async def test_an_offer_at_the_next_point_on_the_path_settles() -> None:
     first = await run_persona(
         persona_request("host", proposal("Dana Ortiz proposes a sponsored post for $6,500."))
     )
     again = await run_persona(
         persona_request(
-            "host", proposal("Dana Ortiz proposes a sponsored post for $6,600."), plan=first.plan
+            "host", proposal("Dana Ortiz proposes a sponsored post for $7,700."), plan=first.plan
         )
     )
     ruling = offer_of(again).ruling
     assert ruling is not None
-    assert (ruling.decision, ruling.amount) == ("settle", "6600")
+    assert (ruling.decision, ruling.amount) == ("settle", "7700")
 
 
-async def test_low_offers_concede_halfway_but_never_to_the_floor() -> None:
+async def test_low_offers_concede_in_steps_to_the_settle_point_never_the_floor() -> None:
     plan = ""
     counters: list[Decimal] = []
     for _ in range(12):
@@ -268,9 +290,9 @@ async def test_low_offers_concede_halfway_but_never_to_the_floor() -> None:
         assert send.ruling.amount is not None
         counters.append(Decimal(send.ruling.amount))
         plan = output.plan
-    assert counters[:3] == [Decimal(8000), Decimal(7000), Decimal(6500)]
+    assert counters[:5] == [Decimal(8000), Decimal(7700), Decimal(7350), Decimal(7000), 7000]
     assert all(later <= earlier for earlier, later in itertools.pairwise(counters))
-    assert min(counters) > Decimal(6000)
+    assert min(counters) == Decimal(7000)  # the settle point: halfway from the floor to the ask
 
 
 async def test_counters_already_delivered_count_without_a_plan() -> None:
@@ -294,7 +316,7 @@ async def test_counters_already_delivered_count_without_a_plan() -> None:
     )
     ruling = offer_of(output).ruling
     assert ruling is not None
-    assert (ruling.decision, ruling.amount) == ("counter", "7000")
+    assert (ruling.decision, ruling.amount) == ("counter", "7700")
 
 
 async def test_no_rate_recorded_asks_the_principal_and_sends_nothing() -> None:
@@ -399,26 +421,55 @@ def money(amount: int) -> Money:
     st.integers(min_value=1000, max_value=20000),
     st.integers(min_value=0, max_value=10000),
     st.lists(st.integers(min_value=100, max_value=30000), min_size=1, max_size=8),
+    st.sampled_from(["0", "0.25", "0.5", "0.9"]),
 )
-def test_the_table_never_counters_at_or_below_the_floor_nor_above_the_ask(
-    floor: int, spread: int, offers: list[int]
+def test_the_table_never_counters_below_the_settle_point_nor_above_the_ask(
+    floor: int, spread: int, offers: list[int], share: str
 ) -> None:
     ask = floor + spread
-    last: Money | None = None
+    lowest = settle_point(Decimal(ask), Decimal(floor), Decimal(share))
+    assert lowest > floor or spread == 0
     count = 0
     for offer in offers:
-        judgement = judge(money(offer), money(ask), money(floor), last, count)
+        judgement = judge(money(offer), money(ask), money(floor), count, Decimal(share))
         if judgement.decision == "settle":
             assert judgement.amount == money(offer)
-            assert offer >= floor
+            assert offer >= lowest
         else:
             assert judgement.decision == "counter"
             assert judgement.amount is not None
             counter = judgement.amount.amount
             assert counter <= ask
             assert counter > offer
-            assert counter > floor or counter == ask
-            last, count = judgement.amount, count + 1
+            assert counter >= lowest
+            if count == 0:
+                assert counter == ask  # the first counter is the ask
+            count += 1
+
+
+@given(
+    st.integers(min_value=1000, max_value=20000),
+    st.integers(min_value=100, max_value=10000),
+    st.integers(min_value=0, max_value=6),
+    st.integers(min_value=1, max_value=99),
+)
+def test_an_answer_does_not_tell_below_from_above_the_floor(
+    floor: int, spread: int, counters: int, percent: int
+) -> None:
+    """Two proposals either side of the floor, both under the next point on the path, get the
+    same answer (issue 10 "No floor oracle")."""
+    ask = floor + spread
+    below = floor * percent // 100
+    lowest_gap = int(min(judge_points(ask, floor))) - floor
+    assert lowest_gap > 0
+    above = floor + lowest_gap * percent // 100
+    one = judge(money(below), money(ask), money(floor), counters)
+    other = judge(money(above), money(ask), money(floor), counters)
+    assert (one.decision, one.amount) == (other.decision, other.amount) == ("counter", one.amount)
+
+
+def judge_points(ask: int, floor: int) -> list[Decimal]:
+    return path(Decimal(ask), settle_point(Decimal(ask), Decimal(floor), DEFAULT_SHARE))
 
 
 # --- the visitor's pane -----------------------------------------------------------------------
@@ -479,11 +530,22 @@ async def test_saying_yes_to_the_standing_counter_settles_the_goal() -> None:
     assert [(g.key, g.status) for g in output.goals] == [("new-offer", "met")]
 
 
-async def test_a_yes_with_no_counter_standing_moves_the_deal_instead() -> None:
-    output = await run_persona(persona_request("visitor", Trigger("message", "sure")))
+async def test_a_yes_with_nothing_on_the_table_asks_for_a_proposal() -> None:
+    output = await run_persona(persona_request("visitor", Trigger("message", "Agreed")))
     assert output.sends == []
     assert output.goals == []
-    assert output.reply == "What deliverable do you have in mind?"
+    assert output.reply == (
+        "Glad to hear it! What would you like to propose — which deliverable, what budget?"
+    )
+
+
+async def test_a_yes_with_an_offer_written_points_to_it_and_the_next_step() -> None:
+    request = persona_request("visitor", Trigger("message", "Agreed"))
+    context = dict(request.context) | {"stage": {"stage": Stage.WRITTEN_AWAITING_BRAND.value}}
+    output = await run_persona(dataclasses.replace(request, context=context))
+    assert output.sends == []
+    assert output.goals == []
+    assert output.reply.startswith("The written offer is above. The written offer is waiting")
 
 
 @pytest.mark.parametrize(
@@ -718,16 +780,16 @@ async def test_a_whole_negotiation_through_the_room_document() -> None:
     assert first.reply == "Maya Lin can do the sponsored post at $8,000. Does that work for you?"
     assert room["goals"]["new-offer"]["status"] == "open"
     second = await exchange("Could you do $5,000?", 2)
-    assert second.reply == "Maya Lin can do the sponsored post at $7,000. Does that work for you?"
+    assert second.reply == "Maya Lin can do the sponsored post at $7,700. Does that work for you?"
     agreed = await message("Sounds good.")
     assert agreed.reply == "Great, I'll let Maya Lin know."
     assert room["goals"]["new-offer"]["status"] == "met"
     settled = await deliver(agreed.sends[0], "h3")
     [to_visitor] = settled.sends
     assert to_visitor.ruling is not None
-    assert (to_visitor.ruling.decision, to_visitor.ruling.amount) == ("settle", "7000")
+    assert (to_visitor.ruling.decision, to_visitor.ruling.amount) == ("settle", "7700")
     final = await deliver(to_visitor, "v3")
-    assert final.reply == "Good news: $7,000 for the sponsored post works for Maya Lin."
+    assert final.reply == "Good news: $7,700 for the sponsored post works for Maya Lin."
     assert [r["decision"] for r in room["rulings"]["visitor"]] == ["counter", "counter", "settle"]
     assert room["deal"] == {
         "proposals": {"sponsored_post": {"amount": "5000 USD"}},

@@ -62,20 +62,21 @@ async def test_a_home_floor_is_durable_within_one_worker_cycle(
 ) -> None:
     host, account_id, home_id = await host_teaching(agent_server)
     row = await durable_of(db, account_id)
-    assert row.document["rates"]["sponsored_post"] == {"ask": "8000 USD", "floor": "4000 USD"}
+    assert row.document["rates"]["sponsored_post"] == {"ask": "8000 USD"}
+    assert row.document["limits"]["sponsored_post"] == {"floor": "4000", "currency": "USD"}
     await post(host, home_id, NEW_FLOOR)
     await agent_server.settle()  # one cycle: persona, Distil, then the Arvist it queued
     row = await durable_of(db, account_id)
-    assert row.document["rates"]["sponsored_post"]["floor"] == "6000 USD"
+    assert row.document["limits"]["sponsored_post"]["floor"] == "6000"
     data = (await host.query(MEMORY))["me"]
     leaves = {leaf["path"]: leaf for leaf in data["memory"]["leaves"]}
-    assert leaves["rates.sponsored_post.floor"]["value"] == "6000 USD"
-    assert leaves["rates.sponsored_post.floor"]["changedOn"] == "2026-01-01"
+    assert leaves["limits.sponsored_post.floor"]["value"] == "6000"
+    assert leaves["limits.sponsored_post.floor"]["changedOn"] == "2026-01-01"
     history = [e["node"] for e in data["memoryHistory"]["edges"]]
-    floor = [h for h in history if h["path"] == "rates.sponsored_post.floor"]
+    floor = [h for h in history if h["path"] == "limits.sponsored_post.floor"]
     assert [(h["oldValue"], h["newValue"]) for h in floor] == [
-        ("4000 USD", "6000 USD"),
-        (None, "4000 USD"),
+        ("4000", "6000"),
+        (None, "4000"),
     ]
     assert floor[0]["roomId"] == home_id
     assert floor[0]["agent"] == "arvist"
@@ -101,7 +102,7 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
     await sign_up(visitor, "acme", "Mara Ellison")
     room_id = (await open_room(visitor, "devraman"))["room"]["id"]
     seeded = await memory(db, room_id)
-    assert seeded["host"]["rates"]["sponsored_post"]["floor"] == "4000 USD"
+    assert seeded["host"]["limits"]["sponsored_post"]["floor"] == "4000"
     agent_server.clock.advance(timedelta(days=7))
     # Only the turn may merge in this test: the periodic sweep is the other path.
     sweeps = list(agent_server.runner._sweeps)
@@ -109,23 +110,22 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
     try:
         await post(host, home_id, NEW_FLOOR)
         await agent_server.settle()
-        assert (await memory(db, room_id))["host"]["rates"]["sponsored_post"]["floor"] == (
-            "4000 USD"
-        )  # nothing merged yet: the room has had no turn
+        assert (await memory(db, room_id))["host"]["limits"]["sponsored_post"]["floor"] == "4000"  # nothing merged yet: the room has had no turn
         await post(visitor, room_id, "Could you do a sponsored post for $5,000?")
         await agent_server.settle()
     finally:
         agent_server.runner._sweeps[:] = sweeps
     merged = await memory(db, room_id)
-    assert merged["host"]["rates"]["sponsored_post"] == {"ask": "8000 USD", "floor": "6000 USD"}
+    assert merged["host"]["rates"]["sponsored_post"] == {"ask": "8000 USD"}
+    assert merged["host"]["limits"]["sponsored_post"]["floor"] == "6000"
     host_pane = await messages_in(db, room_id, "host")
     lines = [m for m in host_pane if m.author_kind == AuthorKind.SYSTEM.value]
     assert [m.body for m in lines] == [
-        "Standing knowledge merged from your profile: rates.sponsored_post.floor: 6000 USD."
+        "Standing knowledge merged from your profile: limits.sponsored_post.floor: 6000."
     ]
     visitor_pane = [m.body for m in await messages_in(db, room_id, "visitor")]
-    # Negotiated with the new floor: under it, the first counter is the ask (R5); with the old
-    # floor of 4000 it would have been the midpoint, $6,500.
+    # Negotiated from the merged memory: the first counter is the ask, never a midpoint toward
+    # a floor (issue 14's policy); the floor itself never reaches the brand.
     assert any("$8,000" in body for body in visitor_pane), visitor_pane
     assert not any("6,500" in body for body in visitor_pane)
     # Canaries: the brand's pane never sees the merge line or the value.
@@ -176,7 +176,7 @@ async def test_the_sweep_merges_rooms_with_no_turn_coming(agent_server: Server, 
     assert event["__typename"] == "SystemLine"
     assert event["kind"] == "MEMORY_MERGED"
     assert event["message"]["systemKind"] == "MEMORY_MERGED"
-    assert (await memory(db, room_id))["host"]["rates"]["sponsored_post"]["floor"] == "6000 USD"
+    assert (await memory(db, room_id))["host"]["limits"]["sponsored_post"]["floor"] == "6000"
     try:
         runs = list(
             await db.scalars(
@@ -190,7 +190,7 @@ async def test_the_sweep_merges_rooms_with_no_turn_coming(agent_server: Server, 
     assert [(r.status, r.participant_id is not None) for r in runs] == [("done", True)]
     host_lines = [m.body for m in await messages_in(db, room_id, "host")]
     assert host_lines == [
-        "Standing knowledge merged from your profile: rates.sponsored_post.floor: 6000 USD."
+        "Standing knowledge merged from your profile: limits.sponsored_post.floor: 6000."
     ]
     assert await messages_in(db, room_id, "visitor") == []
 
@@ -204,7 +204,7 @@ async def test_history_and_revert_are_exact(agent_server: Server, db: Db) -> Non
     change = next(
         e["node"]
         for e in data["memoryHistory"]["edges"]
-        if e["node"]["path"] == "rates.sponsored_post.floor" and e["node"]["newValue"] == "6000 USD"
+        if e["node"]["path"] == "limits.sponsored_post.floor" and e["node"]["newValue"] == "6000"
     )
     revert = (
         "mutation($id: ID!) { revertMemoryChange(id: $id) {"
@@ -218,17 +218,17 @@ async def test_history_and_revert_are_exact(agent_server: Server, db: Db) -> Non
     reverted = (await operator.query(revert, {"id": change["id"]}))["revertMemoryChange"]
     assert reverted == {
         "id": reverted["id"],
-        "path": "rates.sponsored_post.floor",
-        "oldValue": "6000 USD",
-        "newValue": "4000 USD",
+        "path": "limits.sponsored_post.floor",
+        "oldValue": "6000",
+        "newValue": "4000",
         "agent": "operator",
         "revertsId": change["id"],
         "version": before["version"] + 1,
     }
     after = (await host.query(MEMORY))["me"]
-    assert after["memory"]["document"]["rates"]["sponsored_post"]["floor"] == "4000 USD"
+    assert after["memory"]["document"]["limits"]["sponsored_post"]["floor"] == "4000"
     dates = {leaf["path"]: leaf["changedOn"] for leaf in after["memory"]["leaves"]}
-    assert dates["rates.sponsored_post.floor"] == "2026-01-04"  # the revert changed it
+    assert dates["limits.sponsored_post.floor"] == "2026-01-04"  # the revert changed it
     assert dates["rates.sponsored_post.ask"] == "2026-01-01"  # untouched leaves keep theirs
     newest = after["memoryHistory"]["edges"][0]["node"]
     assert newest["id"] == reverted["id"]

@@ -139,7 +139,7 @@ async def test_a_guest_bid_is_held_gated_live_then_delivered_in_the_same_room_on
     sent = await room_dispatches(db, room_id)
     assert [(d.status, d.chain_depth) for d in sent] == [("delivered", 1), ("delivered", 2)]
     assert "7,000" in sent[0].substance
-    assert any("7,500" in b for b in bodies[len(visitor_pane) :])
+    assert any("8,000" in b for b in bodies[len(visitor_pane) :])
     # Mara agrees as herself: the written offer is minted with her as the buyer.
     await post(guest, room_id, "Yes, that works")
     await agent_server.settle()

@@ -229,7 +229,7 @@ async def test_pay_offer_charges_the_provider_the_quotes_total_in_the_offers_cur
     quote = (await offer_as(d.visitor, offer_id))["payment"]
     # O8: the due slice plus a 20% platform fee on it, all of which the brand pays now.
     due, platform, total = (Decimal(quote[k]) for k in ("due", "platformFee", "total"))
-    assert (due, platform, total) == (Decimal("3750.00"), Decimal("750.00"), Decimal("4500.00"))
+    assert (due, platform, total) == (Decimal("4000.00"), Decimal("800.00"), Decimal("4800.00"))
     assert platform == due * Decimal("0.2")
     assert total == due + platform
 
@@ -474,6 +474,6 @@ async def test_an_agreement_naming_a_fee_the_offer_does_not_hold_is_retried_neve
     assert run.status == "done"
     [draft] = await stored_agreements(db, offer_id)
     assert INVENTED_FEE not in draft.text
-    assert "$7,500" in draft.text
+    assert "$8,000" in draft.text
     agreement = (await offer_as(d.visitor, offer_id))["agreement"]
     assert (agreement["version"], agreement["current"], agreement["text"]) == (1, True, draft.text)

@@ -125,16 +125,16 @@ async def test_the_quote_before_paying_is_the_due_slice_plus_a_fifth(
     offer_id = await negotiate_to_offer(agent_server, d, upfront="50% upfront")
     written = await offer_as(d.visitor, offer_id)
     terms = written["terms"]
-    assert terms["fee"] == {"amount": "7500.00", "currency": "USD"}
+    assert terms["fee"] == {"amount": "8000.00", "currency": "USD"}
     assert terms["dueSlicePercent"] == "50"
     expected = expected_quote(terms["fee"]["amount"], terms["dueSlicePercent"])
     assert expected == {
         "currency": "USD",
-        "fee": "7500.00",
-        "due": "3750.00",
-        "platformFee": "750.00",
-        "total": "4500.00",
-        "remaining": "3750.00",
+        "fee": "8000.00",
+        "due": "4000.00",
+        "platformFee": "800.00",
+        "total": "4800.00",
+        "remaining": "4000.00",
     }
     quote = written["payment"]
     assert quote == {**expected, "duePercent": "50", "defaultSchedule": False}
@@ -152,7 +152,7 @@ async def test_an_offer_naming_no_schedule_quotes_the_whole_fee(agent_server: Se
     offer_id = await negotiate_to_offer(agent_server, d, upfront="for our spring launch")
     written = await offer_as(d.visitor, offer_id)
     terms = written["terms"]
-    assert terms["fee"] == {"amount": "7500.00", "currency": "USD"}
+    assert terms["fee"] == {"amount": "8000.00", "currency": "USD"}
     assert terms["dueSlicePercent"] is None  # never invented
     expected = expected_quote(terms["fee"]["amount"], None)
     assert expected["due"] == terms["fee"]["amount"]
@@ -161,8 +161,8 @@ async def test_an_offer_naming_no_schedule_quotes_the_whole_fee(agent_server: Se
         "duePercent": "100",
         "defaultSchedule": True,
     }
-    assert written["payment"]["platformFee"] == "1500.00"
-    assert written["payment"]["total"] == "9000.00"
+    assert written["payment"]["platformFee"] == "1600.00"
+    assert written["payment"]["total"] == "9600.00"
     assert written["payment"]["remaining"] == "0.00"
 
 
@@ -226,9 +226,9 @@ async def test_a_captured_card_holds_the_payment_and_a_retry_charges_once(
     ]
     assert (rows[0].currency, rows[0].due, rows[0].platform_fee, rows[0].total) == (
         "USD",
-        Decimal("3750.00"),
-        Decimal("750.00"),
-        Decimal("4500.00"),
+        Decimal("4000.00"),
+        Decimal("800.00"),
+        Decimal("4800.00"),
     )
     events = await offer_events(db, offer_id)
     assert stages(events[: len(events_before)]) == events_before

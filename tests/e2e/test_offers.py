@@ -61,7 +61,7 @@ ACKED = Stage.BRAND_ACKED_AWAITING_TALENT.value
 BOOKED = Stage.BOOKED_AWAITING_PAYMENT.value
 DECLINED = Stage.DECLINED.value
 
-COUNTER_TEXT = "$7,200 for the sponsored post"
+COUNTER_TEXT = "$7,700 for the sponsored post"
 ROOMS = "{ rooms(first: 100) { edges { node { id kind stage } } } }"
 ROOM = "query($id: ID!) { room(id: $id) { id kind readerSeat stage offer { id } } }"
 ME = "{ me { id } }"
@@ -175,7 +175,7 @@ async def test_agreement_in_chat_mints_the_written_offer_with_the_agreed_terms(
     assert offer["room"] == {"id": d.room_id}
     terms = offer["terms"]
     assert terms["deliverables"] == ["sponsored post"]
-    assert terms["fee"] == {"amount": "7500.00", "currency": "USD"}
+    assert terms["fee"] == {"amount": "8000.00", "currency": "USD"}
     assert terms["dates"] == ["2027-03-15"]
     assert terms["dueSlicePercent"] == "50"
     # Offer-Gen names what the chat did not settle; it invents nothing.
@@ -188,18 +188,18 @@ async def test_agreement_in_chat_mints_the_written_offer_with_the_agreed_terms(
     assert terms["buyer"]["handle"] == "acmebrand"  # the signed-in brand
     assert offer["payment"] == {
         "currency": "USD",
-        "fee": "7500.00",
+        "fee": "8000.00",
         "duePercent": "50",
-        "due": "3750.00",
-        "platformFee": "750.00",
-        "total": "4500.00",
-        "remaining": "3750.00",
+        "due": "4000.00",
+        "platformFee": "800.00",
+        "total": "4800.00",
+        "remaining": "4000.00",
         "defaultSchedule": False,
     }
     assert offer["payments"] == []
     agreement = offer["agreement"]
     assert (agreement["version"], agreement["current"]) == (1, True)
-    assert "$7,500" in agreement["text"]
+    assert "$8,000" in agreement["text"]
     assert "2027-03-15" in agreement["text"]
     assert offer["viewerActions"] == ["APPROVE", "COUNTER", "REJECT", "ADD"]  # the brand
     assert (await offer_as(d.host, offer_id))["viewerActions"] == ["COUNTER", "REJECT", "ADD"]
@@ -409,10 +409,10 @@ async def test_a_counter_after_the_brands_approval_needs_a_fresh_brand_approval(
     await agree_until_met(server, db, d)
     redrawn = await offer_as(d.visitor, offer_id)
     assert (redrawn["stage"], redrawn["version"], redrawn["brandApprovedAt"]) == (WAB, 2, None)
-    assert redrawn["terms"]["fee"] == {"amount": "7200.00", "currency": "USD"}
-    assert redrawn["payment"]["total"] == "4320.00"
+    assert redrawn["terms"]["fee"] == {"amount": "7700.00", "currency": "USD"}
+    assert redrawn["payment"]["total"] == "4620.00"
     assert (redrawn["agreement"]["version"], redrawn["agreement"]["current"]) == (2, True)
-    assert "$7,200" in redrawn["agreement"]["text"]
+    assert "$7,700" in redrawn["agreement"]["text"]
     assert flips(await goal_events(db, d.room_id)) == [
         *MINTED,
         ("new-offer", "met", "open"),
@@ -530,14 +530,14 @@ async def test_new_terms_after_the_booking_open_a_sibling_deal_room(server: Serv
     booked = await snapshot(db, offer_id)
     rooms_before = {e["node"]["id"] for e in (await d.host.query(ROOMS))["rooms"]["edges"]}
 
-    await post(d.visitor, d.room_id, "Actually, could we do $7,200 for the sponsored post?")
+    await post(d.visitor, d.room_id, "Actually, could we do $7,700 for the sponsored post?")
     await agree_until_met(server, db, d)
 
     # O6: the booked offer is never rewritten in its room.
     assert await snapshot(db, offer_id) == booked
     kept = await offer_as(d.visitor, offer_id)
     assert (kept["stage"], kept["version"]) == (BOOKED, 1)
-    assert kept["terms"]["fee"] == {"amount": "7500.00", "currency": "USD"}
+    assert kept["terms"]["fee"] == {"amount": "8000.00", "currency": "USD"}
     assert stages(await offer_events(db, offer_id)) == [(WAB, 1), (ACKED, 1), (BOOKED, 1)]
     old_room = (await d.visitor.query(ROOM_STAGE, {"id": d.room_id}))["room"]
     assert old_room["stage"] == BOOKED
@@ -566,7 +566,7 @@ async def test_new_terms_after_the_booking_open_a_sibling_deal_room(server: Serv
         1,
         None,
     )
-    assert new_offer["terms"]["fee"] == {"amount": "7200.00", "currency": "USD"}
+    assert new_offer["terms"]["fee"] == {"amount": "7700.00", "currency": "USD"}
     assert new_offer["terms"]["seller"] == kept["terms"]["seller"]
     assert new_offer["room"] == {"id": sibling_id}
     assert stages(await offer_events(db, new_offer["id"])) == [(WAB, 1)]

@@ -18,7 +18,7 @@ from tests.support.turns import HOME, RULES, Deal, memory, visitor_client
 OPENING = "Hi, we'd like a sponsored post on 15 March 2027, {upfront}"
 BID = "We can pay $7,000"
 AGREE = "Yes, that works"
-"""The offline engine's path to a written offer: the host side counters $7,500 on the bid
+"""The offline engine's path to a written offer: the host side counters $8,000 on the bid
 and the visitor's agreement meets ``new-offer``."""
 
 MINTED = [("new-offer", None, "open"), ("new-offer", "open", "met")]

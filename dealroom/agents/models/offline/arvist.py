@@ -22,6 +22,8 @@ def arvist_output(context: Mapping[str, Any]) -> ArvistOutput:
     for path, value in durable.leaves(branch).items():
         if not durable.durable_path_allowed(path) or path.split(".")[0] in TRANSIENT:
             continue
+        if path.endswith(".source"):
+            continue  # a message id of the room it was said in, meaningless in any other
         held = _at(current, path)
         if isinstance(value, str):
             if held != value and not isinstance(held, Mapping):

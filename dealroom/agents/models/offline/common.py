@@ -9,7 +9,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from dealroom.agents.persona import Decision, Ruling
-from dealroom.domain.terms import Money, deliverable_label, format_money, parse_money
+from dealroom.domain.deliverables import Deliverable, parse_slug
+from dealroom.domain.terms import Money, format_money, parse_money
 
 # --- reading the context ----------------------------------------------------------------------
 
@@ -59,20 +60,6 @@ def _strings(value: object) -> list[str]:
     return [item for item in _list(value) if isinstance(item, str)]
 
 
-def _read_plan(text: str) -> dict[str, str]:
-    """The engine's own plan format: ``key=value; key=value``."""
-    plan: dict[str, str] = {}
-    for part in text.split(";"):
-        key, sep, value = part.partition("=")
-        if sep and key.strip():
-            plan[key.strip()] = value.strip()
-    return plan
-
-
-def _write_plan(plan: Mapping[str, str]) -> str:
-    return "; ".join(f"{key}={plan[key]}" for key in sorted(plan) if plan[key])
-
-
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS: Final = frozenset(
     "what when where which with from that this your have about there their "  # noqa: SIM905 (a word list reads best as text)
@@ -109,15 +96,23 @@ def _humanise(text: str) -> str:
     return re.sub(r"\b([a-z]+)_([a-z_]+)\b", lambda m: m.group(0).replace("_", " "), text)
 
 
-def _a(slug: str | None) -> str:
+def _label(slug: str, quantity: int = 1) -> str:
+    """A rate key as people say it: ``instagram_reel`` x2 → ``2 Instagram reels``."""
+    read = parse_slug(slug)
+    return Deliverable(read.kind, read.platform, max(quantity, 1)).label()
+
+
+def _a(slug: str | None, quantity: int = 1) -> str:
     if slug is None:
         return "this work"
-    label = deliverable_label(slug)
-    return f"{'an' if label[0] in 'aeiou' else 'a'} {label}"
+    label = _label(slug, quantity)
+    if quantity > 1:
+        return label
+    return f"{'an' if label[0].lower() in 'aeiou' else 'a'} {label}"
 
 
-def _the(slug: str | None) -> str:
-    return f"the {deliverable_label(slug)}" if slug else "this work"
+def _the(slug: str | None, quantity: int = 1) -> str:
+    return f"the {_label(slug, quantity)}" if slug else "this work"
 
 
 def _money_from(amount: object, currency: object) -> Money | None:

@@ -21,7 +21,9 @@ from dealroom.agents.models.offline.common import (
     _strings,
 )
 from dealroom.agents.models.offline.offer_talk import is_shortcut
+from dealroom.domain.deliverables import read_deliverables
 from dealroom.domain.limits import limit_entry, private_terms_of
+from dealroom.domain.reader import read_company, read_rate
 from dealroom.domain.terms import (
     Money,
     find_amount_mentions,
@@ -72,6 +74,11 @@ _INTRO = (
         r"[Ii]'m (?:at|with))\s+(?P<company>[A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)"
     ),
     re.compile(r"\b(?:[Mm]y name is|[Tt]his is)\s+(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\b"),
+)
+_BUSINESS = re.compile(
+    r"\b(?:an?|the)\s+(?:[a-z][\w-]*\s+){1,3}(?:brand|company|business|startup|label|agency|"
+    r"shop|retailer|maker|producer)\b",
+    re.I,
 )
 _NOT_NAMES: Final = frozenset(
     "Not Just Looking Interested Here Sorry Ok Okay Happy Glad Sure Hoping "  # noqa: SIM905 (a word list reads best as text)
@@ -194,19 +201,25 @@ def _host_facts(
         if is_shortcut(body):
             continue  # a button on the written offer: a move in this deal, not a standing rate
         answering = previous_agent.rstrip().endswith("?") and ASK_TO_ADD not in previous_agent
-        said = intent_of(body)
+        # "X, never below Y" is a rate to record wherever it is said, not a yes or a no.
+        stated = read_rate(body, default_currency=currency)
+        said = None if stated is not None else intent_of(body)
         if answering and said is not None:
             decision = _decision(previous_agent, body, memory)
             if decision is not None:
                 decisions.append(decision)
+        asked_about = [named.slug for named in read_deliverables(previous_agent)]
         for sentence in _sentences(body):
-            slugs = find_deliverables(sentence)
-            slug = slugs[-1] if slugs else last_slug
+            slugs = [named.slug for named in read_deliverables(sentence)]
+            # A rate given in answer to a question about a deliverable is that one's rate.
+            rate_of = slugs or (asked_about if stated is not None else [])
+            slug = rate_of[-1] if rate_of else last_slug
             amounts = find_amounts(sentence, default_currency=currency)
             if _PUBLIC_WORDS.search(sentence):
                 _public_fact(writer, sentence, amounts, slugs)
             elif amounts and not (answering and said is not None) and "?" not in sentence:
-                _rate_facts(writer, sentence, slug or "standard", currency, bool(slugs), source)
+                named = bool(rate_of) or stated is not None
+                _rate_facts(writer, sentence, slug or "standard", currency, named, source)
             _rule_fact(writer, sentence, source)
             if slugs:
                 last_slug = slugs[-1]
@@ -297,14 +310,23 @@ def _visitor_facts(
         if author != "participant":
             continue
         for sentence in _sentences(body):
-            slugs = find_deliverables(sentence)
+            named = read_deliverables(sentence)
+            slugs = [item.slug for item in named]
             slug = slugs[-1] if slugs else last_slug
+            if named and named[-1].quantity > 1:
+                # How many is part of what they want ("four TikTok videos").
+                writer.set(f"deal.proposals.{slug}.quantity", str(named[-1].quantity))
             amounts = find_amounts(sentence, default_currency=currency)
             if amounts and not _is_probe(sentence):
                 writer.set(f"deal.proposals.{slug or 'general'}.amount", money_code(amounts[-1]))
             dates = find_dates(sentence)
             if dates:
                 writer.set(f"deal.dates.{slug or 'date'}", dates[-1].label())
+            company = read_company(sentence)
+            business = _BUSINESS.search(sentence)
+            if business is not None:
+                # What they are matters to the host's exclusions ("an alcohol brand").
+                writer.set(f"{pane}.business", business.group(0).strip())
             for pattern in _INTRO:
                 found = pattern.search(sentence)
                 if found is None:
@@ -313,10 +335,12 @@ def _visitor_facts(
                 name = groups.get("name")
                 if name and name.split()[0] not in _NOT_NAMES:
                     writer.set(f"{pane}.name", name)
-                company = groups.get("company")
-                if company and company.split()[0] not in _NOT_NAMES:
-                    writer.set(f"{pane}.company", company.rstrip(".'"))
+                intro = groups.get("company")
+                if company is None and intro and intro.split()[0] not in _NOT_NAMES:
+                    writer.set(f"{pane}.company", intro.rstrip(".'"))
                 break
+            if company is not None:
+                writer.set(f"{pane}.company", company)
             if slugs:
                 last_slug = slugs[-1]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, Final
 
 from dealroom.agents.models.offline.common import (
@@ -32,15 +33,9 @@ from dealroom.agents.offer_gen import (
     OPEN_USAGE_RIGHTS,
     OfferGenOutput,
 )
-from dealroom.domain.terms import (
-    Intent,
-    Money,
-    deliverable_label,
-    find_amounts,
-    find_dates,
-    find_deliverables,
-    intent_of,
-)
+from dealroom.domain.deliverables import Deliverable, parse_slug, read_deliverables
+from dealroom.domain.reader import read_dates, read_schedule
+from dealroom.domain.terms import Intent, Money, find_amounts, find_dates, intent_of
 
 SHORT: Final = 120
 """Characters kept of a usage-rights or exclusivity phrase."""
@@ -90,7 +85,7 @@ def offer_gen_output(context: Mapping[str, Any]) -> OfferGenOutput:
     deliverables = _deliverables(fee, lines, memory) or _strings(current.get("deliverables"))
     if not deliverables:
         questions.append(OPEN_DELIVERABLES)
-    dates = _dates(lines) or _strings(current.get("dates"))
+    dates = _dates(lines, _today(context)) or _strings(current.get("dates"))
     if not dates:
         questions.append(OPEN_DATES)
     usage = _phrase(lines, _USAGE) or _str(current.get("usageRights")) or None
@@ -113,6 +108,13 @@ def offer_gen_output(context: Mapping[str, Any]) -> OfferGenOutput:
         due_slice_percent=due,
         open_questions=questions,
     )
+
+
+def _today(context: Mapping[str, Any]) -> date | None:
+    try:
+        return date.fromisoformat(_str(context.get("today")))
+    except ValueError:
+        return None
 
 
 # --- the fee ---
@@ -192,22 +194,34 @@ def _accepted_amount(lines: Sequence[_Line], currency: str) -> _Fee | None:
 
 def _deliverables(fee: _Fee | None, lines: Sequence[_Line], memory: Mapping[str, Any]) -> list[str]:
     """What the agreed fee buys: the ruling's deliverable, else those named where the fee was
-    agreed, else those of the newest line naming any, else the recorded proposal."""
-    slugs: list[str] = []
+    agreed, else those of the newest line naming any, else the recorded proposal. Each takes
+    its quantity (and platform, when the ruling names none) from the newest line naming it."""
+    named: list[Deliverable] = []
     if fee is not None:
-        slugs = [fee.slug] if fee.slug else find_deliverables(fee.line)
-    if not slugs:
-        slugs = next(
-            (named for line in reversed(lines) if (named := find_deliverables(line.body))), []
+        named = [parse_slug(fee.slug)] if fee.slug else read_deliverables(fee.line)
+    if not named:
+        named = next(
+            (found for line in reversed(lines) if (found := read_deliverables(line.body))), []
         )
-    if not slugs and (proposals := _map(_at(memory, "deal.proposals"))):
-        slugs = [str(list(proposals)[-1])]
-    return list(dict.fromkeys(deliverable_label(slug) for slug in slugs))
+    if not named and (proposals := _map(_at(memory, "deal.proposals"))):
+        named = [parse_slug(str(list(proposals)[-1]))]
+    said = [d for line in reversed(lines) for d in reversed(read_deliverables(line.body))]
+    labels = []
+    for item in named:
+        same = next((d for d in said if d.kind == item.kind), None)
+        if same is not None and (item.platform is None or same.platform == item.platform):
+            item = Deliverable(item.kind, item.platform or same.platform, same.quantity)
+        labels.append(item.label())
+    return list(dict.fromkeys(labels))
 
 
-def _dates(lines: Sequence[_Line]) -> list[str]:
-    """Every date in the conversation: ISO when it has a year, else as read (``December 5``)."""
-    found = [mention.label() for line in lines for mention in find_dates(line.body)]
+def _dates(lines: Sequence[_Line], today: date | None) -> list[str]:
+    """Every date in the conversation. With today known, each resolves against it (ISO days,
+    windows, deadlines); else ISO when it has a year and as read without one."""
+    if today is None:
+        found = [mention.label() for line in lines for mention in find_dates(line.body)]
+    else:
+        found = [term.label() for line in lines for term in read_dates(line.body, today)]
     return list(dict.fromkeys(found))
 
 
@@ -252,31 +266,10 @@ def _phrase(lines: Sequence[_Line], keyword: re.Pattern[str]) -> str:
     return ""
 
 
-_PCT = r"(?P<p>\d{1,3}(?:\.\d{1,2})?)\s?%"
-_TIMING = r"(?:up[\s-]?front|in advance|at booking|on booking|on signing|now)"
-_DUE: Final = (
-    re.compile(_PCT + r"\s*(?:" + _TIMING + r"|deposit)\b", re.IGNORECASE),
-    re.compile(r"\bdeposit of\s+" + _PCT, re.IGNORECASE),
-    re.compile(r"\b(?P<half>half\s+" + _TIMING + r"|50\s?/\s?50)\b", re.IGNORECASE),
-    re.compile(
-        r"\b(?P<full>paid in full|full payment\s+" + _TIMING + r"|(?:pay|paying|paid)\s+"
-        r"(?:it\s+)?(?:all|in full)\s+" + _TIMING + r")\b",
-        re.IGNORECASE,
-    ),
-)
-
-
 def _due_slice(lines: Sequence[_Line]) -> str:
     """Percent of the fee due at booking, from the newest statement of the schedule."""
     for sentence in _sentences(lines):
-        found = [match for pattern in _DUE for match in pattern.finditer(sentence)]
-        if not found:
-            continue
-        match = max(found, key=lambda m: m.start())
-        groups = match.groupdict()
-        if groups.get("half"):
-            return "50"
-        if groups.get("full"):
-            return "100"
-        return str(groups["p"])
+        found = read_schedule(sentence)
+        if found is not None:
+            return found
     return ""

@@ -1,0 +1,39 @@
+"""Lines about what is held for a guest (issue 11's login gate) and held deliveries spoken
+after the stage moved. Ported unchanged from main's ``persona.py`` so the package merges as
+the old module's replacement."""
+
+from __future__ import annotations
+
+from dealroom.agents.models.offline.common import _map, _str
+from dealroom.agents.models.offline.offer_talk import stage_answer
+from dealroom.agents.models.offline.persona.turn import Turn
+from dealroom.agents.persona import PersonaOutput
+
+
+def gate_line(turn: Turn) -> PersonaOutput:
+    """The login gate: this pane's guest must sign in before anything more goes out. Said from
+    what waits (kinds only, never its substance) and who is being spoken with."""
+    host, other = turn.host, turn.other
+    if _str(turn.trigger.get("reason")) == "cap":
+        reply = (
+            f"I've enjoyed this, {other} — to keep going with {host}, please sign in or create "
+            "a free account. Everything we've said stays right here."
+        )
+    else:
+        waiting = turn.body or "an update"
+        reply = (
+            f"I was just about to share an update with {host} ({waiting}) — sign in or create "
+            "an account and it goes out straight away, right here in this conversation."
+        )
+    return turn.out(reply)
+
+
+def held_stage_note(turn: Turn, output: PersonaOutput) -> PersonaOutput:
+    """A held delivery spoken after the stage moved: the reply says where the deal stands now
+    (the DEAL STAGE block, never the stage it was held at)."""
+    held = _map(turn.trigger.get("held"))
+    then = _str(held.get("stage"))
+    if not held or not then or then == turn.stage.value:
+        return output
+    now = stage_answer(turn.stage, host_pane=turn.host_pane, host=turn.host)
+    return output.model_copy(update={"reply": f"{output.reply} {now}".strip()})

@@ -1,0 +1,145 @@
+"""One persona turn as the offline rules read it: who speaks, in which pane, with what memory
+and plan, and the small readings every handler shares."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from dealroom.agents.models.offline.common import _at, _house_currency, _list, _map, _str
+from dealroom.agents.models.offline.offer_talk import (
+    is_payment_ask,
+    payment_answer,
+    stage_answer,
+    stage_of,
+)
+from dealroom.agents.models.offline.persona.plan import Plan
+from dealroom.agents.persona import GoalRuling, PersonaOutput, Send
+from dealroom.domain.offer_stage import Stage
+
+NEW_OFFER: Final = "new-offer"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    room_kind: str
+    pane: str
+    host_key: str
+    host: str
+    other: str
+    memory: Mapping[str, Any]
+    plan: Plan
+    session: list[tuple[str, str]]
+    trigger: Mapping[str, Any]
+    send_to: list[str]
+    currency: str
+    stage: Stage
+
+    @property
+    def body(self) -> str:
+        return _str(self.trigger.get("body"))
+
+    @property
+    def host_pane(self) -> bool:
+        return self.pane == self.host_key
+
+    def participant_lines(self) -> list[str]:
+        return [body for author, body in self.session if author == "participant"]
+
+    def about_stage(self, body: str) -> str:
+        """seed 000 (the Sophie Bell reversal): where the deal stands comes from the DEAL
+        STAGE alone, never from memory, the plan or what someone claims."""
+        if is_payment_ask(body):
+            return payment_answer(self.stage, host_pane=self.host_pane, host=self.host)
+        return stage_answer(self.stage, host_pane=self.host_pane, host=self.host)
+
+    def out(
+        self,
+        reply: str,
+        plan: Plan | None = None,
+        *,
+        goals: Sequence[GoalRuling] = (),
+        sends: Sequence[Send] = (),
+    ) -> PersonaOutput:
+        """The turn's output; the plan is this turn's unless another is given."""
+        written = (plan if plan is not None else self.plan).write()
+        return PersonaOutput(reply=reply, goals=list(goals), sends=list(sends), plan=written)
+
+
+def read_turn(context: Mapping[str, Any]) -> Turn:
+    represents = _map(context.get("represents"))
+    speaking_with = _map(context.get("speaking_with"))
+    memory = _map(context.get("memory"))
+    session = [
+        (_str(line.get("author")), _str(line.get("body")))
+        for line in _list(context.get("session"))
+        if isinstance(line, Mapping)
+    ]
+    return Turn(
+        room_kind=_str(context.get("room_kind")),
+        pane=_str(context.get("pane")),
+        host_key=_str(represents.get("key")) or "host",
+        host=_str(represents.get("name")) or "the host",
+        other=_str(speaking_with.get("name")) or "the visitor",
+        memory=memory,
+        plan=Plan.read(_str(context.get("plan"))),
+        session=session,
+        trigger=_map(context.get("trigger")),
+        send_to=[key for key in _list(context.get("send_to")) if isinstance(key, str)],
+        currency=_house_currency(memory),
+        stage=stage_of(_map(context.get("stage")).get("stage")),
+    )
+
+
+# Greeting-only lines get a greeting back, not an acknowledgement of rules.
+GREETING: Final = re.compile(
+    r"^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b[\w\s,!.]*$", re.I
+)
+_QUESTION_START = re.compile(
+    r"^\s*(?:what|whats|what's|how|which|who|when|where|why|do|does|did|is|are|can|could|"
+    r"would|will|should|have|has)\b",
+    re.I,
+)
+
+
+def is_question(text: str) -> bool:
+    return "?" in text or bool(_QUESTION_START.match(text))
+
+
+def goal_status(memory: Mapping[str, Any], key: str) -> str:
+    return _str(_map(_map(memory.get("goals")).get(key)).get("status"))
+
+
+def reopen(turn: Turn, reason: str) -> list[GoalRuling]:
+    """new-offer back to open when the written terms are to change (an open goal is not
+    reopened): the next met is a flip, and code draws the new version on it."""
+    if goal_status(turn.memory, NEW_OFFER) == "open":
+        return []
+    return [GoalRuling(key=NEW_OFFER, status="open", reason=reason)]
+
+
+def party_name(memory: Mapping[str, Any], key: str) -> str:
+    branch = _map(memory.get(key))
+    for field in ("name", "company"):
+        value = _str(branch.get(field)).strip()
+        if value:
+            return value
+    return "The visitor"
+
+
+def visitor_key(turn: Turn) -> str:
+    return turn.plan.with_ or next((key for key in turn.send_to if key != turn.host_key), "visitor")
+
+
+def pane_rulings(turn: Turn) -> list[Any]:
+    """The rulings that crossed into this pane, oldest first."""
+    return _list(_at(turn.memory, f"rulings.{turn.pane}"))
+
+
+def last_dispatch(turn: Turn) -> str:
+    """The dispatch of the last ruling that crossed into this pane ("" when none has)."""
+    rulings = pane_rulings(turn)
+    last = _str(_map(rulings[-1]).get("dispatchId")) if rulings else ""
+    return re.sub(r"[;=]", "_", last)  # the plan's own separators

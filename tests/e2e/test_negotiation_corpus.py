@@ -1,0 +1,198 @@
+"""The negotiation corpus (issue 14): every script in ``tests/data/negotiations/`` played end
+to end through the real server on the offline engine — the host teaches its rates in its home
+room, a guest brand opens a deal room and posts each line, the host answers in the deal
+room's own pane where the script says so — and the written offer must carry exactly the
+expected terms (or no offer, and a refusal in the brand's pane).
+
+The scripts run concurrently in lock step (every script posts its k-th line, then the agents
+settle), so the whole corpus costs about as many agent rounds as its longest script.
+
+Checked for every script as well (floor safety): no line the brand's pane shows, no term of
+the written offer and no word of its agreement holds the host's floor in any written form,
+and the first counter that crossed to the brand is the ask (unless the host named another
+figure for this deal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Final
+
+import httpx
+import pytest
+
+from dealroom.domain.seats import AuthorKind
+from dealroom.persistence.db import Db
+from tests.conftest import Server
+from tests.support.graphql import Client, open_room, post, sign_up
+from tests.support.offers import OFFER, ROOM_STAGE
+from tests.support.turns import HOME, memory, messages_in
+
+pytestmark = pytest.mark.asyncio
+
+CORPUS = Path(__file__).parents[1] / "data" / "negotiations"
+REFUSAL = "won't be able to take this one on"
+
+
+def load_scripts() -> list[dict[str, Any]]:
+    scripts: list[dict[str, Any]] = []
+    for path in sorted(CORPUS.glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        assert document["today"] == "2026-01-01", "dates resolve against the test clock's day"
+        scripts += document["scripts"]
+    return scripts
+
+
+SCRIPTS = load_scripts()
+
+
+def floor_forms(shown: str) -> re.Pattern[str]:
+    """Every way the floor amount could be written: ``$6,000``, ``6000``, ``6000.00``, ``6k``."""
+    digits = Decimal(re.sub(r"[^\d.]", "", shown))
+    whole = int(digits)
+    forms = [f"{whole:,}", str(whole), f"{whole}.00"]
+    if whole % 1000 == 0:
+        forms.append(f"{whole // 1000}k")
+    alternatives = "|".join(re.escape(form) for form in forms)
+    return re.compile(rf"(?<![\d.,])(?:{alternatives})(?![\d,]|\.\d)", re.IGNORECASE)
+
+
+class Played:
+    def __init__(self, script: dict[str, Any], index: int) -> None:
+        self.script = script
+        self.handle = f"corpus{index:03d}"
+        self.host: Client | None = None
+        self.visitor: Client | None = None
+        self.home_id = ""
+        self.room_id = ""
+
+
+def _client(server: Server) -> Client:
+    """A client app that waits longer than the default for an answer: the corpus keeps the
+    server's agents busy on purpose, and a post queues behind their writes (SQLite has one
+    writer), which on a machine shared with other test runs can exceed the default 30 s."""
+    client = server.client()
+    client.http.timeout = httpx.Timeout(180)
+    return client
+
+
+async def _teach(server: Server, played: Played) -> None:
+    played.host = _client(server)
+    await sign_up(played.host, played.handle, f"Host {played.handle[-3:]}")
+    played.home_id = (await played.host.query(HOME))["me"]["homeRoom"]["id"]
+    await post(played.host, played.home_id, played.script["rules"])
+
+
+async def _open(server: Server, played: Played) -> None:
+    played.visitor = _client(server)
+    played.room_id = (await open_room(played.visitor, played.handle))["room"]["id"]
+
+
+async def _step(played: Played, index: int) -> None:
+    steps = played.script["steps"]
+    if index >= len(steps):
+        return
+    step = steps[index]
+    client = played.visitor if "visitor" in step else played.host
+    assert client is not None
+    await post(client, played.room_id, step.get("visitor") or step["host"])
+
+
+async def _outcome(db: Db, played: Played) -> dict[str, Any]:
+    assert played.visitor is not None
+    room = (await played.visitor.query(ROOM_STAGE, {"id": played.room_id}))["room"]
+    offer = None
+    if room["offer"] is not None:
+        offer = (await played.visitor.query(OFFER, {"id": room["offer"]["id"]}))["offer"]
+    lines = [
+        m.body
+        for m in await messages_in(db, played.room_id, "visitor")
+        if m.author_kind == AuthorKind.AGENT
+    ]
+    rulings = (await memory(db, played.room_id)).get("rulings", {}).get("visitor", [])
+    return {"offer": offer, "lines": lines, "rulings": rulings}
+
+
+def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
+    """What differs from the script's expectation (empty when it passed)."""
+    expect = script["expect"]
+    offer = outcome["offer"]
+    problems: list[str] = []
+    if expect.get("refusal"):
+        if offer is not None:
+            problems.append(f"an offer was written: {offer['terms']}")
+        if not any(REFUSAL in line for line in outcome["lines"]):
+            problems.append(f"no refusal in the brand's pane: {outcome['lines'][-2:]}")
+    else:
+        if offer is None:
+            return [f"no written offer; the brand's pane ends {outcome['lines'][-3:]}"]
+        terms = offer["terms"]
+        got = {key: terms[key] for key in expect["offer"]}
+        if got != expect["offer"]:
+            problems.append(f"terms {got} != {expect['offer']}")
+        buyer = expect.get("buyer")
+        agreement = (offer.get("agreement") or {}).get("text") or ""
+        if buyer is not None and f'{buyer} ("the Brand")' not in agreement:
+            problems.append(f"the agreement does not name {buyer}: {agreement[:160]!r}")
+    first = next((r for r in outcome["rulings"] if r.get("decision") == "counter"), None)
+    wanted = expect.get("first_counter")
+    if wanted is not None and (
+        first is None
+        or Decimal(first["amount"]) != Decimal(wanted["amount"])
+        or first["currency"] != wanted["currency"]
+    ):
+        problems.append(f"first counter {first} != {wanted}")
+    if expect.get("floor"):
+        pattern = floor_forms(expect["floor"])
+        # What the agents wrote: the pane's lines and the offer's terms (the payment quote's
+        # figures are code's arithmetic on the fee, and may equal anything).
+        shown = [*outcome["lines"], json.dumps((offer or {}).get("terms") or {})]
+        leaks = [text for text in shown if pattern.search(text)]
+        if leaks:
+            problems.append(f"the floor {expect['floor']} reached the brand: {leaks[:2]}")
+    return problems
+
+
+CONCURRENT: Final = 8
+"""Requests in flight at once: enough to overlap the agents' work, few enough that no
+request waits on the database longer than a client's timeout on a busy machine."""
+
+
+async def play_corpus(server: Server, db: Db, scripts: list[dict[str, Any]]) -> list[str]:
+    """Play every script; one line per failing script."""
+    played = [Played(script, index) for index, script in enumerate(scripts)]
+    gate = asyncio.Semaphore(CONCURRENT)
+
+    async def each(act: Callable[[Played], Awaitable[None]]) -> None:
+        async def one(p: Played) -> None:
+            async with gate:
+                await act(p)
+
+        await asyncio.gather(*(one(p) for p in played))
+
+    await each(lambda p: _teach(server, p))
+    await server.settle(timeout=600)
+    await each(lambda p: _open(server, p))
+    for index in range(max(len(s["steps"]) for s in scripts)):
+        await each(lambda p, k=index: _step(p, k))  # type: ignore[misc]
+        await server.settle(timeout=600)
+    outcomes = [await _outcome(db, p) for p in played]
+    failures = []
+    for p, outcome in zip(played, outcomes, strict=True):
+        problems = check(p.script, outcome)
+        if problems:
+            failures.append(f"{p.script['id']}: {'; '.join(problems)}")
+    return failures
+
+
+async def test_every_script_writes_exactly_the_expected_terms(agent_server: Server, db: Db) -> None:
+    assert len(SCRIPTS) >= 150
+    failures = await play_corpus(agent_server, db, SCRIPTS)
+    passed = len(SCRIPTS) - len(failures)
+    print(f"\nnegotiation corpus: {passed}/{len(SCRIPTS)} scripts pass")
+    assert not failures, "\n".join(failures)
