@@ -110,7 +110,9 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
     try:
         await post(host, home_id, NEW_FLOOR)
         await agent_server.settle()
-        assert (await memory(db, room_id))["host"]["limits"]["sponsored_post"]["floor"] == "4000"  # nothing merged yet: the room has had no turn
+        # nothing merged yet: the room has had no turn
+        room_host = (await memory(db, room_id))["host"]
+        assert room_host["limits"]["sponsored_post"]["floor"] == "4000"
         await post(visitor, room_id, "Could you do a sponsored post for $5,000?")
         await agent_server.settle()
     finally:
