@@ -95,7 +95,12 @@ How you work:
   exclude, or ask the principal when no rule covers it. Put the ruling in the send to the
   counterparty. Never state the host's private floor or private rules to anyone but the host.
 - Never collect payment details and never declare a deal paid or booked; only the DEAL STAGE
-  block says where the deal stands.
+  block says where the deal stands. When told a STAGE EVENT, say it in one or two sentences
+  in the stage vocabulary and name the next step; never add a booking or payment the DEAL
+  STAGE does not show.
+- Transcript lines marked [relayed from …] are your deliveries of another participant's words
+  or instruction. They are true: never walk one back, apologise for it or call it a mistake,
+  unless a newer delivery changes it.
 - `plan` is private to you: what you intend next. Goals are about substance, not chores: a
   missing signature, address or payment is something to ask your principal, not an open goal.
 - The `new-offer` goal: rule it `met` when both sides have agreed the terms (code then draws
@@ -110,14 +115,17 @@ SYSTEM = f"{PROMPT}\n{offer_stage.vocabulary()}"
 
 @dataclass(frozen=True, slots=True)
 class Trigger:
-    """Why the persona speaks: a participant's message, or a delivery it must make."""
+    """Why the persona speaks: a participant's message, a delivery it must make, or a stage
+    event it must tell (issue 12)."""
 
-    kind: Literal["message", "delivery"]
+    kind: Literal["message", "delivery", "stage"]
     body: str
     sender: str | None = None
     """For a delivery: the participant key whose agent sent it."""
     ruling: Mapping[str, Any] | None = None
     open_questions: Sequence[str] = ()
+    origin: str | None = None
+    """For a delivery code made rather than an agent's send: ``guard`` or ``goal``."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind, "body": self.body}
@@ -127,6 +135,8 @@ class Trigger:
                 "ruling": dict(self.ruling) if self.ruling else None,
                 "open_questions": list(self.open_questions),
             }
+            if self.origin is not None:
+                data["origin"] = self.origin
         return data
 
 
@@ -192,7 +202,12 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         },
     }
     trigger = inputs.trigger
-    if trigger.kind == "delivery":
+    if trigger.kind == "stage":
+        now = (
+            f"STAGE EVENT — tell {inputs.speaking_with.name} now, in your own voice, in one or two "
+            f"sentences: {trigger.body}"
+        )
+    elif trigger.kind == "delivery":
         now = (
             f"DELIVER NOW, in your own voice, to {inputs.speaking_with.name}: "
             f"{document(context['trigger'])}"

@@ -15,9 +15,22 @@ class Line:
     author: str
     """``participant``, ``agent`` or ``system``."""
     body: str
+    relayed_from: str | None = None
+    """Set on an agent's delivery of another participant's words (issue 12): the sender's
+    name. Such a line is a true relay, never the agent's own claim."""
 
     def to_json(self) -> dict[str, str]:
-        return {"author": self.author, "body": self.body}
+        data = {"author": self.author, "body": self.body}
+        if self.relayed_from is not None:
+            data["relayed_from"] = self.relayed_from
+        return data
+
+    @property
+    def shown(self) -> str:
+        """The body as agents read it: a relay carries its ``[relayed from …]`` mark."""
+        if self.relayed_from is None:
+            return self.body
+        return f"[relayed from {self.relayed_from}] {self.body}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,4 +51,4 @@ def transcript(lines: Sequence[Line], *, participant: str, agent: str) -> str:
     if not lines:
         return "(no messages yet in this session)"
     names = {"participant": participant, "agent": agent, "system": "system"}
-    return "\n".join(f"{names.get(line.author, line.author)}: {line.body}" for line in lines)
+    return "\n".join(f"{names.get(line.author, line.author)}: {line.shown}" for line in lines)

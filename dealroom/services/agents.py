@@ -8,9 +8,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import AgentName, ModelClient
 from dealroom.config import Settings
+from dealroom.jobs.watches import WatchFirer
 from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import DistilTurn
+from dealroom.services.guard_turn import GuardTurn
 from dealroom.services.ledger import Ledger
 from dealroom.services.offer_turn import AgreementTurn, OfferGenTurn
 from dealroom.services.offers import capture_pending
@@ -69,6 +71,7 @@ def create_runner(
     runner.register(AgentName.DISTIL, DistilTurn(runner))
     runner.register(AgentName.OFFER_GEN, OfferGenTurn(runner))
     runner.register(AgentName.AGREEMENT, AgreementTurn(runner))
+    runner.register(AgentName.GUARD, GuardTurn(runner))
     if payments is not None:
         provider = payments
 
@@ -76,4 +79,5 @@ def create_runner(
             return await capture_pending(sessionmaker, broker, clock, provider)
 
         runner.add_sweep(captures)
+    runner.add_sweep(WatchFirer(runner).poll, every=timedelta(seconds=settings.watch_poll_seconds))
     return runner

@@ -8,7 +8,7 @@ import asyncio
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -17,15 +17,18 @@ from pydantic_core import from_json
 from dealroom.agents import context_filter, persona
 from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
-from dealroom.domain import crossing, visibility
+from dealroom.domain import crossing, stage_notices, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain import offers as offer_rules
+from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import AuthorKind, RoomKind, Seat
+from dealroom.jobs import watches
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Dispatch, GoalEvent, Message, Room
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
+from dealroom.services import sends
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -36,7 +39,7 @@ from dealroom.services.events import (
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import close_live_offer, queue_offer_gen
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner, new_run
+from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner
 
 log = structlog.get_logger(__name__)
 
@@ -66,6 +69,7 @@ def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:
         AgentName.CONTEXT_FILTER: deps.settings.filter_model,
         AgentName.OFFER_GEN: deps.settings.offer_gen_model,
         AgentName.AGREEMENT: deps.settings.agreement_model,
+        AgentName.GUARD: deps.settings.guard_model,
     }[agent]
     picked = picks.get(agent.value)
     return picked if isinstance(picked, str) and picked else configured
@@ -117,7 +121,9 @@ class PersonaTurn:
         send_to = [
             p.key
             for p in ctx.participants
-            if p.key != pane and run.chain_depth < self.deps.settings.max_chain_depth
+            if p.key != pane
+            and run.chain_depth < self.deps.settings.max_chain_depth
+            and ctx.trigger_event is None  # a stage notice tells both sides itself
         ]
         inputs = PersonaInput(
             room_kind=ctx.kind.value,
@@ -230,12 +236,16 @@ class PersonaTurn:
                 seq=seq,
                 author_kind=AuthorKind.AGENT.value,
                 body=output.reply.strip() or "…",
-                session_no=_session_for_reply(previous, dispatch is not None),
+                session_no=_session_for_reply(
+                    previous, dispatch is not None or ctx.trigger_event is not None
+                ),
                 client_message_id=key,
                 relayed_dispatch_id=dispatch.id if dispatch else None,
                 created_at=now,
             )
             await db.add(reply)
+            if not guard_push(dispatch):
+                await watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms
             view = MessageView.from_row(reply, Seat(ctx.pane_key))
             published.append(
                 (
@@ -340,18 +350,14 @@ class PersonaTurn:
         panes are rate-capped (a capped send is recorded, never delivered)."""
         settings = self.deps.settings
         runs: list[AgentRun] = []
-        if run.chain_depth >= settings.max_chain_depth:
+        if run.chain_depth >= settings.max_chain_depth or ctx.trigger_event is not None:
             if output.sends:
                 log.info("sends_dropped_chain_bound", run_id=str(run.id), count=len(output.sends))
             return runs
-        dispatches = DispatchRepository(db)
-        since = now - timedelta(minutes=10)
         for position, send in enumerate(output.sends):
             target = ctx.participant(send.to)
             if target is None or target.id == ctx.pane.id:
                 continue
-            recent = await dispatches.recent_between(ctx.pane.id, target.id, since)
-            capped = recent >= settings.sends_per_pair_per_10_minutes
             substance = send.substance
             payload: dict[str, Any] = {"open_questions": list(send.open_questions)}
             ruling = (
@@ -375,33 +381,23 @@ class PersonaTurn:
                 # rules in view) stays on the host's side.
                 substance = crossing.render(ruling, ctx.represents.name)
                 payload = {"ruling": ruling.to_json(), "open_questions": []}
-            dispatch = Dispatch(
-                id=uuid.uuid4(),
-                room_id=ctx.room_id,
-                from_participant_id=ctx.pane.id,
-                to_participant_id=target.id,
-                source_run_id=run.id,
-                position=position,
-                substance=substance,
-                payload=payload,
-                status="capped" if capped else "pending",
-                chain_depth=run.chain_depth + 1,
-                created_at=now,
-            )
-            await db.add(dispatch)
-            if capped:
-                log.warning("send_capped", room_id=str(ctx.room_id), to=send.to)
-                continue
-            runs.append(
-                new_run(
+            _dispatch, delivery = await sends.send(
+                db,
+                sends.Outbound(
                     room_id=ctx.room_id,
-                    participant_id=target.id,
-                    agent=AgentName.PERSONA,
-                    now=now,
-                    trigger_dispatch_id=dispatch.id,
+                    source_id=ctx.pane.id,
+                    target_id=target.id,
+                    source_run_id=run.id,
+                    position=position,
+                    substance=substance,
+                    payload=payload,
                     chain_depth=run.chain_depth + 1,
-                )
+                ),
+                now=now,
+                per_pair_cap=settings.sends_per_pair_per_10_minutes,
             )
+            if delivery is not None:
+                runs.append(delivery)
         return runs
 
     async def _finish_orphan(self, run: RunSnapshot) -> None:
@@ -416,17 +412,31 @@ class PersonaTurn:
             await db.close()
 
 
+GUARD_ORIGIN = "guard"
+"""``dispatches.payload.origin`` of a send the Guard made."""
+
+
+def guard_push(dispatch: Dispatch | None) -> bool:
+    return dispatch is not None and (dispatch.payload or {}).get("origin") == GUARD_ORIGIN
+
+
 def _trigger(ctx: TurnContext) -> Trigger:
+    event = ctx.trigger_event
+    if event is not None:
+        told = stage_notices.notices(Stage(event.stage), event.version, event.actor)
+        return Trigger(kind="stage", body=told.get(Seat(ctx.pane_key), ""))
     dispatch = ctx.trigger_dispatch
     if dispatch is not None:
         payload = dispatch.payload or {}
         ruling = payload.get("ruling")
+        origin = payload.get("origin")
         return Trigger(
             kind="delivery",
             body=dispatch.substance,
             sender=ctx.key_of(dispatch.from_participant_id),
             ruling=ruling if isinstance(ruling, dict) else None,
             open_questions=tuple(payload.get("open_questions") or ()),
+            origin=origin if isinstance(origin, str) else None,
         )
     body = ctx.trigger_message.body if ctx.trigger_message is not None else ""
     return Trigger(kind="message", body=body)

@@ -28,7 +28,7 @@ from tests.support.graphql import (
 )
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
@@ -36,7 +36,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+def serve(
+    database_url: str, port: int, log: IO[bytes], **settings: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``dealroom serve`` in its own process; ``settings`` are more ``DEALROOM_*`` values."""
     env = {
         **os.environ,
         "DEALROOM_DATABASE_URL": database_url,
@@ -45,6 +48,7 @@ def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.
         "DEALROOM_HOST": "127.0.0.1",
         # Only the foundation's events: agent replies are covered by tests/e2e/test_turn*.
         "DEALROOM_WORKERS": "0",
+        **{f"DEALROOM_{name.upper()}": value for name, value in settings.items()},
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "dealroom.cli", "serve"],
@@ -62,7 +66,7 @@ def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.
             process.kill()
 
 
-async def _wait_healthy(base_url: str, process: subprocess.Popen[bytes]) -> None:
+async def wait_healthy(base_url: str, process: subprocess.Popen[bytes]) -> None:
     async with httpx.AsyncClient(base_url=base_url) as http:
         for _ in range(300):
             if process.poll() is not None:
@@ -81,12 +85,12 @@ async def two_servers(
     database_url: str, engine: AsyncEngine, tmp_path: Path
 ) -> AsyncIterator[tuple[str, str]]:
     del engine  # migrated by the session fixture
-    ports = _free_port(), _free_port()
+    ports = free_port(), free_port()
     logs = [(tmp_path / f"server-{port}.log").open("wb") for port in ports]
-    with _serve(database_url, ports[0], logs[0]) as a, _serve(database_url, ports[1], logs[1]) as b:
+    with serve(database_url, ports[0], logs[0]) as a, serve(database_url, ports[1], logs[1]) as b:
         urls = f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
-        await _wait_healthy(urls[0], a)
-        await _wait_healthy(urls[1], b)
+        await wait_healthy(urls[0], a)
+        await wait_healthy(urls[1], b)
         yield urls
     for log in logs:
         log.close()

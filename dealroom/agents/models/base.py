@@ -22,6 +22,10 @@ class AgentName(StrEnum):
     CONTEXT_FILTER = "context_filter"
     OFFER_GEN = "offer_gen"
     AGREEMENT = "agreement"
+    GUARD = "guard"
+    ARVIST = "arvist"
+    """The curator (issue 13): queued by the room watch's curator step once a handler is
+    registered for it; no engine answers it yet."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from dealroom.agents.models.base import (
     AgentName,
     Chunk,
     Generation,
+    ModelError,
     ModelRequest,
     Usage,
     estimate_tokens,
@@ -20,6 +21,7 @@ from dealroom.agents.models.base import (
 from dealroom.agents.models.offline.agreement import agreement_output
 from dealroom.agents.models.offline.context_filter import filter_output
 from dealroom.agents.models.offline.distil import distil_output
+from dealroom.agents.models.offline.guard import guard_output
 from dealroom.agents.models.offline.offer_gen import offer_gen_output
 from dealroom.agents.models.offline.persona import persona_output
 
@@ -83,6 +85,12 @@ def respond(request: ModelRequest) -> str:
             output = offer_gen_output(request.context)
         case AgentName.AGREEMENT:
             output = agreement_output(request.context)
+        case AgentName.GUARD:
+            output = guard_output(request.context)
+        case AgentName.ARVIST:
+            # Issue 13 brings Arvist and its rules; the curator step queues no Arvist run
+            # until a handler is registered, so no call reaches here before then.
+            raise ModelError("no offline engine for arvist yet", transient=False)
         case _:
             assert_never(request.agent)
     # PersonaOutput declares ``reply`` first, so the serialised reply streams first.

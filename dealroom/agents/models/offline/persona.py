@@ -126,12 +126,23 @@ def _turn(context: Mapping[str, Any]) -> _Turn:
 
 def persona_output(context: Mapping[str, Any]) -> PersonaOutput:
     turn = _turn(context)
+    kind = _str(turn.trigger.get("kind"))
+    if kind == "stage" or _str(turn.trigger.get("origin")):
+        return _told(turn)
     if turn.room_kind == "home":
         return _home(turn)
-    delivery = _str(turn.trigger.get("kind")) == "delivery"
+    delivery = kind == "delivery"
     if turn.host_pane:
         return _host_ruling(turn) if delivery else _principal_message(turn)
     return _visitor_delivery(turn) if delivery else _visitor_message(turn)
+
+
+def _told(turn: _Turn) -> PersonaOutput:
+    """A stage event, or a delivery code made (the Guard's repair, a goal's notice): say it
+    as it was written — code composed it in the stage vocabulary, or the audit from the
+    recipient's point of view — and keep the plan. Nothing is sent on from here."""
+    body = turn.body.strip()
+    return PersonaOutput(reply=f"Update: {body}" if body else "…", plan=_write_plan(turn.plan))
 
 
 # Greeting-only lines get a greeting back, not an acknowledgement of rules.

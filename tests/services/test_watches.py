@@ -1,0 +1,155 @@
+"""Room watches (issue 12; W1-W4 in dealroom/jobs/watches.py): every reply re-arms the room's
+watch, a step fires once per quiet, a stale timer fires nothing, the Guard's own push never
+re-arms, and a watch survives a restart."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.agents.models.base import AgentName
+from dealroom.config import Settings
+from dealroom.jobs.watches import WatchFirer
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import AgentRun
+from dealroom.realtime import Broker
+from dealroom.services.turn_context import RunSnapshot
+from dealroom.services.turns import RunStatus
+from tests.conftest import Server, serving
+from tests.support.clock import ManualClock
+from tests.support.graphql import post
+from tests.support.offers import open_deal, settle
+from tests.support.turns import deal
+from tests.support.watches import runs_of, watch_of
+
+QUIET = timedelta(seconds=61)
+
+
+async def quiet(server: Server, delta: timedelta = QUIET) -> None:
+    """The room stays quiet for ``delta``: the clock moves, the workers' sweep looks."""
+    server.clock.advance(delta)
+    await server.runner.sweep()
+    await server.settle()
+
+
+async def test_every_reply_re_arms_and_the_guard_fires_once_per_quiet(
+    agent_server: Server, db: Db
+) -> None:
+    d = await deal(agent_server)
+    await post(d.visitor, d.room_id, "Hi, we are Fjord Goods and want one sponsored post.")
+    await agent_server.settle()
+    armed = await watch_of(db, d.room_id)
+    # W1: the visitor's message and the agents' replies each re-armed it.
+    assert armed.generation >= 2
+    assert armed.step == "guard"
+    await agent_server.runner.sweep()
+    assert await runs_of(db, d.room_id, AgentName.GUARD) == []  # not quiet yet
+
+    await quiet(agent_server)
+    [guard] = await runs_of(db, d.room_id, AgentName.GUARD)
+    assert guard.watch_generation == armed.generation
+    assert guard.status == RunStatus.DONE
+    assert (await watch_of(db, d.room_id)).step == "curator"
+
+    await quiet(agent_server)  # still quiet: the Guard does not run again
+    assert len(await runs_of(db, d.room_id, AgentName.GUARD)) == 1
+
+
+async def test_a_stale_timer_fires_nothing(agent_server: Server, db: Db) -> None:
+    d = await deal(agent_server)
+    await post(d.visitor, d.room_id, "Hi, we want one sponsored post in May.")
+    await agent_server.settle()
+    old = (await watch_of(db, d.room_id)).generation
+    await post(d.visitor, d.room_id, "Also a story, if you do those.")
+    await agent_server.settle()
+    new = (await watch_of(db, d.room_id)).generation
+    assert new > old
+    agent_server.clock.advance(QUIET)
+    firer = WatchFirer(agent_server.runner)
+
+    assert await firer.fire(uuid.UUID(d.room_id), old) is False  # W2: the old timer
+    assert await runs_of(db, d.room_id, AgentName.GUARD) == []
+    assert await firer.fire(uuid.UUID(d.room_id), new) is True
+    assert await firer.fire(uuid.UUID(d.room_id), new) is False  # a duplicate of it
+    await agent_server.settle()
+    assert len(await runs_of(db, d.room_id, AgentName.GUARD)) == 1
+
+
+async def test_a_timer_that_is_not_due_fires_nothing(agent_server: Server, db: Db) -> None:
+    d = await deal(agent_server)
+    await post(d.visitor, d.room_id, "Hi, we want one sponsored post in May.")
+    await agent_server.settle()
+    generation = (await watch_of(db, d.room_id)).generation
+    agent_server.clock.advance(timedelta(seconds=30))
+    assert await WatchFirer(agent_server.runner).fire(uuid.UUID(d.room_id), generation) is False
+    assert await runs_of(db, d.room_id, AgentName.GUARD) == []
+
+
+async def test_the_curator_step_queues_nothing_until_a_curator_is_registered(
+    agent_server: Server, db: Db
+) -> None:
+    d = await deal(agent_server)
+    await post(d.visitor, d.room_id, "Hi, we want one sponsored post in May.")
+    await agent_server.settle()
+    await quiet(agent_server)  # the Guard
+    await quiet(agent_server, timedelta(seconds=600))  # the curator step
+    assert (await watch_of(db, d.room_id)).step == "done"
+    assert await runs_of(db, d.room_id, AgentName.ARVIST) == []
+
+
+async def test_the_curator_step_queues_arvist_per_bound_participant_once_registered(
+    agent_server: Server, db: Db
+) -> None:
+    """The hook issue 13 plugs into: a registered Arvist handler gets one run per participant
+    with an account (the guest visitor has none), once per quiet."""
+    seen: list[RunSnapshot] = []
+
+    async def arvist(run: RunSnapshot) -> None:
+        seen.append(run)
+        unit = Db(agent_server.runner.deps.sessionmaker)
+        try:
+            row = await unit.get(AgentRun, run.id)
+            assert row is not None
+            row.status = RunStatus.DONE.value
+            await unit.commit()
+        finally:
+            await unit.close()
+
+    agent_server.runner.register(AgentName.ARVIST, arvist)
+    d = await deal(agent_server)
+    await post(d.visitor, d.room_id, "Hi, we want one sponsored post in May.")
+    await agent_server.settle()
+    await quiet(agent_server)
+    assert seen == []  # the Guard's window comes first
+    await quiet(agent_server, timedelta(seconds=600))
+    # The host's home room went quiet too: one run there for the host as well.
+    [run] = [r for r in seen if r.room_id == uuid.UUID(d.room_id)]
+    await quiet(agent_server, timedelta(seconds=600))
+    assert len(seen) == 2
+    host_runs = await runs_of(db, d.room_id, AgentName.ARVIST)
+    assert [r.participant_id for r in host_runs] == [run.participant_id]
+
+
+async def test_a_due_watch_survives_a_restart(
+    settings: Settings,
+    agent_settings: Settings,
+    engine: AsyncEngine,
+    broker: Broker,
+    clock: ManualClock,
+    db: Db,
+) -> None:
+    """W4: the watch is a row. A process that stored it (and runs no agents) stops; another
+    starts later and fires it."""
+    async with serving(settings, engine, broker, clock) as first:
+        d = await open_deal(first)
+        await post(d.visitor, d.room_id, "Hi, we want one sponsored post in May.")
+        await settle(first)  # this test runs the turn itself: the process has no workers
+        assert await runs_of(db, d.room_id, AgentName.GUARD) == []
+    clock.advance(QUIET)
+    async with serving(agent_settings, engine, broker, clock) as second:
+        await second.runner.sweep()
+        await second.settle()
+        guards = await runs_of(db, d.room_id, AgentName.GUARD)
+        assert len(guards) == 1
