@@ -47,12 +47,12 @@ class GuardSend(BaseModel):
 
 
 class GoalFix(BaseModel):
-    """A goal whose status no transcript supports goes back to open; nothing else."""
+    """A goal whose status no transcript supports goes back to open (the Guard only ever
+    reopens a goal, so there is no status to choose)."""
 
     model_config = ConfigDict(extra="forbid")
 
     key: str = Field(description="The goal's key.")
-    status: Literal["open"] = Field(description="Always open: the Guard only reopens.")
     reason: str = Field(description="One sentence: why the recorded status is not supported.")
 
 
@@ -73,7 +73,9 @@ class GuardOutput(BaseModel):
         default_factory=list, description="Problems found; empty when the room is healthy."
     )
     sends: list[GuardSend] = Field(default_factory=list, description="Owed deliveries.")
-    goals: list[GoalFix] = Field(default_factory=list, description="Goals to reopen.")
+    goals: list[GoalFix] = Field(
+        default_factory=list, description="Goals to reopen (set back to open)."
+    )
     memory: list[MemoryFix] = Field(default_factory=list, description="False state to fix.")
     clear_plans: list[str] = Field(
         default_factory=list, description="Panes whose plan is stale and must be cleared."

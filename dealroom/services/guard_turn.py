@@ -388,20 +388,18 @@ class GuardTurn:
                         f"send to {target.key}: refused, it carried {', '.join(carried)}"
                     )
                     continue
-            dispatch, delivery = await sends.send(
+            dispatch, delivery = await sends.code_send(
                 db,
-                sends.Outbound(
-                    room_id=run.room_id,
-                    source_id=source.id,
-                    target_id=target.id,
-                    source_run_id=run.id,
-                    position=position,
-                    substance=owed.substance,
-                    payload={"open_questions": list(owed.open_questions), "origin": GUARD_ORIGIN},
-                    chain_depth=self.deps.settings.max_chain_depth,
-                ),
+                room_id=run.room_id,
+                source_id=source.id,
+                target_id=target.id,
+                source_run_id=run.id,
+                position=position,
+                substance=owed.substance,
+                origin=GUARD_ORIGIN,
+                settings=self.deps.settings,
                 now=now,
-                per_pair_cap=self.deps.settings.sends_per_pair_per_10_minutes,
+                open_questions=owed.open_questions,
             )
             if delivery is None:
                 outcome.refused.append(f"send {source.key} → {target.key}: capped")

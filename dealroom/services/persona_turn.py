@@ -17,7 +17,7 @@ from pydantic_core import from_json
 from dealroom.agents import context_filter, persona
 from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
-from dealroom.domain import crossing, stage_notices, visibility
+from dealroom.domain import crossing, goal_notices, stage_notices, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain import offers as offer_rules
 from dealroom.domain.offer_stage import Stage
@@ -326,6 +326,7 @@ class PersonaTurn:
                     created_at=now,
                 )
             )
+            effects.runs += await self._notify(db, run, ctx, key, status, now)
             if key != offer_rules.NEW_OFFER or ctx.kind is not RoomKind.DEAL:
                 continue
             host = ctx.participant(Seat.HOST.value)
@@ -336,6 +337,33 @@ class PersonaTurn:
                     db, ctx.room_id, now=now, actor=AgentName.PERSONA.value
                 )
         return effects
+
+    async def _notify(
+        self, db: Db, run: RunSnapshot, ctx: TurnContext, goal: str, status: str, now: datetime
+    ) -> list[AgentRun]:
+        """A flip's notify effect (GN1, GN2): code's text, through the one send path; the
+        delivery does not chain on."""
+        runs: list[AgentRun] = []
+        told = goal_notices.notices(goal, status, ruled_in=ctx.pane_key)
+        for position, (seat, text) in enumerate(sorted(told.items()), start=NOTIFY_POSITION):
+            target = ctx.participant(seat.value)
+            if target is None:
+                continue
+            _dispatch, delivery = await sends.code_send(
+                db,
+                room_id=ctx.room_id,
+                source_id=ctx.pane.id,
+                target_id=target.id,
+                source_run_id=run.id,
+                position=position,
+                substance=text,
+                origin=GOAL_ORIGIN,
+                settings=self.deps.settings,
+                now=now,
+            )
+            if delivery is not None:
+                runs.append(delivery)
+        return runs
 
     async def _sends(
         self,
@@ -414,6 +442,10 @@ class PersonaTurn:
 
 GUARD_ORIGIN = "guard"
 """``dispatches.payload.origin`` of a send the Guard made."""
+GOAL_ORIGIN = "goal"
+"""``dispatches.payload.origin`` of a goal flip's notify effect."""
+NOTIFY_POSITION = 1000
+"""Dispatch positions of notify effects start here, after any of the turn's own sends."""
 
 
 def guard_push(dispatch: Dispatch | None) -> bool:

@@ -10,6 +10,7 @@ firewall as they land) covers all of them in one place.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import structlog
 
 from dealroom.agents.models.base import AgentName
+from dealroom.config import Settings
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Dispatch
 from dealroom.persistence.runs import DispatchRepository
@@ -78,3 +80,36 @@ async def send(
         chain_depth=outbound.chain_depth,
     )
     return dispatch, run
+
+
+async def code_send(
+    db: Db,
+    *,
+    room_id: uuid.UUID,
+    source_id: uuid.UUID,
+    target_id: uuid.UUID,
+    source_run_id: uuid.UUID,
+    position: int,
+    substance: str,
+    origin: str,
+    settings: Settings,
+    now: datetime,
+    open_questions: Sequence[str] = (),
+) -> tuple[Dispatch, AgentRun | None]:
+    """A send code decided (the Guard's repair, a goal's notice), marked with its ``origin``:
+    delivered at the chain's bound, so the recipient's agent cannot send on from it."""
+    return await send(
+        db,
+        Outbound(
+            room_id=room_id,
+            source_id=source_id,
+            target_id=target_id,
+            source_run_id=source_run_id,
+            position=position,
+            substance=substance,
+            payload={"open_questions": list(open_questions), "origin": origin},
+            chain_depth=settings.max_chain_depth,
+        ),
+        now=now,
+        per_pair_cap=settings.sends_per_pair_per_10_minutes,
+    )

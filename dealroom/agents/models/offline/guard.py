@@ -134,7 +134,5 @@ def guard_output(context: Mapping[str, Any]) -> GuardOutput:
             out.findings.append(
                 Finding(pane=host, problem=f"Goal {goal_key} is met but nothing was agreed.")
             )
-            out.goals.append(
-                GoalFix(key=str(goal_key), status="open", reason="No agreement in any transcript.")
-            )
+            out.goals.append(GoalFix(key=str(goal_key), reason="No agreement in any transcript."))
     return out
