@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from dealroom.agents.guard import GuardOutput, GuardSend
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.persona import PersonaOutput, Send
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Flag, GoalEvent, GuardVerdict, Lease, Room
+from dealroom.persistence.models import Account, Flag, GoalEvent, GuardVerdict, Lease, Room
 from dealroom.services.distil_turn import MemoryLease, holds
 from dealroom.services.turns import RunStatus
 from tests.conftest import Server
-from tests.support.graphql import post
+from tests.support.graphql import post, sign_up
 from tests.support.recording import (
     RecordingClient,
     canary,
@@ -362,3 +362,32 @@ async def test_a_host_side_free_text_send_that_carried_a_floor_is_flagged(
     assert any("the floor of sponsored_post" in f for f in verdict.findings)
     flags: list[Flag] = await room_rows(db, Flag, d.room_id)
     assert [f.level for f in flags if f.evidence.startswith("guard:")] == ["high"]
+
+
+# --- operators -------------------------------------------------------------------------------
+
+VERDICTS = """
+query($r: ID!) { roomOps(roomId: $r) {
+  guardVerdicts { verdict findings edits { kind target detail } createdAt }
+} }
+"""
+
+
+async def test_operators_read_the_verdicts_and_the_host_cannot(
+    agent_server: Server, db: Db
+) -> None:
+    d = await met_without_agreement(agent_server, db)
+    await quiet(agent_server)
+    assert await d.host.error_codes(VERDICTS, {"r": d.room_id}) == ["FORBIDDEN"]
+    operator = agent_server.client()
+    await sign_up(operator, "opsdesk", "Ops Desk")
+    try:
+        await db.execute(
+            update(Account).where(Account.handle == "opsdesk").values(is_operator=True)
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    [verdict] = (await operator.query(VERDICTS, {"r": d.room_id}))["roomOps"]["guardVerdicts"]
+    assert verdict["verdict"] == "repaired"
+    assert verdict["edits"] == [{"kind": "goal", "target": "new-offer", "detail": "met → open"}]
