@@ -42,7 +42,7 @@ from sqlalchemy import insert, select, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _client import (  # noqa: E402
+from _client import (
     DEFAULT_PG_URL,
     POST,
     create_pg_database,
@@ -58,17 +58,17 @@ from _client import (  # noqa: E402
     start_uvicorn,
 )
 
-from dealroom.agents.models.base import Usage  # noqa: E402
-from dealroom.agents.models.offline import OfflineClient  # noqa: E402
-from dealroom.agents.models.pricing import price  # noqa: E402
-from dealroom.app import create_app  # noqa: E402
-from dealroom.config import Settings  # noqa: E402
-from dealroom.persistence.db import Db  # noqa: E402
-from dealroom.persistence.engine import create_engine, create_sessionmaker  # noqa: E402
-from dealroom.persistence.migrate import upgrade  # noqa: E402
-from dealroom.persistence.models import Account, ModelCall, Room, RoomWatch  # noqa: E402
-from dealroom.persistence.watches import WatchRepository  # noqa: E402
-from dealroom.realtime import create_broker  # noqa: E402
+from dealroom.agents.models.base import Usage
+from dealroom.agents.models.offline import OfflineClient
+from dealroom.agents.models.pricing import price
+from dealroom.app import create_app
+from dealroom.config import Settings
+from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_engine, create_sessionmaker
+from dealroom.persistence.migrate import upgrade
+from dealroom.persistence.models import Account, ModelCall, Room, RoomWatch
+from dealroom.persistence.watches import WatchRepository
+from dealroom.realtime import create_broker
 
 HOME = "query { me { homeRoom { id } } }"
 ROOM_OFFER = "query($id: ID!) { room(id: $id) { offer { id version } } }"
@@ -225,8 +225,7 @@ async def claims(pg_url: str, watches: int, n: int) -> list[str]:
             line(f"claim, {watches:,} armed, 50 due (claimed, rolled back)", some_due),
             line("re-arm on a reply (room lock + watch update)", arming),
             "",
-            f"ratio p50 none-due / empty: "
-            f"{statistics.median(idle) / statistics.median(empty):.2f}",
+            f"ratio p50 none-due / empty: {statistics.median(idle) / statistics.median(empty):.2f}",
             "",
             "plan: " + " / ".join(p.strip() for p in plan_lines),
         ]
@@ -279,7 +278,10 @@ async def guard_cost(rooms: int) -> list[str]:
                 if offer is not None:
                     for who in (guest, host):
                         await gql(
-                            http, APPROVE, {"offerId": offer["id"], "version": offer["version"]}, who
+                            http,
+                            APPROVE,
+                            {"offerId": offer["id"], "version": offer["version"]},
+                            who,
                         )
                         await drain(state)
                 room_ids.append(room_id)
@@ -290,9 +292,7 @@ async def guard_cost(rooms: int) -> list[str]:
         try:
             calls = list(
                 await db.scalars(
-                    select(ModelCall).where(
-                        ModelCall.room_id.in_([uuid.UUID(r) for r in room_ids])
-                    )
+                    select(ModelCall).where(ModelCall.room_id.in_([uuid.UUID(r) for r in room_ids]))
                 )
             )
         finally:
@@ -311,7 +311,8 @@ async def guard_cost(rooms: int) -> list[str]:
         f"### (2) the Guard's cost per quiet room, {rooms} deal rooms (offline token estimates, "
         "list prices)",
         "",
-        "| agent | model | calls per room | input tok/call | output tok/call | $ per room | share |",
+        "| agent | model | calls per room | input tok/call | output tok/call | $ per room "
+        "| share |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for agent, rows in sorted(by_agent.items(), key=lambda kv: -sum(map(_list_price, kv[1]))):
