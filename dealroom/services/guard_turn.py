@@ -5,7 +5,8 @@ It waits for the room's memory lease (Distil's), takes it, reads the whole room,
 Guard, and applies the repairs through the existing write paths, with the lease's fencing
 token, in one transaction:
 
-- G1 A run whose watch generation is stale (a reply re-armed the room since) does nothing.
+- G1 A run whose watch generation is stale (a reply re-armed the room since it fired, or
+     while it thought) does nothing.
 - G2 Repairs: a send through ``services.sends`` (the path every persona send takes), a goal
      reopened (the Guard never rules a goal met, blocked or abandoned), a targeted memory
      change under the participants' branches or ``deal``, a stale plan cleared. Nothing else.
@@ -162,11 +163,16 @@ class GuardTurn:
         finally:
             await db.close()
 
+    async def _spoke_again(self, db: Db, run: RunSnapshot) -> bool:
+        """G1: the room's watch moved on from the generation this run fired for."""
+        if run.watch_generation is None:
+            return False
+        watch = await WatchRepository(db).by_room(run.room_id)
+        return watch is None or watch.generation != run.watch_generation
+
     async def _load(self, db: Db, run: RunSnapshot) -> Audit | None:
-        if run.watch_generation is not None:
-            watch = await WatchRepository(db).by_room(run.room_id)
-            if watch is None or watch.generation != run.watch_generation:
-                return None  # G1: the room spoke again; a later quiet audits it
+        if await self._spoke_again(db, run):
+            return None  # G1: the room spoke again; a later quiet audits it
         room = await db.get(Room, run.room_id)
         if room is None:
             return None
@@ -262,6 +268,20 @@ class GuardTurn:
         try:
             now = deps.clock.now()
             row, room = await fenced_write(db, run, token, now)
+            if await self._spoke_again(db, run):
+                # G1 again, under the room lock: a reply came in while the Guard thought, so
+                # the room it audited is not the room there is. A later quiet audits it.
+                row.status, row.finished_at, row.no_op, row.error = (
+                    RunStatus.DONE.value,
+                    now,
+                    True,
+                    None,
+                )
+                await db.add(*site.rows)
+                await db.commit()
+                site.rows.clear()
+                log.info("guard_stale", room_id=str(run.room_id))
+                return
             before = dict(room.memory or {})
             outcome = Outcome(findings=[f"{f.pane}: {f.problem}" for f in output.findings])
             document = await self._goals(db, run, output, before, outcome, now)
