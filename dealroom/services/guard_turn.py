@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -35,22 +34,17 @@ from dealroom.agents import guard
 from dealroom.agents.guard import GuardInput, GuardOutput, PaneAudit
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Party
-from dealroom.domain import leaks
 from dealroom.domain import memory as memdoc
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
-    AgentRun,
     Dispatch,
-    Flag,
-    GoalEvent,
     GuardVerdict,
     Participant,
     Room,
 )
 from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
 from dealroom.persistence.watches import WatchRepository
-from dealroom.services import sends
 from dealroom.services.distil_turn import (
     LEASE_POLL_SECONDS,
     LEASE_POLLS,
@@ -59,9 +53,10 @@ from dealroom.services.distil_turn import (
     finish_run,
     requeue_for_lease,
 )
+from dealroom.services.guard_repairs import GuardRepairs, Outcome
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import room_stage
-from dealroom.services.persona_turn import GUARD_ORIGIN, model_for
+from dealroom.services.persona_turn import model_for
 from dealroom.services.turn_context import (
     RECENT_DISPATCHES,
     RunSnapshot,
@@ -72,15 +67,6 @@ from dealroom.services.turn_context import (
 from dealroom.services.turns import RunStatus, TurnRunner
 
 log = structlog.get_logger(__name__)
-
-GUARD_BY = "guard"
-"""``goals.<key>.by`` and ``goal_events.by_pane`` of a goal the Guard reopened."""
-
-
-class Verdict:
-    HEALTHY = "healthy"
-    REPAIRED = "repaired"
-    UNREPAIRED = "unrepaired"
 
 
 @dataclass
@@ -94,26 +80,12 @@ class Audit:
     """G4: host-side sends without a ruling since the last audit."""
 
 
-@dataclass
-class Outcome:
-    findings: list[str] = field(default_factory=list)
-    edits: list[dict[str, str]] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    flags: list[Flag] = field(default_factory=list)
-    runs: list[AgentRun] = field(default_factory=list)
-
-    @property
-    def verdict(self) -> str:
-        if self.refused or self.flags or (self.findings and not self.edits):
-            return Verdict.UNREPAIRED
-        return Verdict.REPAIRED if self.edits else Verdict.HEALTHY
-
-
 class GuardTurn:
     def __init__(self, runner: TurnRunner) -> None:
         self.runner = runner
         self.deps = runner.deps
         self.lease = MemoryLease(runner)
+        self.repairs = GuardRepairs(runner.deps.settings)
 
     async def __call__(self, run: RunSnapshot) -> None:
         taken = await self._take(run)
@@ -284,10 +256,11 @@ class GuardTurn:
                 return
             before = dict(room.memory or {})
             outcome = Outcome(findings=[f"{f.pane}: {f.problem}" for f in output.findings])
-            document = await self._goals(db, run, output, before, outcome, now)
-            document = self._memory(document, audit, output, outcome)
-            await self._sends(db, run, audit, output, before, outcome, now)
-            self._unruled_flags(run, audit, before, outcome, now)
+            repairs = self.repairs
+            document = await repairs.reopen_goals(db, run, output, before, outcome, now)
+            document = repairs.fix_memory(document, audit.participants, output, outcome)
+            await repairs.deliver(db, run, audit.participants, output, before, outcome, now)
+            repairs.flag_unruled(run, audit.participants, audit.unruled, before, outcome, now)
             if document != before:
                 room.memory = document
                 room.memory_version += 1
@@ -315,156 +288,6 @@ class GuardTurn:
         log.info("guard_verdict", room_id=str(run.room_id), verdict=outcome.verdict)
         if outcome.runs:
             await self.runner.announce()
-
-    async def _goals(
-        self,
-        db: Db,
-        run: RunSnapshot,
-        output: GuardOutput,
-        document: dict[str, Any],
-        outcome: Outcome,
-        now: datetime,
-    ) -> dict[str, Any]:
-        """G2: a goal goes back to open, and only from a status it holds."""
-        statuses = memdoc.goal_statuses(document)
-        for fix in output.goals:
-            current = statuses.get(fix.key)
-            if current is None or current == memdoc.GoalStatus.OPEN:
-                outcome.refused.append(f"goal {fix.key}: nothing to reopen")
-                continue
-            document, skipped = memdoc.rule_goals(
-                document, [(fix.key, memdoc.GoalStatus.OPEN.value, fix.reason)], by=GUARD_BY
-            )
-            if skipped:
-                outcome.refused.append(f"goal {fix.key}: not a goal key")
-                continue
-            await db.add(
-                GoalEvent(
-                    id=uuid.uuid4(),
-                    room_id=run.room_id,
-                    goal_key=fix.key,
-                    from_status=current,
-                    to_status=memdoc.GoalStatus.OPEN.value,
-                    by_pane=GUARD_BY,
-                    agent=AgentName.GUARD.value,
-                    run_id=run.id,
-                    reason=fix.reason[:2000],
-                    created_at=now,
-                )
-            )
-            statuses[fix.key] = memdoc.GoalStatus.OPEN.value
-            outcome.edits.append({"kind": "goal", "target": fix.key, "detail": f"{current} → open"})
-        return document
-
-    def _memory(
-        self, document: dict[str, Any], audit: Audit, output: GuardOutput, outcome: Outcome
-    ) -> dict[str, Any]:
-        """G2: targeted changes under the participants' branches and ``deal`` (never the
-        reserved parts), and stale plans cleared."""
-        allowed = (*(p.key for p in audit.participants), memdoc.DEAL)
-        applied = memdoc.apply_changes(
-            document,
-            [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.memory],
-            allowed=allowed,
-        )
-        document = applied.document
-        for change in applied.applied:
-            outcome.edits.append({"kind": "memory", "target": change.path, "detail": change.op})
-        for rejected in applied.rejected:
-            outcome.refused.append(f"memory {rejected.change.path}: {rejected.reason}")
-        for pane in output.clear_plans:
-            if memdoc.own_plan(document, pane) and pane in allowed:
-                document = memdoc.apply_changes(
-                    document,
-                    [memdoc.Change(memdoc.Op.REMOVE, f"{memdoc.PLANS}.{pane}")],
-                    allowed=None,
-                ).document
-                outcome.edits.append({"kind": "plan", "target": pane, "detail": "cleared"})
-        return document
-
-    async def _sends(
-        self,
-        db: Db,
-        run: RunSnapshot,
-        audit: Audit,
-        output: GuardOutput,
-        memory: dict[str, Any],
-        outcome: Outcome,
-        now: datetime,
-    ) -> None:
-        """G2, G3: owed deliveries through the one send path; a delivery never chains on."""
-        by_key = {p.key: p for p in audit.participants}
-        for position, owed in enumerate(output.sends):
-            source, target = by_key.get(owed.from_pane), by_key.get(owed.to)
-            if source is None or target is None:
-                outcome.refused.append(f"send {owed.from_pane} → {owed.to}: no such pane")
-                continue
-            if target.key != Seat.HOST.value:
-                carried = leaks.private_values_in(
-                    " ".join([owed.substance, *owed.open_questions]), memory
-                )
-                if carried:  # G3
-                    outcome.refused.append(
-                        f"send to {target.key}: refused, it carried {', '.join(carried)}"
-                    )
-                    continue
-            dispatch, delivery = await sends.code_send(
-                db,
-                room_id=run.room_id,
-                source_id=source.id,
-                target_id=target.id,
-                source_run_id=run.id,
-                position=position,
-                substance=owed.substance,
-                origin=GUARD_ORIGIN,
-                settings=self.deps.settings,
-                now=now,
-                open_questions=owed.open_questions,
-            )
-            if delivery is None:
-                outcome.refused.append(f"send {source.key} → {target.key}: capped")
-                continue
-            outcome.runs.append(delivery)
-            outcome.edits.append(
-                {
-                    "kind": "send",
-                    "target": f"{source.key} → {target.key}",
-                    "detail": str(dispatch.id),
-                }
-            )
-
-    def _unruled_flags(
-        self,
-        run: RunSnapshot,
-        audit: Audit,
-        memory: dict[str, Any],
-        outcome: Outcome,
-        now: datetime,
-    ) -> None:
-        """G4: a host-side free-text send that carried a private value is flagged to
-        operators (it crossed already; the flag is the record, no agent reads it)."""
-        host = next((p for p in audit.participants if p.key == Seat.HOST.value), None)
-        if host is None:
-            return
-        for dispatch in audit.unruled:
-            carried = leaks.private_values_in(dispatch.substance, memory)
-            if not carried:
-                continue
-            finding = (
-                f"host-side send {dispatch.id} crossed without a ruling and carried "
-                f"{', '.join(carried)}"
-            )
-            outcome.findings.append(finding)
-            outcome.flags.append(
-                Flag(
-                    room_id=run.room_id,
-                    participant_id=host.id,
-                    run_id=run.id,
-                    level="high",
-                    evidence=f"guard: {finding}"[:2000],
-                    created_at=now,
-                )
-            )
 
     async def _finish(self, run: RunSnapshot) -> None:
         await finish_run(self.deps, run, no_op=True)

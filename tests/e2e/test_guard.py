@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -35,9 +34,7 @@ from tests.support.recording import (
     write_room_memory,
 )
 from tests.support.turns import Deal, deal
-from tests.support.watches import runs_of, watch_of
-
-QUIET = timedelta(seconds=61)
+from tests.support.watches import QUIET, quiet, runs_of, watch_of
 
 
 @pytest.fixture
@@ -65,12 +62,6 @@ def persona_in(pane: str, said: str, output: PersonaOutput) -> Any:
 def deal_audits(model: RecordingClient) -> list[ModelRequest]:
     """The Guard's calls on a deal room (the host's home room went quiet too)."""
     return [r for r in model.where(AgentName.GUARD) if len(r.context["panes"]) == 2]
-
-
-async def quiet(server: Server) -> None:
-    server.clock.advance(QUIET)
-    await server.runner.sweep()
-    await server.settle()
 
 
 async def verdicts(db: Db, room_id: str) -> list[GuardVerdict]:

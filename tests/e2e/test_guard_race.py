@@ -14,10 +14,10 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import GoalEvent, GuardVerdict
 from dealroom.services.turns import RunStatus
 from tests.conftest import Server
-from tests.e2e.test_guard import QUIET, met_without_agreement
+from tests.e2e.test_guard import met_without_agreement
 from tests.support.graphql import post
 from tests.support.recording import RecordingClient, pane_messages, room_rows
-from tests.support.watches import runs_of
+from tests.support.watches import QUIET, runs_of
 
 
 class HeldGuard(RecordingClient):

@@ -22,16 +22,7 @@ from tests.support.clock import ManualClock
 from tests.support.graphql import post
 from tests.support.offers import open_deal, settle
 from tests.support.turns import deal
-from tests.support.watches import runs_of, watch_of
-
-QUIET = timedelta(seconds=61)
-
-
-async def quiet(server: Server, delta: timedelta = QUIET) -> None:
-    """The room stays quiet for ``delta``: the clock moves, the workers' sweep looks."""
-    server.clock.advance(delta)
-    await server.runner.sweep()
-    await server.settle()
+from tests.support.watches import QUIET, quiet, runs_of, watch_of
 
 
 async def test_every_reply_re_arms_and_the_guard_fires_once_per_quiet(
@@ -66,6 +57,7 @@ async def test_a_stale_timer_fires_nothing(agent_server: Server, db: Db) -> None
     await agent_server.settle()
     new = (await watch_of(db, d.room_id)).generation
     assert new > old
+    await agent_server.runner.close()  # only this test's timers fire
     agent_server.clock.advance(QUIET)
     firer = WatchFirer(agent_server.runner)
 
@@ -73,6 +65,7 @@ async def test_a_stale_timer_fires_nothing(agent_server: Server, db: Db) -> None
     assert await runs_of(db, d.room_id, AgentName.GUARD) == []
     assert await firer.fire(uuid.UUID(d.room_id), new) is True
     assert await firer.fire(uuid.UUID(d.room_id), new) is False  # a duplicate of it
+    await agent_server.runner.start()
     await agent_server.settle()
     assert len(await runs_of(db, d.room_id, AgentName.GUARD)) == 1
 
@@ -149,7 +142,6 @@ async def test_a_due_watch_survives_a_restart(
         assert await runs_of(db, d.room_id, AgentName.GUARD) == []
     clock.advance(QUIET)
     async with serving(agent_settings, engine, broker, clock) as second:
-        await second.runner.sweep()
-        await second.settle()
+        await quiet(second, timedelta())
         guards = await runs_of(db, d.room_id, AgentName.GUARD)
         assert len(guards) == 1
