@@ -6,12 +6,11 @@ import asyncio
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, RoomWatch
-from dealroom.persistence.watches import WatchRepository
 from tests.conftest import Server
 
 QUIET = timedelta(seconds=61)
@@ -52,10 +51,23 @@ async def quiet(server: Server, delta: timedelta = QUIET) -> None:
         db = Db(server.runner.deps.sessionmaker)
         try:
             now = server.clock.now()
-            due = await WatchRepository(db).claim_due(
-                guard_before=now - timedelta(seconds=settings.guard_quiet_seconds),
-                curator_before=now - timedelta(seconds=settings.curator_quiet_seconds),
-                limit=1,
+            # A plain read (no SKIP LOCKED): a watch a worker is firing stays due until the
+            # worker commits the run it queued.
+            due = await db.scalars(
+                select(RoomWatch.room_id).where(
+                    or_(
+                        (RoomWatch.step == "guard")
+                        & (
+                            RoomWatch.armed_at
+                            <= now - timedelta(seconds=settings.guard_quiet_seconds)
+                        ),
+                        (RoomWatch.step == "curator")
+                        & (
+                            RoomWatch.armed_at
+                            <= now - timedelta(seconds=settings.curator_quiet_seconds)
+                        ),
+                    )
+                )
             )
             await db.rollback()
         finally:
