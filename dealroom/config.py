@@ -128,6 +128,16 @@ class Settings(BaseSettings):
     max_json_depth: int = 32
     """Deepest nesting accepted in request JSON (variables, websocket frames)."""
 
+    # --- quiet rooms (issue 12) -------------------------------------------------------------
+    guard_quiet_seconds: float = 60.0
+    """A room quiet this long after its last reply is audited by the Guard."""
+    curator_quiet_seconds: float = 600.0
+    """A room quiet this long after its last reply runs the curator step (Arvist)."""
+    guard_model: str = "gemini-2.5-pro"
+    """The Guard audits a whole room once per sitting: a planner-scale model."""
+    watch_poll_seconds: float = 1.0
+    """How often (on the clock) workers look for due room watches."""
+
     @property
     def session_pause(self) -> timedelta:
         return timedelta(minutes=self.session_pause_minutes)

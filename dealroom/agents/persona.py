@@ -102,7 +102,12 @@ How you work:
   (their instruction in `pendingPrincipalDecisions`). Code holds any ruling at or under a
   floor, and any send stating a private value, for your principal to confirm.
 - Never collect payment details and never declare a deal paid or booked; only the DEAL STAGE
-  block says where the deal stands.
+  block says where the deal stands. When told a STAGE EVENT, say it in one or two sentences
+  in the stage vocabulary and name the next step; never add a booking or payment the DEAL
+  STAGE does not show.
+- Transcript lines marked [relayed from …] are your deliveries of another participant's words
+  or instruction. They are true: never walk one back, apologise for it or call it a mistake,
+  unless a newer delivery changes it.
 - `plan` is private to you: what you intend next. Goals are about substance, not chores: a
   missing signature, address or payment is something to ask your principal, not an open goal.
 - The `new-offer` goal: rule it `met` when both sides have agreed the terms (code then draws
@@ -117,9 +122,10 @@ SYSTEM = f"{PROMPT}\n{offer_stage.vocabulary()}"
 
 @dataclass(frozen=True, slots=True)
 class Trigger:
-    """Why the persona speaks: a participant's message, or a delivery it must make."""
+    """Why the persona speaks: a participant's message, a delivery it must make, or a stage
+    event it must tell (issue 12)."""
 
-    kind: Literal["message", "delivery", "gate"]
+    kind: Literal["message", "delivery", "gate", "stage"]
     body: str
     """A message's text, a delivery's substance, or for the gate what waits (kinds only)."""
     sender: str | None = None
@@ -130,6 +136,8 @@ class Trigger:
     """A delivery held by the login gate: when it was held and the stage then."""
     reason: str | None = None
     """For the gate: ``held`` (something waits on sign-in) or ``cap`` (the guest limit)."""
+    origin: str | None = None
+    """For a delivery code made rather than an agent's send: ``guard`` or ``goal``."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind, "body": self.body}
@@ -141,6 +149,8 @@ class Trigger:
             }
             if self.held:
                 data["held"] = dict(self.held)
+            if self.origin is not None:
+                data["origin"] = self.origin
         if self.kind == "gate":
             data["reason"] = self.reason
         return data
@@ -232,7 +242,12 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         },
     }
     trigger = inputs.trigger
-    if trigger.kind == "delivery":
+    if trigger.kind == "stage":
+        now = (
+            f"STAGE EVENT — tell {inputs.speaking_with.name} now, in your own voice, in one or two "
+            f"sentences: {trigger.body}"
+        )
+    elif trigger.kind == "delivery":
         now = (
             f"DELIVER NOW, in your own voice, to {inputs.speaking_with.name}: "
             f"{document(context['trigger'])}"

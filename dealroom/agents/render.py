@@ -17,10 +17,24 @@ class Line:
     body: str
     id: str | None = None
     """The message id, where the agent must cite its source (Distil: a limit's ``source``)."""
+    relayed_from: str | None = None
+    """Set on an agent's delivery of another participant's words (issue 12): the sender's
+    name. Such a line is a true relay, never the agent's own claim."""
 
     def to_json(self) -> dict[str, str]:
-        line = {"author": self.author, "body": self.body}
-        return line | {"id": self.id} if self.id else line
+        data = {"author": self.author, "body": self.body}
+        if self.id:
+            data["id"] = self.id
+        if self.relayed_from is not None:
+            data["relayed_from"] = self.relayed_from
+        return data
+
+    @property
+    def shown(self) -> str:
+        """The body as agents read it: a relay carries its ``[relayed from …]`` mark."""
+        if self.relayed_from is None:
+            return self.body
+        return f"[relayed from {self.relayed_from}] {self.body}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +56,6 @@ def transcript(lines: Sequence[Line], *, participant: str, agent: str) -> str:
         return "(no messages yet in this session)"
     names = {"participant": participant, "agent": agent, "system": "system"}
     return "\n".join(
-        f"{f'[{line.id}] ' if line.id else ''}{names.get(line.author, line.author)}: {line.body}"
+        f"{f'[{line.id}] ' if line.id else ''}{names.get(line.author, line.author)}: {line.shown}"
         for line in lines
     )

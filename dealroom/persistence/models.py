@@ -301,6 +301,7 @@ class AgentRun(Base):
     __table_args__ = (
         Index("ix_agent_runs_due", "status", "not_before"),
         Index("ix_agent_runs_pane", "participant_id", "status"),
+        UniqueConstraint("participant_id", "trigger_event_id", name="uq_agent_runs_pane_event"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -321,6 +322,10 @@ class AgentRun(Base):
     no_op: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=_now)
     finished_at: Mapped[datetime | None]
+    trigger_event_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    """A stage notice: the ``offer_events`` row it tells (unique per pane: once per event)."""
+    watch_generation: Mapped[int | None] = mapped_column(Integer)
+    """A Guard run: the room watch's generation it fired for (stale once a reply re-arms)."""
 
 
 class Dispatch(Base):
@@ -542,3 +547,41 @@ class Throttle(Base):
     window_start: Mapped[datetime] = mapped_column(primary_key=True)
     count: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class RoomWatch(Base):
+    """A room's quiet-room watch (issue 12; ARCHITECTURE "Background jobs").
+
+    Every reply re-arms it in the reply's own transaction: ``generation`` += 1, ``armed_at``
+    = the reply's time, ``step`` = guard. A step is due once the room has been quiet for its
+    window after ``armed_at``; firing it is checked against ``generation`` under the row lock,
+    so a stale or duplicated timer fires nothing."""
+
+    __tablename__ = "room_watches"
+    __table_args__ = (Index("ix_room_watches_due", "step", "armed_at"),)
+
+    room_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("rooms.id", ondelete="CASCADE"), primary_key=True
+    )
+    generation: Mapped[int] = mapped_column(Integer, default=1)
+    step: Mapped[str] = mapped_column(String(16), default="guard")
+    """guard (Guard next), curator (the curator step next) or done (nothing until a reply)."""
+    armed_at: Mapped[datetime] = mapped_column(default=_now)
+    fired_at: Mapped[datetime | None]
+
+
+class GuardVerdict(Base):
+    """Every Guard audit's verdict, for operators (seed 000 "A guard audits quiet rooms")."""
+
+    __tablename__ = "guard_verdicts"
+    __table_args__ = (Index("ix_guard_verdicts_room", "room_id", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    room_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"))
+    run_id: Mapped[uuid.UUID] = mapped_column(Uuid, unique=True)
+    verdict: Mapped[str] = mapped_column(String(16))
+    """healthy, repaired or unrepaired."""
+    findings: Mapped[list[str]] = mapped_column(JSON, default=list)
+    edits: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    """What was repaired, one entry per edit (kind, target, detail)."""
+    created_at: Mapped[datetime] = mapped_column(default=_now)

@@ -212,7 +212,10 @@ def _claimable() -> Select[AgentRun]:
             ~busy,
             ~older,
         )
-        .order_by(AgentRun.created_at, AgentRun.id)
+        # Due first: a run put back to wait (for the memory lease, say) is due from the time
+        # it was put back, so the runs it was queued beside go before it instead of behind
+        # it again and again (issue 12: the Guard holds the lease while it thinks).
+        .order_by(AgentRun.not_before, AgentRun.created_at, AgentRun.id)
         .limit(bindparam("limit"))
         .with_for_update(skip_locked=True)
     )

@@ -10,6 +10,8 @@ from dealroom.resolvers.accounts import after_claim
 from dealroom.schema.context import GUEST_COOKIE, Info
 from dealroom.schema.types import (
     Flag,
+    GuardEdit,
+    GuardVerdict,
     ModelUsage,
     OpenRoomPayload,
     PageInfo,
@@ -129,4 +131,21 @@ async def room_ops(info: Info, room_id: strawberry.ID, flags: int) -> RoomOps:
             price_usd=str(usage.price_usd),
         ),
         failed_runs=found.failed_runs,
+        guard_verdicts=[
+            GuardVerdict(
+                id=strawberry.ID(str(v.id)),
+                verdict=v.verdict,
+                findings=list(v.findings),
+                edits=[
+                    GuardEdit(
+                        kind=str(e.get("kind", "")),
+                        target=str(e.get("target", "")),
+                        detail=str(e.get("detail", "")),
+                    )
+                    for e in v.edits
+                ],
+                created_at=v.created_at,
+            )
+            for v in found.verdicts
+        ],
     )

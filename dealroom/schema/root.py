@@ -86,8 +86,8 @@ class Query:
         return await offers.offer(info, id)
 
     @strawberry.field(
-        description="Operators only (FORBIDDEN otherwise): a room's frustration flags and "
-        "model spend."
+        description="Operators only (FORBIDDEN otherwise): a room's frustration flags, "
+        "model spend and the Guard's verdicts."
     )
     async def room_ops(
         self,

@@ -483,12 +483,31 @@ class ModelUsage:
     price_usd: str = strawberry.field(description="Total price in USD, as a decimal string.")
 
 
+@strawberry.type(description="One repair the Guard made.")
+class GuardEdit:
+    kind: str = strawberry.field(description="send, goal, memory or plan.")
+    target: str = strawberry.field(description="What it touched (panes, goal key or path).")
+    detail: str = strawberry.field(description="The dispatch id, the status change, or the op.")
+
+
+@strawberry.type(description="The verdict of one Guard audit of a quiet room.")
+class GuardVerdict:
+    id: strawberry.ID = strawberry.field(description="The verdict id.")
+    verdict: str = strawberry.field(description="healthy, repaired or unrepaired.")
+    findings: list[str] = strawberry.field(description="What was wrong, and what was refused.")
+    edits: list[GuardEdit] = strawberry.field(description="The repairs made, in order.")
+    created_at: datetime = strawberry.field(description="When the audit ended (UTC).")
+
+
 @strawberry.type(description="An operator's view of a room. Never shown to an agent.")
 class RoomOps:
     room_id: strawberry.ID = strawberry.field(description="The room.")
     flags: list[Flag] = strawberry.field(description="Frustration flags, newest first.")
     usage: ModelUsage = strawberry.field(description="What the room's model calls cost.")
     failed_runs: int = strawberry.field(description="Agent runs that failed for good.")
+    guard_verdicts: list[GuardVerdict] = strawberry.field(
+        description="The Guard's verdicts on the room, newest first (as many as flags)."
+    )
 
 
 # --- pane events -------------------------------------------------------------------------

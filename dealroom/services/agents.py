@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import AgentName, ModelClient
 from dealroom.config import Settings
+from dealroom.jobs.watches import WatchFirer
 from dealroom.realtime.broker import Broker
 from dealroom.services.acc_update_turn import AccUpdate, sync_stale_account_memory
 from dealroom.services.arvist_turn import ArvistTurn
@@ -15,6 +16,7 @@ from dealroom.services.claims import ReplayTurn, resume_replays
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import DistilTurn
 from dealroom.services.gate import GateTurn
+from dealroom.services.guard_turn import GuardTurn
 from dealroom.services.ledger import Ledger
 from dealroom.services.offer_turn import AgreementTurn, OfferGenTurn
 from dealroom.services.offers import capture_pending
@@ -92,6 +94,7 @@ def create_runner(
         return queued
 
     runner.add_sweep(stale_sync)
+    runner.register(AgentName.GUARD, GuardTurn(runner))
     if payments is not None:
         provider = payments
 
@@ -99,4 +102,5 @@ def create_runner(
             return await capture_pending(sessionmaker, broker, clock, provider)
 
         runner.add_sweep(captures)
+    runner.add_sweep(WatchFirer(runner).poll, every=timedelta(seconds=settings.watch_poll_seconds))
     return runner

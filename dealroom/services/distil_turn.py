@@ -20,13 +20,13 @@ from dealroom.domain import memory as memdoc
 from dealroom.domain.errors import DomainError
 from dealroom.domain.seats import RoomKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Dispatch, Flag, Lease, Room
+from dealroom.persistence.models import AgentRun, Dispatch, Flag, Lease, Room
 from dealroom.persistence.runs import LeaseRepository, RunRepository
 from dealroom.services.arvist_turn import home_arvist_run
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import StaleRun, model_for
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunStatus, TurnRunner
+from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner
 
 log = structlog.get_logger(__name__)
 
@@ -87,7 +87,7 @@ def _cited(ctx: TurnContext) -> list[Line]:
     if ctx.pane_key != Seat.HOST.value or len(ctx.session_ids) != len(ctx.session):
         return list(ctx.session)
     return [
-        Line(line.author, line.body, id_)
+        Line(line.author, line.body, id=id_, relayed_from=line.relayed_from)
         for line, id_ in zip(ctx.session, ctx.session_ids, strict=True)
     ]
 
@@ -193,17 +193,7 @@ class DistilTurn:
         db = Db(deps.sessionmaker)
         try:
             now = deps.clock.now()
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
-                raise StaleRun(str(run.id))
-            lease = await holds(db, run.room_id, token, now)
-            if lease is None:
-                raise StaleRun(f"memory lease lost by {run.id}")  # fencing: retried later
-            lease.holder, lease.expires_at = None, None  # released with the write
-            # The room row lock before reading memory: a persona applying its plan in between
-            # would otherwise be overwritten (the writes are read-modify-write of one JSON).
-            room = await db.scalar(select(Room).where(Room.id == run.room_id).with_for_update())
-            assert room is not None
+            row, room = await fenced_write(db, run, token, now)
             before = room.memory or {}
             held = await db.scalars(
                 select(Dispatch.payload).where(
@@ -281,31 +271,59 @@ class DistilTurn:
             await db.close()
 
     async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is not None and row.attempts == run.attempts:
-                row.status, row.finished_at = RunStatus.DONE.value, self.deps.clock.now()
-                row.no_op = no_op
-            await db.commit()
-        finally:
-            await db.close()
+        await finish_run(self.deps, run, no_op=no_op)
 
     async def _wait_for_lease(self, run: RunSnapshot) -> None:
-        """Another writer holds the room's memory: try again shortly, without spending an
-        attempt."""
-        db = Db(self.deps.sessionmaker)
-        try:
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if (
-                row is not None
-                and row.status == RunStatus.RUNNING
-                and row.attempts == run.attempts  # still this claim, not a later one
-            ):
-                row.status = RunStatus.QUEUED.value
-                row.attempts -= 1
-                row.not_before = self.deps.clock.now()
-            await db.commit()
-        finally:
-            await db.close()
-        self.runner.wake()
+        await requeue_for_lease(self.runner, run)
+
+
+async def fenced_write(
+    db: Db, run: RunSnapshot, token: int, now: datetime
+) -> tuple[AgentRun, Room]:
+    """Start a memory writer's write: the run is still this claim, the lease is still this
+    grant (fencing; it is released with the write), and the room's row is locked."""
+    row = await RunRepository(db).by_id(run.id, lock=True)
+    if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+        raise StaleRun(str(run.id))
+    lease = await holds(db, run.room_id, token, now)
+    if lease is None:
+        raise StaleRun(f"memory lease lost by {run.id}")  # fencing: retried later
+    lease.holder, lease.expires_at = None, None  # released with the write
+    # The room row lock before reading memory: a persona applying its plan in between would
+    # otherwise be overwritten (the writes are read-modify-write of one JSON).
+    room = await db.scalar(select(Room).where(Room.id == run.room_id).with_for_update())
+    assert room is not None
+    return row, room
+
+
+async def finish_run(deps: RunnerDeps, run: RunSnapshot, *, no_op: bool) -> None:
+    """Mark a run done (while it is still this claim) with nothing to apply."""
+    db = Db(deps.sessionmaker)
+    try:
+        row = await RunRepository(db).by_id(run.id, lock=True)
+        if row is not None and row.attempts == run.attempts:
+            row.status, row.finished_at = RunStatus.DONE.value, deps.clock.now()
+            row.no_op = no_op
+        await db.commit()
+    finally:
+        await db.close()
+
+
+async def requeue_for_lease(runner: TurnRunner, run: RunSnapshot) -> None:
+    """Another writer holds the room's memory: try again shortly, without spending an
+    attempt."""
+    db = Db(runner.deps.sessionmaker)
+    try:
+        row = await RunRepository(db).by_id(run.id, lock=True)
+        if (
+            row is not None
+            and row.status == RunStatus.RUNNING
+            and row.attempts == run.attempts  # still this claim, not a later one
+        ):
+            row.status = RunStatus.QUEUED.value
+            row.attempts -= 1
+            row.not_before = runner.deps.clock.now()
+        await db.commit()
+    finally:
+        await db.close()
+    runner.wake()

@@ -15,6 +15,7 @@ from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
 from dealroom.domain.redaction import redact_cards
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import DEFAULT_PAUSE, session_number
+from dealroom.jobs import watches
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Message, OfferEvent
 from dealroom.persistence.offers import OfferRepository, pane_end
@@ -121,6 +122,7 @@ async def post_message(
     # The turn is queued in the same transaction as the message: a crash after commit loses
     # neither. The mutation never waits for it.
     await db.add(row, *runs_for_message(row, now), *gate_runs)
+    await watches.arm(db, room.room.id, now)  # W1: the room is not quiet
     view = MessageView.from_row(row, pane)
     event = MessageAddedEvent(cursor=seq, prev=prev, message=view)
     channel = pane_channel(room.room.id, pane)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -21,13 +21,13 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import AgentName
-from dealroom.domain import money
+from dealroom.domain import money, stage_notices
 from dealroom.domain import offers as rules
 from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
 from dealroom.domain.offer_stage import OfferRow, OfferStatus, Stage, derive_stage
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Offer, OfferEvent, Payment
+from dealroom.persistence.models import AgentRun, Offer, OfferEvent, Participant, Payment
 from dealroom.persistence.offers import OfferRepository, stage_prevs
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker
@@ -46,7 +46,7 @@ from dealroom.services.identity import Identity
 from dealroom.services.payments import ChargeStatus, PaymentProvider
 from dealroom.services.publish import Publish, publish_after_commit
 from dealroom.services.rooms import RoomAccess, parse_id, room_for_reader
-from dealroom.services.turns import new_run
+from dealroom.services.turns import RUNS_CHANNEL, new_run
 
 log = structlog.get_logger(__name__)
 
@@ -99,27 +99,50 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     """Store the offer's (new) stage as an event in the room's sequence; return what to
     publish after commit: a StageChanged for each pane and one for the offer's channel."""
     panes, offer_prev = await stage_prevs(db, offer.room_id, offer.id)
-    seq = await RoomRepository(db).next_event_seq(offer.room_id, now)
+    rooms = RoomRepository(db)
+    seq = await rooms.next_event_seq(offer.room_id, now)
     stage = stage_of(offer).value
-    await db.add(
-        OfferEvent(
-            id=uuid.uuid4(),
-            room_id=offer.room_id,
-            offer_id=offer.id,
-            seq=seq,
-            stage=stage,
-            version=offer.version,
-            actor=actor,
-            created_at=now,
-        )
+    row = OfferEvent(
+        id=uuid.uuid4(),
+        room_id=offer.room_id,
+        offer_id=offer.id,
+        seq=seq,
+        stage=stage,
+        version=offer.version,
+        actor=actor,
+        created_at=now,
     )
+    # Issue 12: each side hears the change from its own agent, once — the notice runs are
+    # queued in the event's own transaction and keyed by it (unique per pane).
+    notices = await stage_notice_runs(db, row, await rooms.participants(offer.room_id), now)
+    await db.add(row, *notices)
 
     def event(prev: int) -> str:
         return StageChangedEvent(seq, prev, offer.id, stage, offer.version, now).encode()
 
     published = [(pane_channel(offer.room_id, Seat(key)), event(prev)) for key, prev in panes]
     published.append((offer_channel(offer.id), event(offer_prev)))
+    if notices:
+        published.append((RUNS_CHANNEL, "1"))  # every process's runner wakes for them
     return published
+
+
+async def stage_notice_runs(
+    db: Db, event: OfferEvent, participants: Sequence[Participant], now: datetime
+) -> list[AgentRun]:
+    """One persona run per pane the change concerns (SN1), told the event (SN2)."""
+    told = stage_notices.notices(Stage(event.stage), event.version, event.actor)
+    return [
+        new_run(
+            room_id=event.room_id,
+            participant_id=p.id,
+            agent=AgentName.PERSONA,
+            now=now,
+            trigger_event_id=event.id,
+        )
+        for p in participants
+        if p.key in told
+    ]
 
 
 async def _locked(db: Db, offer_id: uuid.UUID, room_id: uuid.UUID) -> Offer:

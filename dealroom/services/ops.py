@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from dealroom.domain.errors import forbidden, not_found
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Flag, ModelCall, Room
+from dealroom.persistence.models import AgentRun, Flag, GuardVerdict, ModelCall, Room
 from dealroom.services.identity import Identity
 
 
@@ -30,6 +30,7 @@ class RoomOps:
     flags: list[Flag]
     usage: Usage
     failed_runs: int
+    verdicts: list[GuardVerdict]
 
 
 async def room_ops(db: Db, identity: Identity, room_id: uuid.UUID, *, flags: int) -> RoomOps:
@@ -74,4 +75,12 @@ async def room_ops(db: Db, identity: Identity, room_id: uuid.UUID, *, flags: int
             price_usd=Decimal(str(totals[4])),
         ),
         failed_runs=int(failed or 0),
+        verdicts=list(
+            await db.scalars(
+                select(GuardVerdict)
+                .where(GuardVerdict.room_id == room_id)
+                .order_by(GuardVerdict.created_at.desc(), GuardVerdict.id.desc())
+                .limit(flags)
+            )
+        ),
     )

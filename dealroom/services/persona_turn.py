@@ -16,16 +16,18 @@ from pydantic_core import from_json
 from dealroom.agents import context_filter, persona
 from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
-from dealroom.domain import crossing, visibility
+from dealroom.domain import crossing, goal_notices, stage_notices, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain import offers as offer_rules
+from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import AuthorKind, RoomKind, Seat
+from dealroom.jobs import watches
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import GoalEvent, Message, Room
+from dealroom.persistence.models import Dispatch, GoalEvent, Message, Room
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
-from dealroom.services import effects, held_sends
+from dealroom.services import effects, held_sends, sends
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -60,6 +62,7 @@ def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:
         AgentName.CONTEXT_FILTER: deps.settings.filter_model,
         AgentName.OFFER_GEN: deps.settings.offer_gen_model,
         AgentName.AGREEMENT: deps.settings.agreement_model,
+        AgentName.GUARD: deps.settings.guard_model,
     }[agent]
     picked = picks.get(agent.value)
     return picked if isinstance(picked, str) and picked else configured
@@ -124,6 +127,7 @@ class PersonaTurn:
             if p.key != pane
             and run.chain_depth < self.deps.settings.max_chain_depth
             and trigger is None
+            and ctx.trigger_event is None  # a stage notice tells both sides itself
         ]
         inputs = PersonaInput(
             room_kind=ctx.kind.value,
@@ -236,12 +240,16 @@ class PersonaTurn:
                 seq=seq,
                 author_kind=AuthorKind.AGENT.value,
                 body=output.reply.strip() or "…",
-                session_no=_session_for_reply(previous, dispatch is not None),
+                session_no=_session_for_reply(
+                    previous, dispatch is not None or ctx.trigger_event is not None
+                ),
                 client_message_id=key,
                 relayed_dispatch_id=dispatch.id if dispatch else None,
                 created_at=now,
             )
             await db.add(reply)
+            if not guard_push(dispatch):
+                await watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms
             view = MessageView.from_row(reply, Seat(ctx.pane_key))
             published.append(
                 (
@@ -332,6 +340,7 @@ class PersonaTurn:
                     created_at=now,
                 )
             )
+            await self._notify(db, run, ctx, key, status, outbound)
             if key != offer_rules.NEW_OFFER or ctx.kind is not RoomKind.DEAL:
                 continue
             host = ctx.participant(Seat.HOST.value)
@@ -339,6 +348,33 @@ class PersonaTurn:
                 await effects.emit(db, outbound, effects.OfferMint(host.id))
             elif status == memdoc.GoalStatus.ABANDONED:
                 await effects.emit(db, outbound, effects.OfferClose(AgentName.PERSONA.value))
+
+    async def _notify(
+        self,
+        db: Db,
+        run: RunSnapshot,
+        ctx: TurnContext,
+        goal: str,
+        status: str,
+        outbound: effects.Outbound,
+    ) -> None:
+        """A flip's notify effect (GN1, GN2): code's text, through the choke point like any
+        send; the delivery does not chain on."""
+        told = goal_notices.notices(goal, status, ruled_in=ctx.pane_key)
+        for position, (seat, text) in enumerate(sorted(told.items()), start=NOTIFY_POSITION):
+            target = ctx.participant(seat.value)
+            if target is None:
+                continue
+            await sends.code_send(
+                db,
+                outbound,
+                source_id=ctx.pane.id,
+                target_id=target.id,
+                position=position,
+                substance=text,
+                origin=GOAL_ORIGIN,
+                settings=self.deps.settings,
+            )
 
     async def _sends(
         self,
@@ -352,7 +388,7 @@ class PersonaTurn:
         recipient's pane (seed 000 "Agents reach out…"), or a held effect for a guest. The
         chain is bounded by ``max_chain_depth``."""
         settings = self.deps.settings
-        if run.chain_depth >= settings.max_chain_depth:
+        if run.chain_depth >= settings.max_chain_depth or ctx.trigger_event is not None:
             if output.sends:
                 log.info("sends_dropped_chain_bound", run_id=str(run.id), count=len(output.sends))
             return
@@ -418,11 +454,28 @@ class PersonaTurn:
             await db.close()
 
 
+GUARD_ORIGIN = "guard"
+"""``dispatches.payload.origin`` of a send the Guard made."""
+GOAL_ORIGIN = "goal"
+"""``dispatches.payload.origin`` of a goal flip's notify effect."""
+NOTIFY_POSITION = 1000
+"""Dispatch positions of notify effects start here, after any of the turn's own sends."""
+
+
+def guard_push(dispatch: Dispatch | None) -> bool:
+    return dispatch is not None and (dispatch.payload or {}).get("origin") == GUARD_ORIGIN
+
+
 def _trigger(ctx: TurnContext) -> Trigger:
+    event = ctx.trigger_event
+    if event is not None:
+        told = stage_notices.notices(Stage(event.stage), event.version, event.actor)
+        return Trigger(kind="stage", body=told.get(Seat(ctx.pane_key), ""))
     dispatch = ctx.trigger_dispatch
     if dispatch is not None:
         payload = dispatch.payload or {}
         ruling = payload.get("ruling")
+        origin = payload.get("origin")
         return Trigger(
             kind="delivery",
             body=dispatch.substance,
@@ -430,6 +483,7 @@ def _trigger(ctx: TurnContext) -> Trigger:
             ruling=ruling if isinstance(ruling, dict) else None,
             open_questions=tuple(payload.get("open_questions") or ()),
             held=payload.get("held") if isinstance(payload.get("held"), dict) else None,
+            origin=origin if isinstance(origin, str) else None,
         )
     body = ctx.trigger_message.body if ctx.trigger_message is not None else ""
     return Trigger(kind="message", body=body)

@@ -4,6 +4,7 @@ the call, so no connection is held while a model thinks."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,15 @@ from dealroom.agents.render import Line, Party
 from dealroom.domain import offer_stage
 from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Account, Dispatch, Message, Participant, Room, Service
+from dealroom.persistence.models import (
+    Account,
+    Dispatch,
+    Message,
+    OfferEvent,
+    Participant,
+    Room,
+    Service,
+)
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
 
@@ -34,6 +43,10 @@ class RunSnapshot:
     trigger_dispatch_id: uuid.UUID | None
     chain_depth: int
     attempts: int
+    trigger_event_id: uuid.UUID | None = None
+    """A stage notice: the offer event the persona is told (issue 12)."""
+    watch_generation: int | None = None
+    """A Guard run: the room watch generation it fired for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +67,8 @@ class TurnContext:
     stage: offer_stage.Stage
     session_ids: list[str] = field(default_factory=list)
     """The message id of each ``session`` line (Distil cites a limit's source by it)."""
+    trigger_event: OfferEvent | None = None
+    """A stage notice's offer event (issue 12)."""
 
     @property
     def pane_key(self) -> str:
@@ -90,6 +105,32 @@ class TurnContext:
         return rows
 
 
+async def people(db: Db, room_id: uuid.UUID) -> tuple[list[Participant], dict[uuid.UUID, Account]]:
+    """A room's participants (by key) and the accounts bound to them."""
+    participants = list(
+        await db.scalars(
+            select(Participant).where(Participant.room_id == room_id).order_by(Participant.key)
+        )
+    )
+    account_ids = [p.account_id for p in participants if p.account_id is not None]
+    accounts = {
+        a.id: a for a in await db.scalars(select(Account).where(Account.id.in_(account_ids)))
+    }
+    return participants, accounts
+
+
+def names_of(
+    participants: Sequence[Participant], accounts: Mapping[uuid.UUID, Account]
+) -> dict[str, str]:
+    """Each participant's display name by key; an unbound seat is the guest."""
+    return {
+        p.key: accounts[p.account_id].display_name
+        if p.account_id is not None and p.account_id in accounts
+        else GUEST_NAME
+        for p in participants
+    }
+
+
 async def load(
     db: Db, run: RunSnapshot, *, line_cap: int, host_facts: bool = True
 ) -> TurnContext | None:
@@ -97,24 +138,11 @@ async def load(
     room = await db.get(Room, run.room_id)
     if room is None:
         return None
-    participants = list(
-        await db.scalars(
-            select(Participant).where(Participant.room_id == room.id).order_by(Participant.key)
-        )
-    )
+    participants, accounts = await people(db, room.id)
     pane = next((p for p in participants if p.id == run.participant_id), None)
     if pane is None:
         return None
-    account_ids = [p.account_id for p in participants if p.account_id is not None]
-    accounts = {
-        a.id: a for a in await db.scalars(select(Account).where(Account.id.in_(account_ids)))
-    }
-    names = {
-        p.key: accounts[p.account_id].display_name
-        if p.account_id in accounts and p.account_id is not None
-        else GUEST_NAME
-        for p in participants
-    }
+    names = names_of(participants, accounts)
     host = next((p for p in participants if p.key == Seat.HOST.value), None)
     facts: dict[str, Any] | None = None
     if (
@@ -151,7 +179,7 @@ async def load(
         participants=participants,
         names=names,
         host_facts=facts,
-        session=[Line(m.author_kind, m.body) for m in messages],
+        session=await lines_of(db, messages, participants, names),
         last_seq=messages[-1].seq if messages else 0,
         trigger_message=trigger_message,
         trigger_dispatch=trigger_dispatch,
@@ -159,7 +187,37 @@ async def load(
         # The live offers row, projected at call time (ST1); memory never holds a stage.
         stage=await _stage(db, room.id),
         session_ids=[str(m.id) for m in messages],
+        trigger_event=(
+            await db.get(OfferEvent, run.trigger_event_id) if run.trigger_event_id else None
+        ),
     )
+
+
+async def lines_of(
+    db: Db,
+    messages: Sequence[Message],
+    participants: Sequence[Participant],
+    names: Mapping[str, str],
+) -> list[Line]:
+    """Transcript lines as agents read them: a delivery of another participant's words is
+    marked ``[relayed from <sender>]`` (issue 12), so no agent takes a true relay for its own
+    unsupported claim."""
+    relayed = {m.relayed_dispatch_id for m in messages if m.relayed_dispatch_id is not None}
+    senders: dict[uuid.UUID, tuple[uuid.UUID, str]] = {}
+    if relayed:
+        keys = {p.id: p.key for p in participants}
+        for dispatch in await db.scalars(select(Dispatch).where(Dispatch.id.in_(relayed))):
+            dispatch_id, sender = dispatch.id, dispatch.from_participant_id
+            key = keys.get(sender)
+            if key is not None:
+                senders[dispatch_id] = (sender, names.get(key, key))
+    lines: list[Line] = []
+    for m in messages:
+        found = senders.get(m.relayed_dispatch_id) if m.relayed_dispatch_id else None
+        # A correction the Guard made in the pane itself relays nobody's words.
+        relay = found[1] if found is not None and found[0] != m.participant_id else None
+        lines.append(Line(m.author_kind, m.body, relayed_from=relay))
+    return lines
 
 
 async def _stage(db: Db, room_id: uuid.UUID) -> offer_stage.Stage:

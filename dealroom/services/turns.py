@@ -56,6 +56,8 @@ def new_run(
     trigger_message_id: uuid.UUID | None = None,
     trigger_dispatch_id: uuid.UUID | None = None,
     chain_depth: int = 0,
+    trigger_event_id: uuid.UUID | None = None,
+    watch_generation: int | None = None,
 ) -> AgentRun:
     return AgentRun(
         id=uuid.uuid4(),
@@ -65,6 +67,8 @@ def new_run(
         trigger_message_id=trigger_message_id,
         trigger_dispatch_id=trigger_dispatch_id,
         chain_depth=chain_depth,
+        trigger_event_id=trigger_event_id,
+        watch_generation=watch_generation,
         status=RunStatus.QUEUED.value,
         attempts=0,
         not_before=now,
@@ -90,6 +94,13 @@ Handler = Callable[[RunSnapshot], Awaitable[None]]
 
 
 @dataclass
+class _Sweep:
+    run: Callable[[], Awaitable[object]]
+    every: timedelta
+    last: datetime | None = None
+
+
+@dataclass
 class RunnerDeps:
     settings: Settings
     sessionmaker: async_sessionmaker[AsyncSession]
@@ -109,23 +120,33 @@ class TurnRunner:
         self._closing = False
         self._handlers: dict[str, Handler] = {}
         self._last_sweep: datetime | None = None
-        self._sweeps: list[Callable[[], Awaitable[object]]] = []
-        self._last_extra_sweep: datetime | None = None
+        self._sweeps: list[_Sweep] = []
         self._listener: asyncio.Task[None] | None = None
 
     def register(self, agent: AgentName, handler: Handler) -> None:
         self._handlers[agent.value] = handler
 
-    def add_sweep(self, sweep: Callable[[], Awaitable[object]]) -> None:
-        """Periodic upkeep the workers run about every 5 seconds (payment captures)."""
-        self._sweeps.append(sweep)
+    def add_sweep(
+        self, sweep: Callable[[], Awaitable[object]], every: timedelta = timedelta(seconds=5)
+    ) -> None:
+        """Periodic upkeep the workers run about every ``every`` on the clock (payment
+        captures every 5 seconds, due room watches every second)."""
+        self._sweeps.append(_Sweep(sweep, every))
 
-    async def sweep(self) -> None:
-        """Run the periodic upkeep now; one failing sweep does not stop the others."""
-        self._last_extra_sweep = self.deps.clock.now()
+    def handles(self, agent: AgentName) -> bool:
+        """Whether a handler is registered for ``agent`` (the curator step asks)."""
+        return agent.value in self._handlers
+
+    async def sweep(self, *, due_only: bool = False) -> None:
+        """Run the periodic upkeep now (``due_only``: the sweeps whose interval passed); one
+        failing sweep does not stop the others."""
+        now = self.deps.clock.now()
         for sweep in self._sweeps:
+            if due_only and sweep.last is not None and now - sweep.last <= sweep.every:
+                continue
+            sweep.last = now
             try:
-                await sweep()
+                await sweep.run()
             except Exception:
                 log.exception("sweep_failed")
 
@@ -204,11 +225,7 @@ class TurnRunner:
     async def run_once(self) -> bool:
         """Claim one due run and execute it. False when nothing was due."""
         if self._sweeps:
-            now = self.deps.clock.now()
-            if self._last_extra_sweep is None or now - self._last_extra_sweep > timedelta(
-                seconds=5
-            ):
-                await self.sweep()
+            await self.sweep(due_only=True)
         run = await self._claim()
         if run is None:
             return False
@@ -281,6 +298,8 @@ class TurnRunner:
                     trigger_dispatch_id=run.trigger_dispatch_id,
                     chain_depth=run.chain_depth,
                     attempts=run.attempts,
+                    trigger_event_id=run.trigger_event_id,
+                    watch_generation=run.watch_generation,
                 )
                 await db.commit()
                 return snapshot

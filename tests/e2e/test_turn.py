@@ -34,7 +34,10 @@ async def test_home_room_rules_are_recorded_privately_in_the_host_branch(
     # The new deal room seeded the host from the home branch (newer than durable memory).
     seeded = await memory(db, d.room_id)
     assert seeded["host"]["rates"] == home["host"]["rates"]
-    assert seeded["host"]["limits"] == home["host"]["limits"]
+    seeded_limit = seeded["host"]["limits"]["sponsored_post"]
+    # the limit itself; its source names a message of the room it was said in (issue 13
+    # keeps that out of durable memory, which may seed the room)
+    assert (seeded_limit["floor"], seeded_limit["currency"]) == ("6000", "USD")
     assert "visitor" not in seeded
 
 

@@ -29,7 +29,10 @@ from tests.support.processes import free_port, wait_healthy
 
 
 @contextmanager
-def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+def serve(
+    database_url: str, port: int, log: IO[bytes], **settings: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``dealroom serve`` in its own process; ``settings`` are more ``DEALROOM_*`` values."""
     env = {
         **os.environ,
         "DEALROOM_DATABASE_URL": database_url,
@@ -38,6 +41,7 @@ def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.
         "DEALROOM_HOST": "127.0.0.1",
         # Only the foundation's events: agent replies are covered by tests/e2e/test_turn*.
         "DEALROOM_WORKERS": "0",
+        **{f"DEALROOM_{name.upper()}": value for name, value in settings.items()},
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "1"],
@@ -62,7 +66,7 @@ async def two_servers(
     del engine  # migrated by the session fixture
     ports = free_port(), free_port()
     logs = [(tmp_path / f"server-{port}.log").open("wb") for port in ports]
-    with _serve(database_url, ports[0], logs[0]) as a, _serve(database_url, ports[1], logs[1]) as b:
+    with serve(database_url, ports[0], logs[0]) as a, serve(database_url, ports[1], logs[1]) as b:
         urls = f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
         await wait_healthy(urls[0], a)
         await wait_healthy(urls[1], b)

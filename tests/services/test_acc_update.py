@@ -29,7 +29,7 @@ async def test_a_merge_waits_for_the_memory_lease_and_then_lands(server: Server,
     room_id = (await open_room(server.client(), "devraman"))["room"]["id"]
 
     def new_floor(document: dict[str, Any]) -> dict[str, Any]:
-        document["rates"]["sponsored_post"]["floor"] = "6000 USD"
+        document["limits"]["sponsored_post"]["floor"] = "6000"
         return document
 
     try:
@@ -51,9 +51,9 @@ async def test_a_merge_waits_for_the_memory_lease_and_then_lands(server: Server,
     merging = asyncio.create_task(AccUpdate(server.runner).merge(seat, uuid.uuid4()))
     await asyncio.sleep(0.5)
     assert not merging.done()
-    floor = (await memory(db, room_id))["host"]["rates"]["sponsored_post"]["floor"]
-    assert floor == "4000 USD"  # nothing written while Distil holds the memory
+    floor = (await memory(db, room_id))["host"]["limits"]["sponsored_post"]["floor"]
+    assert floor == "4000"  # nothing written while Distil holds the memory
     await lease.release(uuid.UUID(room_id), token)
     assert await asyncio.wait_for(merging, 10) is True
     merged = await memory(db, room_id)
-    assert merged["host"]["rates"]["sponsored_post"]["floor"] == "6000 USD"
+    assert merged["host"]["limits"]["sponsored_post"]["floor"] == "6000"

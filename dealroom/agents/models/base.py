@@ -29,6 +29,7 @@ class AgentName(StrEnum):
     """Replaying a claimed room's held effects in order (a run kind; no model call)."""
     ARVIST = "arvist"
     ACC_UPDATE = "acc_update"
+    GUARD = "guard"
 
 
 @dataclass(frozen=True, slots=True)

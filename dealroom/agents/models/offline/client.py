@@ -21,6 +21,7 @@ from dealroom.agents.models.offline.agreement import agreement_output
 from dealroom.agents.models.offline.arvist import acc_update_output, arvist_output
 from dealroom.agents.models.offline.context_filter import filter_output
 from dealroom.agents.models.offline.distil import distil_output
+from dealroom.agents.models.offline.guard import guard_output
 from dealroom.agents.models.offline.offer_gen import offer_gen_output
 from dealroom.agents.models.offline.persona import persona_output
 
@@ -90,6 +91,8 @@ def respond(request: ModelRequest) -> str:
             output = arvist_output(request.context)
         case AgentName.ACC_UPDATE:
             output = acc_update_output(request.context)
+        case AgentName.GUARD:
+            output = guard_output(request.context)
         case _:
             assert_never(request.agent)
     # PersonaOutput declares ``reply`` first, so the serialised reply streams first.

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dealroom.agents.models.offline.common import _str
-from dealroom.agents.models.offline.persona.held import gate_line, held_stage_note
+from dealroom.agents.models.offline.persona.held import gate_line, held_stage_note, told
 from dealroom.agents.models.offline.persona.host import host_ruling
 from dealroom.agents.models.offline.persona.policy import Judgement, judge
 from dealroom.agents.models.offline.persona.principal import home, principal_message
@@ -22,9 +22,11 @@ __all__ = ["Judgement", "held_stage_note", "judge", "persona_output"]
 
 def persona_output(context: Mapping[str, Any]) -> PersonaOutput:
     turn = read_turn(context)
+    kind = _str(turn.trigger.get("kind"))
+    if kind == "stage" or _str(turn.trigger.get("origin")):
+        return told(turn)
     if turn.room_kind == "home":
         return home(turn)
-    kind = _str(turn.trigger.get("kind"))
     if kind == "gate":
         return gate_line(turn)
     delivery = kind == "delivery"

@@ -28,6 +28,14 @@ def gate_line(turn: Turn) -> PersonaOutput:
     return turn.out(reply)
 
 
+def told(turn: Turn) -> PersonaOutput:
+    """A stage event, or a delivery code made (the Guard's repair, a goal's notice): say it
+    as it was written — code composed it in the stage vocabulary, or the audit from the
+    recipient's point of view — and keep the plan. Nothing is sent on from here."""
+    body = turn.body.strip()
+    return turn.out(f"Update: {body}" if body else "…")
+
+
 def held_stage_note(turn: Turn, output: PersonaOutput) -> PersonaOutput:
     """A held delivery spoken after the stage moved: the reply says where the deal stands now
     (the DEAL STAGE block, never the stage it was held at)."""

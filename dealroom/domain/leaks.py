@@ -1,0 +1,20 @@
+"""Does a host-side text carry one of the host's private values? (issue 12: the Guard's
+audit of host-side free text that crossed without a ruling, and the check on its own sends.)
+
+This is the private-value firewall (``domain/firewall.py``, issue 10: limits in any written
+form, private terms, the distinctive values of the private branch), less the figures the
+principal instructed in this room; every Guard caller goes through ``private_values_in``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dealroom.domain import firewall
+
+
+def private_values_in(text: str, memory: Mapping[str, Any]) -> list[str]:
+    """Which private values ``text`` carries, described for operators (never for an agent)."""
+    allowed = firewall.instructed_amounts(memory)
+    return firewall.describe(firewall.check(memory, text, allowed_amounts=allowed))

@@ -1,0 +1,65 @@
+"""Queries for room watches (issue 12): re-arming on a reply and claiming due steps.
+Repositories flush, never commit."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import or_, select
+
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import RoomWatch
+
+GUARD = "guard"
+CURATOR = "curator"
+DONE = "done"
+
+
+class WatchRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def arm(self, room_id: uuid.UUID, now: datetime) -> RoomWatch:
+        """Re-arm the room's watch: the next generation, quiet from ``now``, Guard next. The
+        caller holds the room's row lock (a reply's transaction does), so the first two
+        replies of a room cannot both insert."""
+        watch = await self.locked(room_id)
+        if watch is None:
+            watch = RoomWatch(room_id=room_id, generation=1, step=GUARD, armed_at=now)
+            await self.db.add(watch)
+            return watch
+        watch.generation += 1
+        watch.step = GUARD
+        watch.armed_at = now
+        await self.db.flush()
+        return watch
+
+    async def locked(self, room_id: uuid.UUID) -> RoomWatch | None:
+        return await self.db.scalar(
+            select(RoomWatch).where(RoomWatch.room_id == room_id).with_for_update()
+        )
+
+    async def by_room(self, room_id: uuid.UUID) -> RoomWatch | None:
+        return await self.db.scalar(select(RoomWatch).where(RoomWatch.room_id == room_id))
+
+    async def claim_due(
+        self, *, guard_before: datetime, curator_before: datetime, limit: int
+    ) -> list[RoomWatch]:
+        """Due watches, locked for this transaction. PostgreSQL skips the rows another worker
+        is firing (``FOR UPDATE SKIP LOCKED``); SQLite has one writer anyway. A step is due
+        when the room was last armed before its window's start."""
+        return list(
+            await self.db.scalars(
+                select(RoomWatch)
+                .where(
+                    or_(
+                        (RoomWatch.step == GUARD) & (RoomWatch.armed_at <= guard_before),
+                        (RoomWatch.step == CURATOR) & (RoomWatch.armed_at <= curator_before),
+                    )
+                )
+                .order_by(RoomWatch.armed_at)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            )
+        )

@@ -1,0 +1,313 @@
+"""A Guard run (issue 12; seed 000 "A guard audits quiet rooms").
+
+Fired by the room watch once the room has been quiet for ``DEALROOM_GUARD_QUIET_SECONDS``.
+It waits for the room's memory lease (Distil's), takes it, reads the whole room, asks the
+Guard, and applies the repairs through the existing write paths, with the lease's fencing
+token, in one transaction:
+
+- G1 A run whose watch generation is stale (a reply re-armed the room since it fired, or
+     while it thought) does nothing.
+- G2 Repairs: a send through ``services.sends`` (the path every persona send takes), a goal
+     reopened (the Guard never rules a goal met, blocked or abandoned), a targeted memory
+     change under the participants' branches or ``deal``, a stale plan cleared. Nothing else.
+- G3 A send that would reach a visitor's pane and carries a private value of the host's is
+     refused, never softened: the Guard reads the host's private rules, its sends to the
+     other side are checked like any host-side text.
+- G4 Host-side sends that crossed without a ruling since the last audit are checked against
+     the host's private values; one that carried any raises an operator flag.
+- G5 Every audit leaves one verdict row: healthy, repaired (with its edits) or unrepaired.
+     A healthy audit changes nothing in the room (the run is ``no_op``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from dealroom.agents import guard
+from dealroom.agents.guard import GuardInput, GuardOutput, PaneAudit
+from dealroom.agents.models.base import AgentName
+from dealroom.agents.render import Party
+from dealroom.domain import memory as memdoc
+from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import (
+    Dispatch,
+    GuardVerdict,
+    Participant,
+    Room,
+)
+from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
+from dealroom.persistence.watches import WatchRepository
+from dealroom.services import effects
+from dealroom.services.distil_turn import (
+    LEASE_POLL_SECONDS,
+    LEASE_POLLS,
+    MemoryLease,
+    fenced_write,
+    finish_run,
+    requeue_for_lease,
+)
+from dealroom.services.guard_repairs import GuardRepairs, Outcome
+from dealroom.services.ledger import CallSite
+from dealroom.services.offers import room_stage
+from dealroom.services.persona_turn import model_for
+from dealroom.services.publish import publish_all
+from dealroom.services.turn_context import (
+    RECENT_DISPATCHES,
+    RunSnapshot,
+    lines_of,
+    names_of,
+    people,
+)
+from dealroom.services.turns import RunStatus, TurnRunner
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Audit:
+    """What the Guard read, with what code needs to apply its answer."""
+
+    inputs: GuardInput
+    picks: dict[str, Any]
+    participants: list[Participant]
+    unruled: list[Dispatch]
+    """G4: host-side sends without a ruling since the last audit."""
+
+
+class GuardTurn:
+    def __init__(self, runner: TurnRunner) -> None:
+        self.runner = runner
+        self.deps = runner.deps
+        self.lease = MemoryLease(runner)
+        self.repairs = GuardRepairs(runner.deps.settings)
+
+    async def __call__(self, run: RunSnapshot) -> None:
+        taken = await self._take(run)
+        for _ in range(LEASE_POLLS):
+            if taken is not None:
+                break
+            await asyncio.sleep(LEASE_POLL_SECONDS)  # Distil is writing: wait for it
+            taken = await self._take(run)
+        if taken is None:
+            await self._requeue(run)
+            return
+        token, audit = taken
+        try:
+            if audit is None:
+                await self._finish(run)  # G1, or the room is gone
+                return
+            site = CallSite(run.room_id, run.id, rows=[])
+            try:
+                request = guard.build(
+                    audit.inputs, model=model_for(self.deps, AgentName.GUARD, audit.picks)
+                )
+                generation = await self.deps.ledger.generate(request, site)
+                output = generation.output
+                assert isinstance(output, GuardOutput)
+                await self._apply(run, token, audit, output, site)
+            except Exception:
+                await self.deps.ledger.keep(site)
+                raise
+        finally:
+            await self.lease.release(run.room_id, token)  # a no-op once the write released it
+
+    # --- reading the room -----------------------------------------------------------------
+
+    async def _take(self, run: RunSnapshot) -> tuple[int, Audit | None] | None:
+        """Take the memory lease and read the room in one transaction."""
+        db = Db(self.deps.sessionmaker)
+        try:
+            token = await self.lease.grant(db, run.room_id, str(run.id))
+            if token is None:
+                await db.rollback()
+                return None
+            audit = await self._load(db, run)
+            await db.commit()
+            return token, audit
+        except IntegrityError:
+            return None  # two first writers raced to create the lease row
+        finally:
+            await db.close()
+
+    async def _spoke_again(self, db: Db, run: RunSnapshot) -> bool:
+        """G1: the room's watch moved on from the generation this run fired for."""
+        if run.watch_generation is None:
+            return False
+        watch = await WatchRepository(db).by_room(run.room_id)
+        return watch is None or watch.generation != run.watch_generation
+
+    async def _load(self, db: Db, run: RunSnapshot) -> Audit | None:
+        if await self._spoke_again(db, run):
+            return None  # G1: the room spoke again; a later quiet audits it
+        room = await db.get(Room, run.room_id)
+        if room is None:
+            return None
+        participants, accounts = await people(db, room.id)
+        names = names_of(participants, accounts)
+        memory = dict(room.memory or {})
+        transcripts = TranscriptRepository(db)
+        dispatches = DispatchRepository(db)
+        keys = {p.id: p.key for p in participants}
+        panes: list[PaneAudit] = []
+        for p in participants:
+            messages = await transcripts.current_session(p.id, self.deps.settings.session_line_cap)
+            last = next((m for m in reversed(messages) if m.author_kind == AuthorKind.AGENT), None)
+            sent_to: list[str] = []
+            if last is not None and last.client_message_id:
+                source = _run_of(last.client_message_id)
+                if source is not None:
+                    sent_to = [
+                        keys.get(d.to_participant_id, "?")
+                        for d in await db.scalars(
+                            select(Dispatch).where(Dispatch.source_run_id == source)
+                        )
+                    ]
+            panes.append(
+                PaneAudit(
+                    key=p.key,
+                    name=names[p.key],
+                    session=await lines_of(db, messages, participants, names),
+                    plan=memdoc.own_plan(memory, p.key),
+                    last_reply=last.body if last is not None else None,
+                    last_reply_sent_to=sent_to,
+                )
+            )
+        record = [
+            {
+                "from": keys.get(d.from_participant_id, "?"),
+                "to": keys.get(d.to_participant_id, "?"),
+                "substance": d.substance,
+                "status": d.status,
+                "origin": (d.payload or {}).get("origin", "agent"),
+                "ruling": (d.payload or {}).get("ruling"),
+            }
+            for d in await dispatches.recent(room.id, RECENT_DISPATCHES)
+        ]
+        host = next((p for p in participants if p.key == Seat.HOST.value), None)
+        return Audit(
+            inputs=GuardInput(
+                room_kind=room.kind,
+                represents=Party(Seat.HOST.value, names.get(Seat.HOST.value, "the host")),
+                panes=panes,
+                memory={k: v for k, v in memory.items() if k != memdoc.PLANS},
+                dispatches=record,
+                stage=await room_stage(db, room.id),
+            ),
+            picks=dict(room.model_picks or {}),
+            participants=participants,
+            unruled=await self._unruled(db, room.id, host),
+        )
+
+    async def _unruled(
+        self, db: Db, room_id: uuid.UUID, host: Participant | None
+    ) -> list[Dispatch]:
+        """G4: host-side sends to another pane that carried free text (no ruling, not a
+        code-made send) since the previous audit. A send the firewall still holds for the
+        principal (issue 10) has not crossed."""
+        if host is None:
+            return []
+        since = await db.scalar(
+            select(GuardVerdict.created_at)
+            .where(GuardVerdict.room_id == room_id)
+            .order_by(GuardVerdict.created_at.desc())
+            .limit(1)
+        )
+        statement = select(Dispatch).where(
+            Dispatch.room_id == room_id,
+            Dispatch.from_participant_id == host.id,
+            Dispatch.to_participant_id != host.id,
+            Dispatch.status != effects.FIREWALL_HELD,
+        )
+        if since is not None:
+            statement = statement.where(Dispatch.created_at > since)
+        return [
+            d
+            for d in await db.scalars(statement.order_by(Dispatch.created_at))
+            if not (d.payload or {}).get("ruling") and not (d.payload or {}).get("origin")
+        ]
+
+    # --- applying the verdict -------------------------------------------------------------
+
+    async def _apply(
+        self, run: RunSnapshot, token: int, audit: Audit, output: GuardOutput, site: CallSite
+    ) -> None:
+        deps = self.deps
+        db = Db(deps.sessionmaker)
+        try:
+            now = deps.clock.now()
+            row, room = await fenced_write(db, run, token, now)
+            if await self._spoke_again(db, run):
+                # G1 again, under the room lock: a reply came in while the Guard thought, so
+                # the room it audited is not the room there is. A later quiet audits it.
+                row.status, row.finished_at, row.no_op, row.error = (
+                    RunStatus.DONE.value,
+                    now,
+                    True,
+                    None,
+                )
+                await db.add(*site.rows)
+                await db.commit()
+                site.rows.clear()
+                log.info("guard_stale", room_id=str(run.room_id))
+                return
+            before = dict(room.memory or {})
+            outcome = Outcome(findings=[f"{f.pane}: {f.problem}" for f in output.findings])
+            repairs = self.repairs
+            document = await repairs.reopen_goals(db, run, output, before, outcome, now)
+            document = repairs.fix_memory(document, audit.participants, output, outcome)
+            outbound = effects.Outbound(run.room_id, run.id, now, self.deps.settings)
+            await repairs.deliver(db, run, audit.participants, output, before, outcome, outbound)
+            repairs.flag_unruled(run, audit.participants, audit.unruled, before, outcome, now)
+            if document != before:
+                room.memory = document
+                room.memory_version += 1
+                room.memory_updated_at = now
+            await db.add(
+                GuardVerdict(
+                    id=uuid.uuid4(),
+                    room_id=run.room_id,
+                    run_id=run.id,
+                    verdict=outcome.verdict,
+                    findings=[*outcome.findings, *outcome.refused],
+                    edits=outcome.edits,
+                    created_at=now,
+                ),
+                *outcome.flags,
+                *outbound.runs,
+                *site.rows,
+            )
+            row.status, row.finished_at, row.error = RunStatus.DONE.value, now, None
+            row.no_op = not outcome.edits and not outcome.flags  # G5
+            await db.commit()
+            site.rows.clear()
+        finally:
+            await db.close()
+        log.info("guard_verdict", room_id=str(run.room_id), verdict=outcome.verdict)
+        await publish_all(self.deps.broker, outbound.published)
+        if outbound.runs:
+            await self.runner.announce()
+
+    async def _finish(self, run: RunSnapshot) -> None:
+        await finish_run(self.deps, run, no_op=True)
+
+    async def _requeue(self, run: RunSnapshot) -> None:
+        """Distil still holds the memory: try again shortly, without spending an attempt."""
+        await requeue_for_lease(self.runner, run)
+
+
+def _run_of(client_message_id: str) -> uuid.UUID | None:
+    """The run that stored an agent reply (its ``client_message_id`` is ``run:<id>``)."""
+    if not client_message_id.startswith("run:"):
+        return None
+    try:
+        return uuid.UUID(client_message_id[4:])
+    except ValueError:
+        return None
