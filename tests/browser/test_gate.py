@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Page
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents.models.offline import OfflineClient
@@ -36,7 +37,7 @@ from tests.support.offers import BID, OPENING
 from tests.support.turns import messages_in
 
 
-async def _open_as_guest(server: Server, new_context: NewContext) -> tuple[object, str]:
+async def _open_as_guest(server: Server, new_context: NewContext) -> tuple[Page, str]:
     brand = await (await new_context(PHONE)).new_page()
     await brand.goto(f"{server.base_url}/z/{demo.HANDLE}")
     await own_pane(brand).get_by_role("textbox", name="Message", exact=True).wait_for()
@@ -54,27 +55,27 @@ async def test_the_gate_comes_up_live_and_sign_up_keeps_the_room_and_sends_the_h
     server = agent_server
     await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
     brand, room_id = await _open_as_guest(server, new_context)
-    page = brand  # type: ignore[assignment]
-    url = page.url  # type: ignore[attr-defined]
-    assert await gate(page).count() == 0  # type: ignore[arg-type]
+    page = brand
+    url = page.url
+    assert await gate(page).count() == 0
 
     for line in (OPENING.format(upfront="50% upfront"), BID):
-        await say(page, line)  # type: ignore[arg-type]
+        await say(page, line)
         await server.settle()
     # The note to the host is held, and the gate comes up in the open page (no reload).
-    await gate_is_up(page)  # type: ignore[arg-type]
+    await gate_is_up(page)
     assert [(r.kind, r.status) for r in await held(db, room_id)] == [("pane_send", "held")]
     host_before = await messages_in(db, room_id, Seat.HOST.value)
     assert not [m for m in host_before if m.author_kind == AuthorKind.AGENT.value]
-    await page.screenshot(path=str(screenshot_dir(tmp_path) / "gate-phone.png"))  # type: ignore[attr-defined]
-    box = await gate(page).bounding_box()  # type: ignore[arg-type]
+    await page.screenshot(path=str(screenshot_dir(tmp_path) / "gate-phone.png"))
+    box = await gate(page).bounding_box()
     assert box is not None
     assert box["x"] >= 0
     assert box["x"] + box["width"] <= PHONE["width"]
 
-    await sign_up_in_gate(page, "brightbrand", "Bright Brand")  # type: ignore[arg-type]
-    assert page.url == url  # type: ignore[attr-defined]
-    assert await page.locator(f'.room[data-room-id="{room_id}"]').count() == 1  # type: ignore[attr-defined]
+    await sign_up_in_gate(page, "brightbrand", "Bright Brand")
+    assert page.url == url
+    assert await page.locator(f'.room[data-room-id="{room_id}"]').count() == 1
 
     # What was held goes out: the host's agent tells the host in the host's pane.
     async def delivered() -> bool:
@@ -96,7 +97,7 @@ async def test_the_gate_comes_up_live_and_sign_up_keeps_the_room_and_sends_the_h
     await shows_the_stored_pane(own_pane(host), db, room_id, Seat.HOST)
     assert await own_pane(host).locator(".msg.agent").count() >= 1
     # The visitor pane keeps its history and stays live after the claim.
-    await shows_the_stored_pane(own_pane(page), db, room_id, Seat.VISITOR)  # type: ignore[arg-type]
+    await shows_the_stored_pane(own_pane(page), db, room_id, Seat.VISITOR)
     assert offline.blocked == [], offline.blocked
 
 
@@ -116,19 +117,19 @@ async def test_a_post_refused_at_the_guest_cap_shows_the_gate_and_keeps_the_text
     await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
     brand, room_id = await _open_as_guest(server, new_context)
     page = brand
-    await say(page, OPENING.format(upfront="50% upfront"))  # type: ignore[arg-type]
+    await say(page, OPENING.format(upfront="50% upfront"))
     await server.settle()
 
     # The cap is used up: the next post is refused with LOGIN_REQUIRED, the gate shows and
     # the typed line stays in the composer.
-    box = own_pane(page).get_by_role("textbox", name="Message", exact=True)  # type: ignore[arg-type]
+    box = own_pane(page).get_by_role("textbox", name="Message", exact=True)
     await box.fill(BID)
     await box.press("Enter")
-    await gate_is_up(page)  # type: ignore[arg-type]
+    await gate_is_up(page)
     assert await box.input_value() == BID
-    assert await own_pane(page).get_by_role("alert").count() == 0  # type: ignore[arg-type]
+    assert await own_pane(page).get_by_role("alert").count() == 0
 
-    await sign_up_in_gate(page, "capped-brand", "Capped Brand")  # type: ignore[arg-type]
+    await sign_up_in_gate(page, "capped-brand", "Capped Brand")
     await box.press("Enter")
 
     async def sent() -> bool:
