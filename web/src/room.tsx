@@ -101,7 +101,7 @@ export function RoomView(props: {
       {gate && <LoginGate heldEffects={room.heldEffects} onSignedIn={signedIn} />}
       {signedInAs && !gate && (
         <p class="signed-in ok" role="status">
-          Signed in as @{signedInAs}. You are still in this room; the agent's update follows.
+          Signed in as @{signedInAs}, in the same room.
         </p>
       )}
       {room.offer && <OfferCard offer={room.offer} onChange={setOffer} onLoginRequired={() => setGate(true)} />}
