@@ -53,6 +53,12 @@ export function RoomView(props: {
     }
   }, [roomId]);
 
+  // A signed-in visitor is never gated: a late `true` (sent before the claim) re-reads the room.
+  function gateChanged(required: boolean) {
+    if (required && signedInAs) void load();
+    else setGate(required);
+  }
+
   // Signed up or in from the gate, with the guest cookie: the server claimed this room. Re-read
   // it (loginRequired false, the new title); what was held replays into the panes live.
   function signedIn(handle: string) {
@@ -114,7 +120,7 @@ export function RoomView(props: {
             writable={seat === own}
             heading={headingFor(seat)}
             onStage={onStage}
-            onLoginRequired={seat === own ? setGate : undefined}
+            onLoginRequired={seat === own ? gateChanged : undefined}
             onActivity={(cursor) => props.onActivity?.(room.id, cursor)}
           />
         ))}
