@@ -69,3 +69,30 @@ async def reaches_stage(page: Page, stage: str, timeout: float = 30) -> None:
         return await page.locator(".offer .stage").count() > 0 and await stage_of(page) == stage
 
     await until(there, f"offer stage {stage}", timeout)
+
+
+def gate(page: Page) -> Locator:
+    return page.get_by_role("region", name="Sign in to continue")
+
+
+async def gate_is_up(page: Page) -> None:
+    await gate(page).wait_for()
+    await gate(page).get_by_text("The agent is waiting to share an update").wait_for()
+
+
+async def sign_up_in_gate(page: Page, handle: str, name: str) -> None:
+    """Sign up in the room's gate (the guest cookie goes with it: the server claims the room);
+    returns once the gate is down and the page says who is signed in."""
+    form = gate(page)
+    await form.get_by_role("tab", name="Sign up").click()
+    await form.get_by_label("Email").fill(f"{handle}@example.com")
+    await form.get_by_label("Password").fill("a-long-password")
+    await form.get_by_label("Your name or brand").fill(name)
+    await form.get_by_label("Handle").fill(handle)
+    await form.get_by_role("button", name="Create account and continue").click()
+    try:
+        await page.get_by_text(f"Signed in as @{handle}").wait_for()
+    except Exception as error:
+        shown = await page.locator("body").inner_text()
+        raise AssertionError(f"not signed in; the page shows:\n{shown}") from error
+    await gate(page).wait_for(state="detached")

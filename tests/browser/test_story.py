@@ -1,6 +1,8 @@
 """The whole first-run story in two browsers: the demo host (desktop) and a brand on a phone
-(390×844). The brand chats, the written offer appears with its stage, the brand approves, the
-host approves, the brand pays with a test card, and the stage moves live in both — no reload.
+(390×844). The brand chats as a guest, meets the login gate (its note and the written offer are
+held), signs up in the gate without leaving the room, the held offer appears with its stage,
+the brand approves, the host approves, the brand pays with a test card, and the stage moves
+live in both — no reload.
 Screenshots of the two panes and the offer card (DEALROOM_SCREENSHOTS=1 writes them into
 docs/screenshots for the README)."""
 
@@ -13,10 +15,12 @@ from dealroom.persistence.db import Db
 from dealroom.services import demo
 from tests.browser.conftest import PHONE, NewContext, Offline, screenshot_dir
 from tests.browser.support import (
+    gate_is_up,
     own_pane,
     reaches_stage,
     say,
     shows_the_stored_pane,
+    sign_up_in_gate,
     until,
 )
 from tests.conftest import Server
@@ -45,10 +49,21 @@ async def test_host_and_brand_run_the_whole_story(
     await own_pane(brand).get_by_role("textbox", name="Message", exact=True).wait_for()
     await until(lambda: _url_has_room(brand.url), "the room id in the URL")
     room_id = brand.url.rsplit("/", 1)[1]
-    for line in (OPENING.format(upfront="50% upfront"), BID, AGREE):
+    # As a guest, the brand's note to the host is held: the gate comes up live, nothing went out.
+    for line in (OPENING.format(upfront="50% upfront"), BID):
         await say(brand, line)
         await server.settle()
         await shows_the_stored_pane(own_pane(brand), db, room_id, Seat.VISITOR)
+    await gate_is_up(brand)
+    assert await brand.locator(".offer").count() == 0
+    # The brand signs up in the gate and stays in the room; the held note goes out and the
+    # host's agent answers in the brand's pane; the brand agrees, now as itself.
+    await sign_up_in_gate(brand, "glowco", "Glow Co")
+    assert brand.url == f"{server.base_url}/z/{demo.HANDLE}/{room_id}"  # the same room
+    await server.settle()
+    await say(brand, AGREE)
+    await server.settle()
+    await shows_the_stored_pane(own_pane(brand), db, room_id, Seat.VISITOR)
     await reaches_stage(brand, "WRITTEN_AWAITING_BRAND")
     card = brand.locator(".offer")
     await card.get_by_text("7500.00 USD").first.wait_for()

@@ -10,6 +10,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Message
 from dealroom.services import demo
 from tests.conftest import Server
+from tests.support.gate import sign_up_here
 from tests.support.graphql import open_room
 from tests.support.offers import OFFER, negotiate_to_offer
 from tests.support.turns import Deal
@@ -70,6 +71,9 @@ async def test_a_brand_at_the_demo_link_negotiates_against_the_taught_rate(
     seeded = await _seed(server, db)
     visitor = server.client()
     room_id = (await open_room(visitor, seeded.handle))["room"]["id"]
+    # A guest's sends are held behind the login gate: the brand signs up with its guest key,
+    # which claims this room (the gate itself: tests/e2e/test_login_gate.py, tests/browser).
+    await sign_up_here(visitor, "glowco", "Glow Co")
 
     offer_id = await negotiate_to_offer(server, Deal(server.client(), visitor, "", room_id))
 

@@ -55,6 +55,11 @@ export class GraphQLFailure extends Error {
   }
 }
 
+/** The guest gate's refusal: FORBIDDEN with extensions.reason LOGIN_REQUIRED (sign in, keep the text). */
+export function needsLogin(e: unknown): boolean {
+  return e instanceof GraphQLFailure && e.code === "FORBIDDEN" && e.extensions.reason === "LOGIN_REQUIRED";
+}
+
 export async function gql<T>(operation: string, variables: Record<string, unknown> = {}): Promise<T> {
   let response: Response;
   try {

@@ -1,7 +1,7 @@
 // The written offer, as the reader sees it: terms, what paying costs, its stage (live over
 // offerStage), and the buttons the server says this reader may press now (viewerActions).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { gql, newId } from "./gql";
+import { gql, needsLogin, newId } from "./gql";
 import { follow } from "./live";
 import { STAGE_LABEL, type Offer, type OfferAction, type Stage, type StageChange } from "./types";
 
@@ -21,7 +21,12 @@ export function StageChip(props: { stage: Stage }) {
 
 const money = (amount: string, currency: string) => `${amount} ${currency}`;
 
-export function OfferCard(props: { offer: Offer; onChange: (offer: Offer) => void }) {
+export function OfferCard(props: {
+  offer: Offer;
+  onChange: (offer: Offer) => void;
+  /** A guest was refused (FORBIDDEN, reason LOGIN_REQUIRED): show the sign-in gate. */
+  onLoginRequired?: () => void;
+}) {
   const { offer } = props;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -60,6 +65,10 @@ export function OfferCard(props: { offer: Offer; onChange: (offer: Offer) => voi
     try {
       props.onChange(await action());
     } catch (e) {
+      if (needsLogin(e) && props.onLoginRequired) {
+        props.onLoginRequired();
+        return;
+      }
       setError(e instanceof Error ? e.message : String(e));
     } finally {
       setBusy(false);

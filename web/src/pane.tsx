@@ -1,7 +1,7 @@
 // One pane: its messages (newest 50, then live over paneEvents), the agent's typing indicator
 // and streamed reply, and — when it is the reader's own pane — the composer.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { GraphQLFailure, gql, newId } from "./gql";
+import { GraphQLFailure, gql, needsLogin, newId } from "./gql";
 import { follow, type Following } from "./live";
 import type { Message, PaneEvent, Seat, Stage } from "./types";
 
@@ -21,7 +21,7 @@ export interface PaneProps {
   heading: string;
   /** A written offer's stage changed (a new offer, or the current one moved). */
   onStage?: (offerId: string, stage: Stage, version: number) => void;
-  /** The guest gate (issue 11) plugs in here: the room needs the guest to sign in. */
+  /** The guest gate: the room needs the guest to sign in (an event, or a refused post). */
   onLoginRequired?: (required: boolean) => void;
   /** A message arrived (the room list's unread marker). */
   onActivity?: (cursor: string) => void;
@@ -127,6 +127,12 @@ export function Pane(props: PaneProps) {
         return true;
       } catch (e) {
         if (e instanceof GraphQLFailure && e.code === "NETWORK" && attempt === 0) continue;
+        if (needsLogin(e) && callbacks.current.onLoginRequired) {
+          // The guest must sign in first: show the gate; the composer keeps the text.
+          callbacks.current.onLoginRequired(true);
+          setError(null);
+          return false;
+        }
         setError(e instanceof Error ? e.message : String(e));
         return false;
       }

@@ -2,6 +2,7 @@
 // the reader's own (writable) and, for the host of a deal room, the visitor's (read-only).
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import { LoginGate } from "./gate";
 import { gql } from "./gql";
 import { watchConnection, type Connection } from "./live";
 import { OfferCard, StageChip } from "./offer";
@@ -21,6 +22,10 @@ export function RoomView(props: {
   const [room, setRoom] = useState<Room | null>(props.initial?.id === roomId ? props.initial : null);
   const [error, setError] = useState<string | null>(null);
   const [connection, setConnection] = useState<Connection>("live");
+  // The guest gate: up when the room says so (Room.loginRequired), when LoginRequiredChanged
+  // arrives on the visitor pane, or when a post/approve/pay is refused with LOGIN_REQUIRED.
+  const [gate, setGate] = useState<boolean>(room?.loginRequired ?? false);
+  const [signedInAs, setSignedInAs] = useState<string | null>(null);
   const roomRef = useRef(room);
   roomRef.current = room;
 
@@ -30,6 +35,7 @@ export function RoomView(props: {
     try {
       const data = await gql<{ room: Room }>("Room", { id: roomId });
       setRoom(data.room);
+      setGate(data.room.loginRequired);
       setError(null);
       props.onChanged?.();
     } catch (e) {
@@ -42,8 +48,24 @@ export function RoomView(props: {
     if (!(props.initial && props.initial.id === roomId)) {
       setRoom(null);
       void load();
+    } else {
+      setGate(props.initial.loginRequired);
     }
   }, [roomId]);
+
+  // A signed-in visitor is never gated: a late `true` (sent before the claim) re-reads the room.
+  function gateChanged(required: boolean) {
+    if (required && signedInAs) void load();
+    else setGate(required);
+  }
+
+  // Signed up or in from the gate, with the guest cookie: the server claimed this room. Re-read
+  // it (loginRequired false, the new title); what was held replays into the panes live.
+  function signedIn(handle: string) {
+    setSignedInAs(handle);
+    setGate(false);
+    void load();
+  }
 
   // A StageChanged in a pane: a new offer was drawn, or the current one moved.
   function onStage(offerId: string, stage: Stage, version: number) {
@@ -82,7 +104,13 @@ export function RoomView(props: {
           {props.actions}
         </div>
       </header>
-      {room.offer && <OfferCard offer={room.offer} onChange={setOffer} />}
+      {gate && <LoginGate heldEffects={room.heldEffects} onSignedIn={signedIn} />}
+      {signedInAs && !gate && (
+        <p class="signed-in ok" role="status">
+          Signed in as @{signedInAs}, in the same room.
+        </p>
+      )}
+      {room.offer && <OfferCard offer={room.offer} onChange={setOffer} onLoginRequired={() => setGate(true)} />}
       <div class={`panes count-${seats.length}`}>
         {seats.map((seat) => (
           <Pane
@@ -92,6 +120,7 @@ export function RoomView(props: {
             writable={seat === own}
             heading={headingFor(seat)}
             onStage={onStage}
+            onLoginRequired={seat === own ? gateChanged : undefined}
             onActivity={(cursor) => props.onActivity?.(room.id, cursor)}
           />
         ))}

@@ -70,6 +70,10 @@ export interface Room extends RoomBase {
   readableSeats: Seat[];
   host: { handle: string; displayName: string; link: string };
   participants: { seat: Seat; displayName: string; isGuest: boolean }[];
+  /** The guest gate is up in the visitor's view (always false for anyone else). */
+  loginRequired: boolean;
+  /** How many outbound effects wait on the guest's sign-in (visitor's view only). */
+  heldEffects: number | null;
   offer: Offer | null;
 }
 
