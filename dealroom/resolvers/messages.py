@@ -14,6 +14,7 @@ from dealroom.persistence.db import Db
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.offer_types import StageChanged
+from dealroom.schema.scope_gate import require_key_scope
 from dealroom.schema.types import (
     AgentTyping,
     Message,
@@ -123,6 +124,7 @@ async def _authorise_pane(info: Info, room_id: uuid.UUID, seat: Seat) -> tuple[u
     try:
         # Resolved per operation: a session revoked since the socket opened no longer reads.
         identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
+        require_key_scope(identity, "paneEvents")
         room = await rooms.room_for_reader(db, identity, room_id)
         return messages.readable_pane(room, seat), room.reader_seat
     finally:

@@ -19,6 +19,7 @@ from dealroom.schema.offer_types import (
     PayOfferPayload,
     StageChanged,
 )
+from dealroom.schema.scope_gate import require_key_scope
 from dealroom.services import messages, offers
 from dealroom.services.identity import resolve_identity
 
@@ -118,6 +119,7 @@ async def _authorise(info: Info, offer_id: uuid.UUID) -> None:
     db = Db(ctx.app.sessionmaker)
     try:
         identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
+        require_key_scope(identity, "offerStage")
         await offers.offer_for_reader(db, identity, offer_id)
     finally:
         await db.close()

@@ -25,6 +25,8 @@ from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
 from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
+from dealroom.schema.partners import PartnerMutation, PartnerQuery
+from dealroom.schema.scope_gate import ScopeGate
 from dealroom.schema.types import (
     Account,
     AuthPayload,
@@ -39,7 +41,7 @@ from dealroom.schema.types import (
 
 
 @strawberry.type(description="Reads.")
-class Query:
+class Query(PartnerQuery):
     @strawberry.field(
         description="The signed-in account (the managed account when acting as one); "
         "null when anonymous."
@@ -97,7 +99,7 @@ class Query:
 
 
 @strawberry.type(description="Writes. Each mutation is one transaction: on error, nothing changes.")
-class Mutation:
+class Mutation(PartnerMutation):
     @strawberry.mutation(
         description="Create an account (and its home room) and sign in. CONFLICT if the "
         "handle or email is taken."
@@ -327,5 +329,6 @@ def create_schema(settings: Settings | None = None) -> strawberry.Schema:
             lambda: AddValidationRules(limits),
             lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
             lambda: ErrorCodes(debug=settings.debug),
+            ScopeGate,  # API keys reach only what their scopes open (domain/scopes.py)
         ],
     )
