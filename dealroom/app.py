@@ -40,6 +40,7 @@ from dealroom.services.agents import (
 )
 from dealroom.services.clock import Clock, SystemClock
 from dealroom.services.payments import PaymentProvider
+from dealroom.services.webhook_worker import WebhookWorker
 
 CONTEXTS = "dealroom.contexts"
 
@@ -145,15 +146,18 @@ def create_app(
         payments=payments,
     )
     view = GraphQLView(state)
+    webhook_worker = WebhookWorker(settings, sessionmaker, broker, clock)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
         if own_broker:
             await broker.start()
         await state.runner.start()
+        await webhook_worker.start()
         try:
             yield {"app_state": state}
         finally:
+            await webhook_worker.close()
             await state.runner.close()
             if own_model:
                 await model.close()
@@ -193,4 +197,5 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.dealroom = state  # tests and benchmarks reach the runner through it
+    app.state.webhook_worker = webhook_worker
     return app

@@ -10,6 +10,7 @@ import strawberry
 
 from dealroom.domain import offers as rules
 from dealroom.domain.cursors import parse_event_cursor
+from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
 from dealroom.schema.context import Info
 from dealroom.schema.offer_types import (
@@ -20,7 +21,7 @@ from dealroom.schema.offer_types import (
     StageChanged,
 )
 from dealroom.schema.scope_gate import require_key_scope
-from dealroom.services import messages, offers
+from dealroom.services import messages, offers, webhooks
 from dealroom.services.identity import resolve_identity
 
 
@@ -85,17 +86,32 @@ async def pay_offer(
     ctx = info.context
     identity = await ctx.identity()
     parsed = offers.parse_offer_id(offer_id)
-    async with ctx.transaction() as db:
-        payment, found = await offers.pay_offer(
-            db,
-            ctx.app.broker,
-            ctx.app.clock,
-            ctx.app.payments,
-            identity,
-            offer_id=parsed,
-            payment_method=payment_method,
-            idempotency_key=idempotency_key,
-        )
+    try:
+        async with ctx.transaction() as db:
+            payment, found = await offers.pay_offer(
+                db,
+                ctx.app.broker,
+                ctx.app.clock,
+                ctx.app.payments,
+                identity,
+                offer_id=parsed,
+                payment_method=payment_method,
+                idempotency_key=idempotency_key,
+            )
+    except DomainError as exc:
+        if exc.code is ErrorCode.PAYMENT_DECLINED:
+            # The decline changed nothing, so it was rolled back; partners still hear of it
+            # (issue 16, W1), in a transaction of its own.
+            async with ctx.transaction() as db:
+                wake = await webhooks.payment_declined(
+                    db,
+                    ctx.app.clock,
+                    offer_id=parsed,
+                    idempotency_key=idempotency_key.strip(),
+                    message=exc.message,
+                )
+                offers.publish_after_commit(db, ctx.app.broker, wake)
+        raise
     return PayOfferPayload(
         payment=Payment.from_row(payment),
         offer=Offer.for_reader(found.offer, found.room.reader_seat),

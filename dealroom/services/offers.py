@@ -32,6 +32,7 @@ from dealroom.persistence.offers import OfferRepository, stage_prevs
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker
 from dealroom.services import messages as message_service
+from dealroom.services import webhooks
 from dealroom.services.clock import Clock
 from dealroom.services.events import (
     MessageView,
@@ -100,25 +101,27 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     panes, offer_prev = await stage_prevs(db, offer.room_id, offer.id)
     seq = await RoomRepository(db).next_event_seq(offer.room_id, now)
     stage = stage_of(offer).value
-    await db.add(
-        OfferEvent(
-            id=uuid.uuid4(),
-            room_id=offer.room_id,
-            offer_id=offer.id,
-            seq=seq,
-            stage=stage,
-            version=offer.version,
-            actor=actor,
-            created_at=now,
-        )
+    change = OfferEvent(
+        id=uuid.uuid4(),
+        room_id=offer.room_id,
+        offer_id=offer.id,
+        seq=seq,
+        stage=stage,
+        version=offer.version,
+        actor=actor,
+        created_at=now,
     )
+    await db.add(change)
+    # The partner webhook outbox, in this same transaction (issue 16): committed with the
+    # change or not at all.
+    outbox = await webhooks.stage_recorded(db, offer, change)
 
     def event(prev: int) -> str:
         return StageChangedEvent(seq, prev, offer.id, stage, offer.version, now).encode()
 
     published = [(pane_channel(offer.room_id, Seat(key)), event(prev)) for key, prev in panes]
     published.append((offer_channel(offer.id), event(offer_prev)))
-    return published
+    return published + outbox
 
 
 def publish_after_commit(db: Db, broker: Broker, published: list[Publish]) -> None:
