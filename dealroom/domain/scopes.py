@@ -46,6 +46,7 @@ ROOT_FIELD_SCOPES: Final[dict[str, str]] = {
     "redeliverWebhook": Scope.WEBHOOKS_MANAGE,
     "roomOps": Scope.OPS_READ,
     "opsRooms": Scope.OPS_READ,
+    "opsRoom": Scope.OPS_READ,
     "opsAccount": Scope.OPS_READ,
     "agentPrompts": Scope.OPS_READ,
     "opsActions": Scope.OPS_READ,

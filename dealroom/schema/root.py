@@ -25,6 +25,7 @@ from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
 from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
+from dealroom.schema.ops import OpsMutation, OpsQuery
 from dealroom.schema.partners import PartnerMutation, PartnerQuery
 from dealroom.schema.scope_gate import ScopeGate
 from dealroom.schema.types import (
@@ -41,7 +42,7 @@ from dealroom.schema.types import (
 
 
 @strawberry.type(description="Reads.")
-class Query(PartnerQuery):
+class Query(PartnerQuery, OpsQuery):
     @strawberry.field(
         description="The signed-in account (the managed account when acting as one); "
         "null when anonymous."
@@ -99,7 +100,7 @@ class Query(PartnerQuery):
 
 
 @strawberry.type(description="Writes. Each mutation is one transaction: on error, nothing changes.")
-class Mutation(PartnerMutation):
+class Mutation(PartnerMutation, OpsMutation):
     @strawberry.mutation(
         description="Create an account (and its home room) and sign in. CONFLICT if the "
         "handle or email is taken."

@@ -16,6 +16,7 @@ from dealroom.services.offer_turn import AgreementTurn, OfferGenTurn
 from dealroom.services.offers import capture_pending
 from dealroom.services.payments import PaymentProvider, TestPaymentProvider
 from dealroom.services.persona_turn import PersonaTurn
+from dealroom.services.takeover import silenced_when_taken_over
 from dealroom.services.turns import RunnerDeps, TurnRunner
 
 
@@ -65,7 +66,10 @@ def create_runner(
             ledger=Ledger(client, sessionmaker, clock),
         )
     )
-    runner.register(AgentName.PERSONA, PersonaTurn(runner))
+    # An operator speaking in a pane's agent seat silences the agent there (issue 16).
+    runner.register(
+        AgentName.PERSONA, silenced_when_taken_over(PersonaTurn(runner), sessionmaker, clock)
+    )
     runner.register(AgentName.DISTIL, DistilTurn(runner))
     runner.register(AgentName.OFFER_GEN, OfferGenTurn(runner))
     runner.register(AgentName.AGREEMENT, AgreementTurn(runner))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,13 +18,13 @@ from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
 from dealroom.domain import crossing, visibility
 from dealroom.domain import memory as memdoc
-from dealroom.domain import offers as offer_rules
-from dealroom.domain.seats import AuthorKind, RoomKind, Seat
+from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Dispatch, GoalEvent, Message, Room
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
+from dealroom.services import goal_effects
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -33,8 +32,8 @@ from dealroom.services.events import (
     MessageView,
     pane_channel,
 )
+from dealroom.services.goal_effects import GoalEffects
 from dealroom.services.ledger import CallSite
-from dealroom.services.offers import close_live_offer, queue_offer_gen
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
 from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner, new_run
 
@@ -46,12 +45,6 @@ DELTA_INTERVAL = 0.05
 ALWAYS_KEEP = ("goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
 """Small, code-written parts every persona keeps; the free-form branches are what the filter
 narrows."""
-
-
-@dataclass
-class GoalEffects:
-    runs: list[AgentRun]
-    published: list[tuple[str, str]]
 
 
 class StaleRun(Exception):
@@ -296,7 +289,7 @@ class PersonaTurn:
         """Every flip of a goal's status is a ``goal_events`` row; code fires the effect of a
         flip once, here, in the transaction that records it (seed 000 "Goals are structured
         envelopes"): ``new-offer`` met queues Offer-Gen, abandoned closes the live offer."""
-        effects = GoalEffects([], [])
+        effects = GoalEffects()
         after = memdoc.goal_statuses(document)
         for key, status in after.items():
             if before.get(key) == status:
@@ -316,15 +309,18 @@ class PersonaTurn:
                     created_at=now,
                 )
             )
-            if key != offer_rules.NEW_OFFER or ctx.kind is not RoomKind.DEAL:
-                continue
             host = ctx.participant(Seat.HOST.value)
-            if status == memdoc.GoalStatus.MET and host is not None:
-                effects.runs.append(queue_offer_gen(ctx.room_id, host.id, now))
-            elif status == memdoc.GoalStatus.ABANDONED:
-                effects.published += await close_live_offer(
-                    db, ctx.room_id, now=now, actor=AgentName.PERSONA.value
-                )
+            await goal_effects.fire(
+                db,
+                effects,
+                room_id=ctx.room_id,
+                kind=ctx.kind,
+                host_pane=host.id if host is not None else None,
+                key=key,
+                status=status,
+                now=now,
+                actor=AgentName.PERSONA.value,
+            )
         return effects
 
     async def _sends(

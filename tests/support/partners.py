@@ -65,3 +65,17 @@ async def delivery_log(client: Client, webhook_id: str) -> list[dict[str, Any]]:
     data = await client.query(DELIVERIES, {"id": webhook_id})
     nodes: list[dict[str, Any]] = data["webhookDeliveries"]["nodes"]
     return list(reversed(nodes))
+
+
+async def make_operator(db: Any, client: Client, handle: str) -> Client:
+    """Sign ``client`` up as ``handle`` and mark it an operator (the CLI's way)."""
+    from dealroom.services.accounts import set_operator
+    from tests.support.graphql import sign_up
+
+    await sign_up(client, handle)
+    try:
+        await set_operator(db, handle=handle, operator=True)
+        await db.commit()
+    finally:
+        await db.close()
+    return client
