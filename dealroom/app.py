@@ -1,13 +1,15 @@
-"""The Starlette application: /graphql (HTTP, websockets, GraphiQL) and /health."""
+"""The Starlette application: /graphql (HTTP, websockets, GraphiQL), /health and /metrics."""
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 from collections.abc import AsyncIterator
 from typing import TypedDict
 
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
@@ -29,10 +31,12 @@ from strawberry.types.graphql import OperationType
 from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
+from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
 from dealroom.schema.context import AppState, Context
 from dealroom.schema.root import create_schema
+from dealroom.services import metrics
 from dealroom.services.agents import (
     create_model_client,
     create_payment_provider,
@@ -171,6 +175,19 @@ def create_app(
             await connection.execute(text("SELECT 1"))
         return JSONResponse({"status": "ok"})
 
+    async def metrics_page(request: Request) -> Response:
+        """Prometheus text format (README "Metrics")."""
+        token = settings.metrics_token
+        presented = request.headers.get("authorization", "")
+        if token and not hmac.compare_digest(presented.encode(), f"Bearer {token}".encode()):
+            return Response("unauthorized", status_code=401)
+        db = Db(sessionmaker)
+        try:
+            await metrics.refresh(db)
+        finally:
+            await db.close()
+        return Response(generate_latest(metrics.REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
     async def index(_request: Request) -> Response:
         return RedirectResponse("/graphql")
 
@@ -191,6 +208,7 @@ def create_app(
         routes=[
             Route("/", index),
             Route("/health", health),
+            Route("/metrics", metrics_page),
             Route("/graphql", view, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", view),
         ],

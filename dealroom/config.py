@@ -105,6 +105,8 @@ class Settings(BaseSettings):
     """Retries back off exponentially (with jitter) from ``base`` up to ``cap`` per attempt, for
     this long after the first attempt; then the delivery has failed."""
     webhook_poll_seconds: float = 1.0
+    metrics_token: str | None = None
+    """When set, ``/metrics`` answers only ``Authorization: Bearer <token>`` (scrapers)."""
 
     @property
     def session_pause(self) -> timedelta:

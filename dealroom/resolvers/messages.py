@@ -23,7 +23,7 @@ from dealroom.schema.types import (
     PaneEvent,
     SystemLine,
 )
-from dealroom.services import messages, rooms
+from dealroom.services import messages, metrics, rooms
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -54,6 +54,7 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
             ),
             announce=ctx.app.runner.announce,
         )
+    metrics.POSTS.labels("participant").inc()
     # The author reads its own message from the pane it wrote into.
     return Message.from_view(view, view.seat)
 
@@ -77,15 +78,20 @@ async def pane_events(
     room_uuid = rooms.parse_id(room_id, "room")
     start = parse_event_cursor(after) if after is not None else None
     participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
-    async for event in messages.follow_pane(
-        ctx.app.sessionmaker,
-        ctx.app.broker,
-        room_id=room_uuid,
-        participant_id=participant_id,
-        seat=Seat(seat),
-        after=start,
-    ):
-        yield _project(event, reader)
+    open_now = metrics.SUBSCRIPTIONS_OPEN.labels("paneEvents")
+    open_now.inc()
+    try:
+        async for event in messages.follow_pane(
+            ctx.app.sessionmaker,
+            ctx.app.broker,
+            room_id=room_uuid,
+            participant_id=participant_id,
+            seat=Seat(seat),
+            after=start,
+        ):
+            yield _project(event, reader)
+    finally:
+        open_now.dec()
 
 
 def _project(event: PaneEventData, reader: Seat) -> PaneEvent:

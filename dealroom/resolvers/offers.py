@@ -21,7 +21,7 @@ from dealroom.schema.offer_types import (
     StageChanged,
 )
 from dealroom.schema.scope_gate import require_key_scope
-from dealroom.services import messages, offers, webhooks
+from dealroom.services import messages, metrics, offers, webhooks
 from dealroom.services.identity import resolve_identity
 
 
@@ -125,8 +125,13 @@ async def offer_stage(
     parsed = offers.parse_offer_id(offer_id)
     start = parse_event_cursor(after) if after is not None else None
     await _authorise(info, parsed)
-    async for event in offers.follow_offer(ctx.app.sessionmaker, ctx.app.broker, parsed, start):
-        yield StageChanged.from_event(event)
+    open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")
+    open_now.inc()
+    try:
+        async for event in offers.follow_offer(ctx.app.sessionmaker, ctx.app.broker, parsed, start):
+            yield StageChanged.from_event(event)
+    finally:
+        open_now.dec()
 
 
 async def _authorise(info: Info, offer_id: uuid.UUID) -> None:

@@ -24,6 +24,7 @@ from dealroom.schema.caching import CachedParser
 from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
+from dealroom.schema.metrics_ext import Metrics
 from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
 from dealroom.schema.ops import OpsMutation, OpsQuery
 from dealroom.schema.partners import PartnerMutation, PartnerQuery
@@ -329,6 +330,7 @@ def create_schema(settings: Settings | None = None) -> strawberry.Schema:
             lambda: ValidationCache(maxsize=256),
             lambda: AddValidationRules(limits),
             lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
+            Metrics,  # before ErrorCodes: it counts the codes ErrorCodes leaves
             lambda: ErrorCodes(debug=settings.debug),
             ScopeGate,  # API keys reach only what their scopes open (domain/scopes.py)
         ],

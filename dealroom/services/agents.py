@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.agents.models.base import AgentName, ModelClient
 from dealroom.config import Settings
 from dealroom.realtime.broker import Broker
+from dealroom.services import metrics
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import DistilTurn
 from dealroom.services.ledger import Ledger
@@ -17,7 +18,7 @@ from dealroom.services.offers import capture_pending
 from dealroom.services.payments import PaymentProvider, TestPaymentProvider
 from dealroom.services.persona_turn import PersonaTurn
 from dealroom.services.takeover import silenced_when_taken_over
-from dealroom.services.turns import RunnerDeps, TurnRunner
+from dealroom.services.turns import Handler, RunnerDeps, TurnRunner
 
 
 def create_model_client(settings: Settings) -> ModelClient:
@@ -66,13 +67,15 @@ def create_runner(
             ledger=Ledger(client, sessionmaker, clock),
         )
     )
-    # An operator speaking in a pane's agent seat silences the agent there (issue 16).
-    runner.register(
-        AgentName.PERSONA, silenced_when_taken_over(PersonaTurn(runner), sessionmaker, clock)
-    )
-    runner.register(AgentName.DISTIL, DistilTurn(runner))
-    runner.register(AgentName.OFFER_GEN, OfferGenTurn(runner))
-    runner.register(AgentName.AGREEMENT, AgreementTurn(runner))
+    handlers: dict[AgentName, Handler] = {
+        # An operator speaking in a pane's agent seat silences the agent there (issue 16).
+        AgentName.PERSONA: silenced_when_taken_over(PersonaTurn(runner), sessionmaker, clock),
+        AgentName.DISTIL: DistilTurn(runner),
+        AgentName.OFFER_GEN: OfferGenTurn(runner),
+        AgentName.AGREEMENT: AgreementTurn(runner),
+    }
+    for agent, handler in handlers.items():
+        runner.register(agent, metrics.timed(agent.value, handler))  # /metrics: time, failures
     if payments is not None:
         provider = payments
 

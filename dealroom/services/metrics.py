@@ -6,7 +6,19 @@ that describe shared state (queue depth, outbox backlog) are read from the datab
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Callable
+from decimal import Decimal
+from typing import TypeVar
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from sqlalchemy import func, select
+
+from dealroom.agents.models.base import Usage
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import AgentRun, WebhookDelivery
+
+T = TypeVar("T")
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -49,8 +61,8 @@ QUEUE_DEPTH = Gauge(
 )
 RUN_FAILURES = Counter(
     "dealroom_agent_run_failures",
-    "Agent run attempts that raised, by agent and whether they will be retried.",
-    ["agent", "retry"],
+    "Agent run attempts that raised (each is retried or marked failed), by agent.",
+    ["agent"],
     registry=REGISTRY,
 )
 MODEL_TOKENS = Counter(
@@ -94,3 +106,46 @@ WEBHOOK_BACKLOG = Gauge(
     "Webhook deliveries waiting to be delivered (read from the database at scrape).",
     registry=REGISTRY,
 )
+
+
+def model_call(agent: str, model: str, usage: Usage, price_usd: Decimal | None) -> None:
+    MODEL_TOKENS.labels(agent, model, "input").inc(usage.input_tokens)
+    MODEL_TOKENS.labels(agent, model, "output").inc(usage.output_tokens)
+    MODEL_TOKENS.labels(agent, model, "cached").inc(usage.cached_tokens)
+    if price_usd is None:
+        MODEL_UNPRICED.labels(agent, model).inc()
+    else:
+        MODEL_SPEND.labels(agent, model).inc(float(price_usd))
+
+
+def timed(agent: str, handler: Callable[[T], Awaitable[None]]) -> Callable[[T], Awaitable[None]]:
+    """An agent run handler, timed and its failures counted."""
+
+    async def run(snapshot: T) -> None:
+        started = time.perf_counter()
+        try:
+            await handler(snapshot)
+        except Exception:
+            RUN_FAILURES.labels(agent).inc()
+            raise
+        finally:
+            TURN_SECONDS.labels(agent).observe(time.perf_counter() - started)
+
+    return run
+
+
+async def refresh(db: Db) -> None:
+    """Gauges of shared state, read from the database at scrape time."""
+    QUEUE_DEPTH.clear()
+    found = await db.execute(
+        select(AgentRun.agent, AgentRun.status, func.count(AgentRun.id))
+        .where(AgentRun.status.in_(("queued", "running")))
+        .group_by(AgentRun.agent, AgentRun.status)
+    )
+    for row in found.all():
+        agent, status, count = tuple(row)  # the three selected columns
+        QUEUE_DEPTH.labels(agent, status).set(count)
+    pending = await db.scalar(
+        select(func.count(WebhookDelivery.id)).where(WebhookDelivery.status == "pending")
+    )
+    WEBHOOK_BACKLOG.set(pending or 0)

@@ -17,6 +17,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Message, WebhookDelivery, WebhookEvent
 from dealroom.realtime import Broker
+from dealroom.services import metrics
 from dealroom.services import offers as offer_service
 from dealroom.services.identity import Credentials, resolve_identity
 from dealroom.services.webhook_worker import WebhookWorker
@@ -122,6 +123,8 @@ async def test_stage_changes_arrive_signed_once_each_with_stable_ids(
 async def test_three_failures_then_success_is_one_accepted_delivery(
     hook_server: Server, worker: WebhookWorker, clock: ManualClock
 ) -> None:
+    retries = ("dealroom_webhook_retries_total", {"event": "offer.created"})
+    retried_before = metrics.REGISTRY.get_sample_value(*retries) or 0.0
     async with receiver([500, 503, 500]) as partner:
         d = await open_deal(hook_server)
         hook = await create_webhook(d.host, partner.url, ["offer.created"])
@@ -143,6 +146,7 @@ async def test_three_failures_then_success_is_one_accepted_delivery(
         (entry,) = await delivery_log(d.host, hook["webhook"]["id"])
         assert entry["status"] == "delivered"
         assert [a["statusCode"] for a in entry["attemptLog"]] == [500, 503, 500, 200]
+        assert (metrics.REGISTRY.get_sample_value(*retries) or 0.0) - retried_before == 3
         assert await drain(worker) == 0
 
 
