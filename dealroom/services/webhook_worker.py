@@ -29,7 +29,7 @@ from dealroom.domain import webhooks as rules
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
-from dealroom.realtime.broker import Broker
+from dealroom.realtime.broker import Broker, InProcessBroker
 from dealroom.services import metrics
 from dealroom.services.clock import Clock
 from dealroom.services.pane_lines import home_pane, write_line
@@ -109,7 +109,13 @@ class WebhookWorker:
         self._http = self._client()
         for index in range(self.settings.webhook_workers):
             self._tasks.append(asyncio.create_task(self._loop(), name=f"webhook-worker-{index}"))
-        self._tasks.append(asyncio.create_task(self._listen(), name="webhook-listener"))
+        if isinstance(self.broker, InProcessBroker):
+            # Woken at once after a commit in this process. Over Redis the loops poll
+            # instead (``webhook_poll_seconds``): a permanent subscription on RedisBroker's one
+            # pub/sub connection made pane subscriptions of two SQLite `serve` processes miss
+            # events (tests/e2e/test_two_processes.py), as the agent runner's does; see
+            # DECISIONS.
+            self._tasks.append(asyncio.create_task(self._listen(), name="webhook-listener"))
 
     async def close(self) -> None:
         for task in self._tasks:
@@ -238,13 +244,46 @@ class WebhookWorker:
         return Outcome(claim=claim, status_code=status, error=error, duration_ms=duration)
 
     async def record(self, outcomes: list[Outcome]) -> None:
-        """The attempts' log rows and each delivery's next state, in one transaction."""
+        """The attempts' log rows and each delivery's next state, in one transaction (three
+        statements and one flush for the whole batch, whatever its size)."""
         db = Db(self.sessionmaker)
         published: list[tuple[str, str]] = []
         try:
             now = self.clock.now()
+            deliveries = {
+                d.id: d
+                for d in await db.scalars(
+                    select(WebhookDelivery).where(
+                        WebhookDelivery.id.in_([o.claim.delivery_id for o in outcomes])
+                    )
+                )
+            }
+            webhooks = {
+                w.id: w
+                for w in await db.scalars(
+                    select(Webhook).where(Webhook.id.in_({o.claim.webhook_id for o in outcomes}))
+                )
+            }
+            attempts = []
             for outcome in outcomes:
-                published += await self._record_one(db, outcome, now)
+                delivery = deliveries.get(outcome.claim.delivery_id)
+                webhook = webhooks.get(outcome.claim.webhook_id)
+                if delivery is None or webhook is None:
+                    continue  # the endpoint was deleted meanwhile
+                attempts.append(
+                    WebhookAttempt(
+                        id=uuid.uuid4(),
+                        delivery_id=delivery.id,
+                        attempt=outcome.claim.attempt,
+                        status_code=outcome.status_code,
+                        error=outcome.error,
+                        duration_ms=outcome.duration_ms,
+                        created_at=now,
+                    )
+                )
+                published += await self._record_one(db, outcome, delivery, webhook, now)
+            if attempts:
+                await db.add(*attempts)
             await db.commit()
         finally:
             await db.close()
@@ -252,23 +291,15 @@ class WebhookWorker:
             with contextlib.suppress(Exception):
                 await self.broker.publish(channel, payload)
 
-    async def _record_one(self, db: Db, outcome: Outcome, now: datetime) -> list[tuple[str, str]]:
+    async def _record_one(
+        self,
+        db: Db,
+        outcome: Outcome,
+        delivery: WebhookDelivery,
+        webhook: Webhook,
+        now: datetime,
+    ) -> list[tuple[str, str]]:
         claim = outcome.claim
-        await db.add(
-            WebhookAttempt(
-                id=uuid.uuid4(),
-                delivery_id=claim.delivery_id,
-                attempt=claim.attempt,
-                status_code=outcome.status_code,
-                error=outcome.error,
-                duration_ms=outcome.duration_ms,
-                created_at=now,
-            )
-        )
-        delivery = await db.get(WebhookDelivery, claim.delivery_id)
-        webhook = await db.get(Webhook, claim.webhook_id)
-        if delivery is None or webhook is None:
-            return []  # the endpoint was deleted meanwhile
         ok = rules.delivered(outcome.status_code)
         metrics.WEBHOOK_ATTEMPTS.labels(claim.event_type, "delivered" if ok else "failed").inc()
         delivery.last_status = outcome.status_code

@@ -45,6 +45,7 @@ def _serve(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.
         "DEALROOM_HOST": "127.0.0.1",
         # Only the foundation's events: agent replies are covered by tests/e2e/test_turn*.
         "DEALROOM_WORKERS": "0",
+        "DEALROOM_WEBHOOK_WORKERS": "0",  # no polling loop either (see DECISIONS, issue 16)
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "dealroom.cli", "serve"],
