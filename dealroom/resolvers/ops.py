@@ -9,19 +9,21 @@ import strawberry
 from dealroom.domain.errors import bad_input
 from dealroom.domain.seats import Seat
 from dealroom.schema.context import Info
+from dealroom.schema.ops_rooms import (
+    OpsAccount,
+    OpsRoom,
+    OpsRoomConnection,
+    OpsRoomFilter,
+    room_connection,
+)
 from dealroom.schema.ops_types import (
     AgentPrompt,
     GoalOverride,
     ModelPickInput,
-    OpsAccount,
     OpsActionConnection,
     OpsActionRecord,
     OpsGoalEvent,
-    OpsRoom,
-    OpsRoomConnection,
-    OpsRoomFilter,
     PaneTakeover,
-    room_connection,
 )
 from dealroom.schema.types import Message
 from dealroom.services import metrics, ops_actions, ops_reads

@@ -10,15 +10,17 @@ import strawberry
 from dealroom.domain.seats import Seat
 from dealroom.resolvers import ops
 from dealroom.schema.context import Info
+from dealroom.schema.ops_rooms import (
+    OpsAccount,
+    OpsRoom,
+    OpsRoomConnection,
+    OpsRoomFilter,
+)
 from dealroom.schema.ops_types import (
     AgentPrompt,
     GoalOverride,
     ModelPickInput,
-    OpsAccount,
     OpsActionConnection,
-    OpsRoom,
-    OpsRoomConnection,
-    OpsRoomFilter,
     PaneTakeover,
 )
 from dealroom.schema.types import Message

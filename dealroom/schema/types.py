@@ -37,7 +37,7 @@ from dealroom.services.events import MessageView
 from dealroom.services.rooms import RoomAccess, holders
 
 if TYPE_CHECKING:
-    from dealroom.schema.ops_types import OpsRoom
+    from dealroom.schema.ops_rooms import OpsRoom
 
 
 @strawberry.type(description="Relay page info.")
@@ -258,7 +258,7 @@ class Room:
     )
     async def ops(
         self, info: Info
-    ) -> Annotated[OpsRoom, strawberry.lazy("dealroom.schema.ops_types")]:
+    ) -> Annotated[OpsRoom, strawberry.lazy("dealroom.schema.ops_rooms")]:
         from dealroom.resolvers.ops import ops_room  # ops types build on these ones
 
         return await ops_room(info, self.id)

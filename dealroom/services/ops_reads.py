@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select
 
 from dealroom.agents import agreement, context_filter, distil, offer_gen, persona
 from dealroom.domain.cursors import parse_room_cursor, room_cursor
@@ -36,6 +34,7 @@ from dealroom.persistence.models import (
     Room,
 )
 from dealroom.services.identity import Identity
+from dealroom.services.spend import Spend, spend_columns, spend_row, total_spend
 
 T = TypeVar("T")
 AnySelect = Select[*tuple[Any, ...]]
@@ -46,89 +45,6 @@ def require_operator(identity: Identity) -> Account:
     if identity.account is None or not identity.account.is_operator:
         raise forbidden("Operators only.")
     return identity.account
-
-
-# --- spend ----------------------------------------------------------------------------------
-
-
-class SpendBy(StrEnum):
-    AGENT = "agent"
-    MODEL = "model"
-    DAY = "day"
-
-
-@dataclass(frozen=True, slots=True)
-class Spend:
-    key: str
-    calls: int
-    input_tokens: int
-    output_tokens: int
-    cached_tokens: int
-    price_usd: Decimal
-    """Sum over priced calls only."""
-    unpriced_calls: int
-    """Calls whose model has no price: their cost is unknown, not zero."""
-
-
-def _spend_columns() -> list[Any]:
-    return [
-        func.count(ModelCall.id),
-        func.coalesce(func.sum(ModelCall.input_tokens), 0),
-        func.coalesce(func.sum(ModelCall.output_tokens), 0),
-        func.coalesce(func.sum(ModelCall.cached_tokens), 0),
-        func.coalesce(func.sum(ModelCall.price_usd), 0),
-        func.coalesce(func.sum(case((ModelCall.price_usd.is_(None), 1), else_=0)), 0),
-    ]
-
-
-def _spend(key: object, row: Sequence[Any]) -> Spend:
-    return Spend(
-        key=str(key),
-        calls=int(row[0]),
-        input_tokens=int(row[1]),
-        output_tokens=int(row[2]),
-        cached_tokens=int(row[3]),
-        price_usd=Decimal(str(row[4])),
-        unpriced_calls=int(row[5]),
-    )
-
-
-async def spend(
-    db: Db,
-    *,
-    by: SpendBy,
-    room_id: uuid.UUID | None = None,
-    account_id: uuid.UUID | None = None,
-    limit: int = 366,
-) -> list[Spend]:
-    """Spend grouped by agent, model or UTC day (newest day first), for one room or for all
-    rooms an account hosts."""
-    group: Any = {
-        SpendBy.AGENT: ModelCall.agent,
-        SpendBy.MODEL: ModelCall.model,
-        SpendBy.DAY: func.date(ModelCall.created_at),
-    }[by]
-    statement = select(group, *_spend_columns()).group_by(group)
-    if room_id is not None:
-        statement = statement.where(ModelCall.room_id == room_id)
-    if account_id is not None:
-        statement = statement.join(Room, Room.id == ModelCall.room_id).where(
-            Room.host_account_id == account_id
-        )
-    statement = statement.order_by(group.desc() if by is SpendBy.DAY else group).limit(limit)
-    return [_spend(t[0], t[1:]) for t in (tuple(r) for r in (await db.execute(statement)).all())]
-
-
-async def total_spend(db: Db, room_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Spend]:
-    if not room_ids:
-        return {}
-    statement = (
-        select(ModelCall.room_id, *_spend_columns())
-        .where(ModelCall.room_id.in_(room_ids))
-        .group_by(ModelCall.room_id)
-    )
-    found: list[tuple[Any, ...]] = [tuple(r) for r in (await db.execute(statement)).all()]
-    return {t[0]: _spend(t[0], t[1:]) for t in found}
 
 
 # --- rooms ----------------------------------------------------------------------------------
@@ -295,7 +211,7 @@ async def runs(
         statement_usage = (
             select(
                 ModelCall.run_id,
-                *_spend_columns(),
+                *spend_columns(),
                 func.coalesce(func.sum(ModelCall.latency_ms), 0),
             )
             .where(ModelCall.run_id.in_(ids))
@@ -303,7 +219,7 @@ async def runs(
         )
         for found_row in (await db.execute(statement_usage)).all():
             row: tuple[Any, ...] = tuple(found_row)
-            usage[row[0]] = (_spend(row[0], row[1:7]), int(row[7]))
+            usage[row[0]] = (spend_row(row[0], row[1:7]), int(row[7]))
     return Page(
         rows=[
             RunRow(
