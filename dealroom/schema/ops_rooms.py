@@ -11,6 +11,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.domain.offer_stage import Stage
+from dealroom.persistence.models import AgentRun
 from dealroom.schema.context import Info
 from dealroom.schema.ops_types import (
     OpsFlagConnection,
@@ -70,6 +71,15 @@ class OpsRoom:
             _id=row.room.id,
         )
 
+    async def _runs(
+        self, info: Info, first: int, after: str | None, agent: str | None
+    ) -> tuple[ops_reads.Page[ops_reads.RunRow], AgentRun | None]:
+        identity = await info.context.identity()
+        page = await ops_reads.runs(
+            info.context.db, identity, self._id, first=_cap(info, first), after=after, agent=agent
+        )
+        return page, page.rows[-1].run if page.rows else None
+
     @strawberry.field(description="Every agent run, newest first (optionally one agent's).")
     async def runs(
         self,
@@ -80,11 +90,7 @@ class OpsRoom:
             str | None, strawberry.argument(description="Only this agent's runs.")
         ] = None,
     ) -> OpsRunConnection:
-        identity = await info.context.identity()
-        page = await ops_reads.runs(
-            info.context.db, identity, self._id, first=_cap(info, first), after=after, agent=agent
-        )
-        end = page.rows[-1].run if page.rows else None
+        page, end = await self._runs(info, first, after, agent)
         return OpsRunConnection(
             nodes=[OpsRun.from_row(r) for r in page.rows],
             has_next_page=page.has_next,
@@ -119,11 +125,7 @@ class OpsRoom:
             str | None, strawberry.argument(description="Only this agent's verdicts.")
         ] = None,
     ) -> OpsVerdictConnection:
-        identity = await info.context.identity()
-        page = await ops_reads.runs(
-            info.context.db, identity, self._id, first=_cap(info, first), after=after, agent=agent
-        )
-        end = page.rows[-1].run if page.rows else None
+        page, end = await self._runs(info, first, after, agent)
         return OpsVerdictConnection(
             nodes=[
                 OpsVerdict(
