@@ -38,8 +38,6 @@ from tests.support.receiver import receiver
 from tests.support.recording import canary, room_memory, write_room_memory
 from tests.support.turns import RULES
 
-pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-
 
 @pytest.fixture
 def hook_settings(settings: Settings) -> Settings:
