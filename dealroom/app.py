@@ -1,9 +1,10 @@
-"""The Starlette application: /graphql (HTTP, websockets, GraphiQL), /health, and the web
-client's pages (``webapp``)."""
+"""The Starlette application: /graphql (HTTP, websockets, GraphiQL), /health, /metrics and
+the web client's pages (``webapp``)."""
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import logging
 from collections.abc import AsyncIterator
 from typing import Any, TypedDict
@@ -11,6 +12,7 @@ from typing import Any, TypedDict
 import structlog
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -32,6 +34,7 @@ from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
 from dealroom.health import readiness
+from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
 from dealroom.request_limits import (
@@ -43,6 +46,7 @@ from dealroom.request_limits import (
 )
 from dealroom.schema.context import AppState, Context
 from dealroom.schema.root import create_schema
+from dealroom.services import metrics
 from dealroom.services.agents import (
     create_model_client,
     create_payment_provider,
@@ -50,6 +54,7 @@ from dealroom.services.agents import (
 )
 from dealroom.services.clock import Clock, SystemClock
 from dealroom.services.payments import PaymentProvider
+from dealroom.services.webhook_worker import WebhookWorker
 from dealroom.webapp import graphiql_page, web_routes
 
 CONTEXTS = "dealroom.contexts"
@@ -201,15 +206,18 @@ def create_app(
         payments=payments,
     )
     view = GraphQLView(state)
+    webhook_worker = WebhookWorker(settings, sessionmaker, broker, clock)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
         if own_broker:
             await broker.start()
         await state.runner.start()
+        await webhook_worker.start()
         try:
             yield {"app_state": state}
         finally:
+            await webhook_worker.close()
             await state.runner.close()
             if own_model:
                 await model.close()
@@ -230,6 +238,19 @@ def create_app(
         body = {"status": "ok" if ok else "unavailable", "checks": checks}
         return JSONResponse(body, status_code=200 if ok else 503)
 
+    async def metrics_page(request: Request) -> Response:
+        """Prometheus text format (README "Metrics")."""
+        token = settings.metrics_token
+        presented = request.headers.get("authorization", "")
+        if token and not hmac.compare_digest(presented.encode(), f"Bearer {token}".encode()):
+            return Response("unauthorized", status_code=401)
+        db = Db(sessionmaker)
+        try:
+            await metrics.refresh(db)
+        finally:
+            await db.close()
+        return Response(generate_latest(metrics.REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
     middleware = []
     if settings.cors_origin_list:
         middleware.append(
@@ -249,6 +270,7 @@ def create_app(
             Route("/health", ready),
             Route("/health/ready", ready),
             Route("/health/live", live),
+            Route("/metrics", metrics_page),
             Route("/graphql", view, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", view),
             *web_routes(state),
@@ -256,4 +278,5 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.dealroom = state  # tests and benchmarks reach the runner through it
+    app.state.webhook_worker = webhook_worker
     return app

@@ -230,15 +230,19 @@ def _echo_demo(demo: DemoHost, base: str) -> None:
 @main.command()
 @one_line_errors
 def worker() -> None:
-    """Run agent turns only (no HTTP): any number of these may share one database and Redis.
+    """Run agent turns and webhook deliveries (no HTTP): any number of these may share one
+    database and Redis.
     Stop with Ctrl-C; a turn cut off mid-run is re-queued when its lease expires."""
     settings = Settings()
     configure(settings.log_format)
-    if settings.workers < 1:
-        raise click.UsageError("DEALROOM_WORKERS must be at least 1 for a worker process.")
+    if settings.workers < 1 and settings.webhook_workers < 1:
+        raise click.UsageError(
+            "DEALROOM_WORKERS or DEALROOM_WEBHOOK_WORKERS must be at least 1 for a worker."
+        )
     asyncio.run(_require_head(settings))
     click.echo(
-        f"dealroom worker: {settings.workers} workers on "
+        f"dealroom worker: {settings.workers} agent and {settings.webhook_workers} webhook "
+        "workers on "
         f"{settings.resolved_database_url.split('@')[-1]}"
     )
     try:
@@ -262,12 +266,18 @@ async def _work(settings: Settings) -> None:
     model = create_model_client(settings)
     clock = SystemClock()
     payments = create_payment_provider(settings, clock)
-    runner = create_runner(settings, create_sessionmaker(engine), broker, clock, model, payments)
+    from dealroom.services.webhook_worker import WebhookWorker
+
+    sessionmaker = create_sessionmaker(engine)
+    runner = create_runner(settings, sessionmaker, broker, clock, model, payments)
+    webhooks = WebhookWorker(settings, sessionmaker, broker, clock)
     await broker.start()
     await runner.start()
+    await webhooks.start()
     try:
         await asyncio.Event().wait()
     finally:
+        await webhooks.close()
         await runner.close()
         await model.close()
         await broker.close()

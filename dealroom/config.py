@@ -138,6 +138,27 @@ class Settings(BaseSettings):
     watch_poll_seconds: float = 1.0
     """How often (on the clock) workers look for due room watches."""
 
+    # --- partners: webhooks (issue 16) ----------------------------------------------------
+    webhook_workers: int = 1
+    """Concurrent webhook delivery loops in this process (``serve`` and ``worker``; 0: none)."""
+    webhook_batch: int = 20
+    """Deliveries one loop claims and sends at once."""
+    webhook_allow_loopback: bool = False
+    """Allow webhook URLs on loopback addresses (tests, local partners). Private and reserved
+    networks are refused regardless."""
+    webhook_timeout_seconds: float = 10.0
+    """One delivery attempt's HTTP timeout."""
+    webhook_lease_seconds: float = 60.0
+    """A claimed attempt whose worker vanished is tried again after this long."""
+    webhook_retry_base_seconds: float = 5.0
+    webhook_retry_cap_seconds: float = 3600.0
+    webhook_retry_window_hours: float = 24.0
+    """Retries back off exponentially (with jitter) from ``base`` up to ``cap`` per attempt, for
+    this long after the first attempt; then the delivery has failed."""
+    webhook_poll_seconds: float = 1.0
+    metrics_token: str | None = None
+    """When set, ``/metrics`` answers only ``Authorization: Bearer <token>`` (scrapers)."""
+
     @property
     def session_pause(self) -> timedelta:
         return timedelta(minutes=self.session_pause_minutes)

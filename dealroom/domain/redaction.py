@@ -37,3 +37,19 @@ def redact_cards(text: str) -> str:
         return CARD_PLACEHOLDER if _luhn(digits) else match.group(0)
 
     return _CANDIDATE.sub(replace, text)
+
+
+API_KEY_PLACEHOLDER: Final = "[API key removed]"
+
+_API_KEY = re.compile(r"\bdr_[A-Za-z0-9_-]{20,}")
+
+
+def redact_api_keys(text: str) -> str:
+    """RD3: a dealroom API key (``dr_`` and 20+ key characters) pasted into chat is replaced
+    before the text is stored, like a card number (issue 16 rule K3)."""
+    return _API_KEY.sub(API_KEY_PLACEHOLDER, text)
+
+
+def redact_secrets(text: str) -> str:
+    """RD1 and RD3 together: what a pane line goes through before storage."""
+    return redact_api_keys(redact_cards(text))

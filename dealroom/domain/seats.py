@@ -32,6 +32,8 @@ class AuthorKind(StrEnum):
     PARTICIPANT = "participant"
     AGENT = "agent"
     SYSTEM = "system"
+    OPERATOR = "operator"
+    """An operator speaking in the agent's seat of a taken-over pane (issue 16)."""
 
 
 class Alignment(StrEnum):
@@ -49,7 +51,7 @@ def message_alignment(reader_seat: Seat, pane_seat: Seat, author: AuthorKind) ->
     if reader_seat == pane_seat:
         return Alignment.RIGHT if author is AuthorKind.PARTICIPANT else Alignment.LEFT
     match author:
-        case AuthorKind.AGENT:
+        case AuthorKind.AGENT | AuthorKind.OPERATOR:  # the operator sits in the agent's seat
             return Alignment.RIGHT
         case AuthorKind.PARTICIPANT | AuthorKind.SYSTEM:
             return Alignment.LEFT

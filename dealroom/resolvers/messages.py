@@ -15,6 +15,7 @@ from dealroom.resolvers.live import guarded
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.offer_types import StageChanged
+from dealroom.schema.scope_gate import require_key_scope
 from dealroom.schema.types import (
     AgentTyping,
     LoginRequiredChanged,
@@ -24,7 +25,7 @@ from dealroom.schema.types import (
     PaneEvent,
     SystemLine,
 )
-from dealroom.services import abuse, messages, rooms
+from dealroom.services import abuse, messages, metrics, rooms
 from dealroom.services.events import (
     AgentTypingEvent,
     LoginRequiredChangedEvent,
@@ -58,6 +59,7 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
             announce=ctx.app.runner.announce,
             guest_cap=ctx.app.settings.guest_message_cap,
         )
+    metrics.POSTS.labels("participant").inc()
     # The author reads its own message from the pane it wrote into.
     return Message.from_view(view, view.seat)
 
@@ -89,10 +91,17 @@ async def pane_events(
         seat=Seat(seat),
         after=start,
     )
-    async for event in guarded(info, events, lambda: _authorise_pane(info, room_uuid, Seat(seat))):
-        if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
-            continue  # seed 000: the gate is the visitor view's (the host reads it false)
-        yield _project(event, reader)
+    open_now = metrics.SUBSCRIPTIONS_OPEN.labels("paneEvents")
+    open_now.inc()
+    try:
+        async for event in guarded(
+            info, events, lambda: _authorise_pane(info, room_uuid, Seat(seat))
+        ):
+            if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
+                continue  # seed 000: the gate is the visitor view's (the host reads it false)
+            yield _project(event, reader)
+    finally:
+        open_now.dec()
 
 
 def _project(event: PaneEventData, reader: Seat) -> PaneEvent:
@@ -135,6 +144,7 @@ async def _authorise_pane(info: Info, room_id: uuid.UUID, seat: Seat) -> tuple[u
     try:
         # Resolved per operation: a session revoked since the socket opened no longer reads.
         identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
+        require_key_scope(identity, "paneEvents")
         room = await rooms.room_for_reader(db, identity, room_id)
         return messages.readable_pane(room, seat), room.reader_seat
     finally:

@@ -10,6 +10,7 @@ import strawberry
 
 from dealroom.domain import offers as rules
 from dealroom.domain.cursors import parse_event_cursor
+from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
 from dealroom.resolvers.live import guarded
 from dealroom.schema.context import Info
@@ -20,8 +21,10 @@ from dealroom.schema.offer_types import (
     PayOfferPayload,
     StageChanged,
 )
-from dealroom.services import messages, offers
+from dealroom.schema.scope_gate import require_key_scope
+from dealroom.services import messages, metrics, offers, webhooks
 from dealroom.services.identity import resolve_identity
+from dealroom.services.publish import publish_after_commit
 
 
 async def offer(info: Info, id: strawberry.ID) -> Offer:
@@ -85,17 +88,32 @@ async def pay_offer(
     ctx = info.context
     identity = await ctx.identity()
     parsed = offers.parse_offer_id(offer_id)
-    async with ctx.transaction() as db:
-        payment, found = await offers.pay_offer(
-            db,
-            ctx.app.broker,
-            ctx.app.clock,
-            ctx.app.payments,
-            identity,
-            offer_id=parsed,
-            payment_method=payment_method,
-            idempotency_key=idempotency_key,
-        )
+    try:
+        async with ctx.transaction() as db:
+            payment, found = await offers.pay_offer(
+                db,
+                ctx.app.broker,
+                ctx.app.clock,
+                ctx.app.payments,
+                identity,
+                offer_id=parsed,
+                payment_method=payment_method,
+                idempotency_key=idempotency_key,
+            )
+    except DomainError as exc:
+        if exc.code is ErrorCode.PAYMENT_DECLINED:
+            # The decline changed nothing, so it was rolled back; partners still hear of it
+            # (issue 16, W1), in a transaction of its own.
+            async with ctx.transaction() as db:
+                wake = await webhooks.payment_declined(
+                    db,
+                    ctx.app.clock,
+                    offer_id=parsed,
+                    idempotency_key=idempotency_key.strip(),
+                    message=exc.message,
+                )
+                publish_after_commit(db, ctx.app.broker, wake)
+        raise
     return PayOfferPayload(
         payment=Payment.from_row(payment),
         offer=Offer.for_reader(found.offer, found.room.reader_seat),
@@ -110,8 +128,13 @@ async def offer_stage(
     start = parse_event_cursor(after) if after is not None else None
     await _authorise(info, parsed)
     events = offers.follow_offer(ctx.app.sessionmaker, ctx.app.broker, parsed, start)
-    async for event in guarded(info, events, lambda: _authorise(info, parsed)):
-        yield StageChanged.from_event(event)
+    open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")
+    open_now.inc()
+    try:
+        async for event in guarded(info, events, lambda: _authorise(info, parsed)):
+            yield StageChanged.from_event(event)
+    finally:
+        open_now.dec()
 
 
 async def _authorise(info: Info, offer_id: uuid.UUID) -> None:
@@ -120,6 +143,7 @@ async def _authorise(info: Info, offer_id: uuid.UUID) -> None:
     db = Db(ctx.app.sessionmaker)
     try:
         identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
+        require_key_scope(identity, "offerStage")
         await offers.offer_for_reader(db, identity, offer_id)
     finally:
         await db.close()

@@ -18,7 +18,9 @@ strawberry.enum(
     "SCRIPTED: a mock tape (never written to durable memory).",
 )
 strawberry.enum(
-    AuthorKind, description="Who wrote a message: the pane's participant, its agent, or the system."
+    AuthorKind,
+    description="Who wrote a message: the pane's participant, its agent, the system, or an "
+    "operator speaking in the agent's seat of a taken-over pane.",
 )
 strawberry.enum(
     Alignment,

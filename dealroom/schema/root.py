@@ -26,7 +26,11 @@ from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
 from dealroom.schema.limits import depth_rule, document_error
 from dealroom.schema.memory_types import MemoryChange
+from dealroom.schema.metrics_ext import Metrics
 from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
+from dealroom.schema.ops import OpsMutation, OpsQuery
+from dealroom.schema.partners import PartnerMutation, PartnerQuery
+from dealroom.schema.scope_gate import ScopeGate
 from dealroom.schema.types import (
     Account,
     AuthPayload,
@@ -41,7 +45,7 @@ from dealroom.schema.types import (
 
 
 @strawberry.type(description="Reads.")
-class Query:
+class Query(PartnerQuery, OpsQuery):
     @strawberry.field(
         description="The signed-in account (the managed account when acting as one); "
         "null when anonymous."
@@ -99,7 +103,7 @@ class Query:
 
 
 @strawberry.type(description="Writes. Each mutation is one transaction: on error, nothing changes.")
-class Mutation:
+class Mutation(PartnerMutation, OpsMutation):
     @strawberry.mutation(
         description="Create an account (and its home room) and sign in. CONFLICT if the "
         "handle or email is taken. Carrying a guest key (X-Guest-Key or the guest cookie), it "
@@ -382,7 +386,9 @@ def create_schema(settings: Settings | None = None) -> strawberry.Schema:
             lambda: ValidationCache(maxsize=256),
             lambda: AddValidationRules(limits),
             lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
+            Metrics,  # before ErrorCodes: it counts the codes ErrorCodes leaves
             lambda: ErrorCodes(debug=settings.debug),
+            ScopeGate,  # API keys reach only what their scopes open (domain/scopes.py)
         ],
     )
     schema.settings = settings

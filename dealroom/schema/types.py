@@ -6,7 +6,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
@@ -37,6 +37,9 @@ from dealroom.services import messages as message_service
 from dealroom.services import offers as offer_service
 from dealroom.services.events import MessageView
 from dealroom.services.rooms import RoomAccess, holders
+
+if TYPE_CHECKING:
+    from dealroom.schema.ops_rooms import OpsRoom
 
 
 @strawberry.type(description="Relay page info.")
@@ -148,7 +151,9 @@ class Message:
     id: strawberry.ID = strawberry.field(description="The message id.")
     cursor: str = strawberry.field(description="Position in the room's event sequence.")
     body: str = strawberry.field(description="The text.")
-    author_kind: AuthorKind = strawberry.field(description="Participant, agent or system.")
+    author_kind: AuthorKind = strawberry.field(
+        description="Participant, agent, system, or an operator in the agent's seat."
+    )
     seat: Seat = strawberry.field(description="The pane the message is in.")
     alignment: Alignment = strawberry.field(description="Left or right for this reader.")
     session_no: int = strawberry.field(description="The conversation session it belongs to.")
@@ -268,6 +273,17 @@ class Room:
             last_activity_at=row.last_activity_at,
             _row=row,
         )
+
+    @strawberry.field(
+        description="Operators only (FORBIDDEN otherwise): runs, goal events, verdicts, flags "
+        "and spend of this room (as opsRoom)."
+    )
+    async def ops(
+        self, info: Info
+    ) -> Annotated[OpsRoom, strawberry.lazy("dealroom.schema.ops_rooms")]:
+        from dealroom.resolvers.ops import ops_room  # ops types build on these ones
+
+        return await ops_room(info, self.id)
 
     async def _access(self, info: Info) -> RoomAccess:
         """The room as this reader sees it (the same projection the services use)."""

@@ -10,6 +10,7 @@ from dealroom.agents.models.base import AgentName, ModelClient
 from dealroom.config import Settings
 from dealroom.jobs.watches import WatchFirer
 from dealroom.realtime.broker import Broker
+from dealroom.services import metrics
 from dealroom.services.acc_update_turn import AccUpdate, sync_stale_account_memory
 from dealroom.services.arvist_turn import ArvistTurn
 from dealroom.services.claims import ReplayTurn, resume_replays
@@ -22,7 +23,8 @@ from dealroom.services.offer_turn import AgreementTurn, OfferGenTurn
 from dealroom.services.offers import capture_pending
 from dealroom.services.payments import PaymentProvider, TestPaymentProvider
 from dealroom.services.persona_turn import PersonaTurn
-from dealroom.services.turns import RunnerDeps, TurnRunner
+from dealroom.services.takeover import silenced_when_taken_over
+from dealroom.services.turns import Handler, RunnerDeps, TurnRunner
 
 
 def create_model_client(settings: Settings) -> ModelClient:
@@ -72,20 +74,28 @@ def create_runner(
         )
     )
     acc = AccUpdate(runner)
-    # AccUpdate merges newer durable memory before the turn reads memory (seed 000).
-    runner.register(AgentName.PERSONA, acc.before(PersonaTurn(runner)))
-    runner.register(AgentName.DISTIL, DistilTurn(runner))
-    runner.register(AgentName.OFFER_GEN, OfferGenTurn(runner))
-    runner.register(AgentName.AGREEMENT, AgreementTurn(runner))
-    runner.register(AgentName.GATE, GateTurn(runner))
-    runner.register(AgentName.REPLAY, ReplayTurn(runner))
+    handlers: dict[AgentName, Handler] = {
+        # AccUpdate merges newer durable memory before the turn reads memory (seed 000); an
+        # operator speaking in a pane's agent seat silences the agent there (issue 16).
+        AgentName.PERSONA: acc.before(
+            silenced_when_taken_over(PersonaTurn(runner), sessionmaker, clock)
+        ),
+        AgentName.DISTIL: DistilTurn(runner),
+        AgentName.OFFER_GEN: OfferGenTurn(runner),
+        AgentName.AGREEMENT: AgreementTurn(runner),
+        AgentName.GATE: GateTurn(runner),
+        AgentName.REPLAY: ReplayTurn(runner),
+        AgentName.ARVIST: ArvistTurn(runner),
+        AgentName.ACC_UPDATE: acc,
+        AgentName.GUARD: GuardTurn(runner),
+    }
+    for agent, handler in handlers.items():
+        runner.register(agent, metrics.timed(agent.value, handler))  # /metrics: time, failures
 
     async def replays() -> int:
         return await resume_replays(sessionmaker, clock)
 
     runner.add_sweep(replays)
-    runner.register(AgentName.ARVIST, ArvistTurn(runner))
-    runner.register(AgentName.ACC_UPDATE, acc)
 
     async def stale_sync() -> int:
         queued = await sync_stale_account_memory(sessionmaker, clock, settings.stale_sync_batch)
@@ -94,7 +104,6 @@ def create_runner(
         return queued
 
     runner.add_sweep(stale_sync)
-    runner.register(AgentName.GUARD, GuardTurn(runner))
     if payments is not None:
         provider = payments
 

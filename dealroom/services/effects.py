@@ -119,7 +119,8 @@ class Outbound:
     room_id: uuid.UUID
     source_run_id: uuid.UUID | None
     now: datetime
-    settings: Settings
+    settings: Settings | None = None
+    """For the pair send cap; an effect with no sends (an operator's override) needs none."""
     replay: bool = False
     """Performing a held effect at claim: the pair send cap does not apply (a guest's held
     sends are bounded by the guest cap), and deliveries are marked held."""
@@ -264,7 +265,7 @@ async def _send(db: Db, room: Outbound, send: PaneSend) -> None:
     out…"). Sends between two panes are rate-capped: a capped send is recorded, never
     delivered."""
     capped = False
-    if not room.replay and not send.reveals:
+    if not room.replay and not send.reveals and room.settings is not None:
         since = room.now - timedelta(minutes=10)
         recent = await DispatchRepository(db).recent_between(
             send.from_participant_id, send.to_participant_id, since

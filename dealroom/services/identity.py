@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from dealroom.domain.access import Viewer
 from dealroom.domain.errors import DomainError, ErrorCode, bad_input, forbidden, unauthenticated
+from dealroom.domain.scopes import API_KEY_PREFIX
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account
 from dealroom.persistence.repositories import AccountRepository, SessionRepository
@@ -50,6 +51,13 @@ class Identity:
     account: Account | None
     """The effective account: ``signed_in``, or the managed account it acts as."""
     guest_key: str | None
+    scopes: frozenset[str] | None = None
+    """Set when the request authenticated with an API key: only these scopes (rule K1).
+    None for a session, which carries the account's full rights."""
+
+    @property
+    def by_api_key(self) -> bool:
+        return self.scopes is not None
 
     @property
     def viewer(self) -> Viewer:
@@ -70,6 +78,15 @@ async def resolve_identity(db: Db, clock: Clock, presented: Credentials) -> Iden
         raise unauthenticated(
             "The Authorization header must be 'Bearer <token>' (the token signUp or signIn "
             "returned)."
+        )
+    if presented.token and presented.token.startswith(API_KEY_PREFIX):
+        if presented.act_as:
+            raise forbidden("An API key acts only as its own account.")
+        from dealroom.services.api_keys import authenticate  # api_keys imports this module
+
+        key = await authenticate(db, clock, presented.token)
+        return Identity(
+            signed_in=key.account, account=key.account, guest_key=None, scopes=key.scopes
         )
     if presented.token:
         signed_in = await SessionRepository(db).account_for_live_token(

@@ -15,6 +15,7 @@ from dealroom.agents.models.base import Chunk, Generation, ModelClient, ModelReq
 from dealroom.agents.models.pricing import price
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import ModelCall
+from dealroom.services import metrics
 from dealroom.services.clock import Clock
 
 log = structlog.get_logger(__name__)
@@ -78,6 +79,8 @@ class Ledger:
         # The offline engine stands in for the configured model: the row names that model
         # (so a room's picks are visible) and is priced 0.
         billed = "offline" if self.client.engine == "offline" else request.model
+        cost = price(billed, usage)
+        metrics.model_call(request.agent.value, request.model, usage, cost)
         return ModelCall(
             room_id=site.room_id,
             run_id=site.run_id,
@@ -87,7 +90,7 @@ class Ledger:
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cached_tokens=usage.cached_tokens,
-            price_usd=price(billed, usage),
+            price_usd=cost,
             latency_ms=latency_ms,
             ok=error is None,
             error=None if error is None else f"{type(error).__name__}: {error}"[:2000],

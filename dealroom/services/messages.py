@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.domain import access, validation
 from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
-from dealroom.domain.redaction import redact_cards
+from dealroom.domain.redaction import redact_secrets
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import DEFAULT_PAUSE, session_number
 from dealroom.jobs import watches
@@ -68,8 +68,8 @@ async def post_message(
     Idempotent on ``client_message_id`` per pane: a retry returns the original and stores
     nothing new. The mutation never waits for a model (ARCHITECTURE "The turn", step 1)."""
     # RD1: a card number typed into chat is removed before anything stores it (agents never
-    # collect cards; payment is made in the offer).
-    body = redact_cards(validation.message_body(body))
+    # collect cards; payment is made in the offer). RD3: so is an API key (K3).
+    body = redact_secrets(validation.message_body(body))
     client_message_id = validation.client_message_id(client_message_id)
     room = await room_for_reader(db, identity, room_id)
     pane = _writable_pane(room, seat)

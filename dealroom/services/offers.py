@@ -31,7 +31,7 @@ from dealroom.persistence.models import AgentRun, Offer, OfferEvent, Participant
 from dealroom.persistence.offers import OfferRepository, stage_prevs
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker
-from dealroom.services import guests
+from dealroom.services import guests, webhooks
 from dealroom.services import messages as message_service
 from dealroom.services.clock import Clock
 from dealroom.services.events import (
@@ -116,6 +116,9 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     # queued in the event's own transaction and keyed by it (unique per pane).
     notices = await stage_notice_runs(db, row, await rooms.participants(offer.room_id), now)
     await db.add(row, *notices)
+    # The partner webhook outbox, in this same transaction (issue 16): committed with the
+    # change or not at all.
+    outbox = await webhooks.stage_recorded(db, offer, row)
 
     def event(prev: int) -> str:
         return StageChangedEvent(seq, prev, offer.id, stage, offer.version, now).encode()
@@ -124,7 +127,7 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     published.append((offer_channel(offer.id), event(offer_prev)))
     if notices:
         published.append((RUNS_CHANNEL, "1"))  # every process's runner wakes for them
-    return published
+    return published + outbox
 
 
 async def stage_notice_runs(

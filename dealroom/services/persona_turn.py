@@ -18,16 +18,15 @@ from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
 from dealroom.domain import crossing, goal_notices, stage_notices, visibility
 from dealroom.domain import memory as memdoc
-from dealroom.domain import offers as offer_rules
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import AuthorKind, RoomKind, Seat
+from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.jobs import watches
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, GoalEvent, Message, Room
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
-from dealroom.services import effects, held_sends, sends
+from dealroom.services import effects, goal_effects, held_sends, sends
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -341,13 +340,16 @@ class PersonaTurn:
                 )
             )
             await self._notify(db, run, ctx, key, status, outbound)
-            if key != offer_rules.NEW_OFFER or ctx.kind is not RoomKind.DEAL:
-                continue
             host = ctx.participant(Seat.HOST.value)
-            if status == memdoc.GoalStatus.MET and host is not None:
-                await effects.emit(db, outbound, effects.OfferMint(host.id))
-            elif status == memdoc.GoalStatus.ABANDONED:
-                await effects.emit(db, outbound, effects.OfferClose(AgentName.PERSONA.value))
+            await goal_effects.fire(
+                db,
+                outbound,
+                kind=ctx.kind,
+                host_pane=host.id if host is not None else None,
+                key=key,
+                status=status,
+                actor=AgentName.PERSONA.value,
+            )
 
     async def _notify(
         self,

@@ -39,3 +39,11 @@ def test_a_card_number_is_removed(card: str) -> None:
 )
 def test_other_numbers_are_kept(text: str) -> None:
     assert redact_cards(text) == text
+
+
+def test_rd3_api_keys_are_removed_and_short_lookalikes_kept() -> None:
+    from dealroom.domain.redaction import API_KEY_PLACEHOLDER, redact_secrets
+
+    key = "dr_" + "A1b2_C3d4-" * 4
+    assert redact_secrets(f"key: {key}.") == f"key: {API_KEY_PLACEHOLDER}."
+    assert redact_secrets("dr_short and addr_ess") == "dr_short and addr_ess"

@@ -28,6 +28,7 @@ VISITOR = Seat.VISITOR
 PARTICIPANT = AuthorKind.PARTICIPANT
 AGENT = AuthorKind.AGENT
 SYSTEM = AuthorKind.SYSTEM
+OPERATOR = AuthorKind.OPERATOR
 LEFT = Alignment.LEFT
 RIGHT = Alignment.RIGHT
 
@@ -53,6 +54,11 @@ ALIGNMENT_TABLE = [
     pytest.param(VISITOR, HOST, AGENT, RIGHT, id="visitor-reads-host-pane-agent-right"),
     pytest.param(VISITOR, HOST, PARTICIPANT, LEFT, id="visitor-reads-host-pane-host-left"),
     pytest.param(VISITOR, HOST, SYSTEM, LEFT, id="visitor-reads-host-pane-system-left"),
+    # issue 16: an operator speaks in the agent's seat of a taken-over pane, placed as the agent.
+    pytest.param(HOST, HOST, OPERATOR, LEFT, id="host-own-pane-operator-left"),
+    pytest.param(VISITOR, VISITOR, OPERATOR, LEFT, id="visitor-own-pane-operator-left"),
+    pytest.param(HOST, VISITOR, OPERATOR, RIGHT, id="host-reads-visitor-pane-operator-right"),
+    pytest.param(VISITOR, HOST, OPERATOR, RIGHT, id="visitor-reads-host-pane-operator-right"),
 ]
 
 
@@ -178,7 +184,7 @@ def test_home_room_title_is_name_dot_your_agent() -> None:
         (Seat, ["host", "visitor"]),
         (RoomKind, ["home", "deal"]),
         (RoomMode, ["live", "demo", "scripted"]),
-        (AuthorKind, ["participant", "agent", "system"]),
+        (AuthorKind, ["participant", "agent", "system", "operator"]),
         (Alignment, ["left", "right"]),
     ],
 )

@@ -41,6 +41,7 @@ def serve(
         "DEALROOM_HOST": "127.0.0.1",
         # Only the foundation's events: agent replies are covered by tests/e2e/test_turn*.
         "DEALROOM_WORKERS": "0",
+        "DEALROOM_WEBHOOK_WORKERS": "0",  # no polling loop either (see DECISIONS, issue 16)
         **{f"DEALROOM_{name.upper()}": value for name, value in settings.items()},
     }
     process = subprocess.Popen(

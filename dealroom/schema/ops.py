@@ -1,0 +1,147 @@
+"""The operators' fields (issue 16), merged into the root types by ``schema/root.py``.
+FORBIDDEN for anyone but operators; API keys need ops:read / ops:write as well."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from dealroom.domain.seats import Seat
+from dealroom.resolvers import ops
+from dealroom.schema.context import Info
+from dealroom.schema.ops_rooms import (
+    OpsAccount,
+    OpsRoom,
+    OpsRoomConnection,
+    OpsRoomFilter,
+)
+from dealroom.schema.ops_types import (
+    AgentPrompt,
+    GoalOverride,
+    ModelPickInput,
+    OpsActionConnection,
+    PaneTakeover,
+)
+from dealroom.schema.types import Message
+
+RoomId = Annotated[strawberry.ID, strawberry.argument(description="The room.")]
+First = Annotated[int, strawberry.argument(description="Page size, 1-100.")]
+After = Annotated[str | None, strawberry.argument(description="endCursor of the previous page.")]
+
+
+@strawberry.type
+class OpsQuery:
+    @strawberry.field(
+        description="Operators only: rooms by host, stage, flags and spend, most recently "
+        "active first."
+    )
+    async def ops_rooms(
+        self,
+        info: Info,
+        filter: Annotated[
+            OpsRoomFilter | None, strawberry.argument(description="Narrow the list.")
+        ] = None,
+        first: First = 20,
+        after: After = None,
+    ) -> OpsRoomConnection:
+        return await ops.ops_rooms(info, filter, first, after)
+
+    @strawberry.field(
+        description="Operators only: one room's runs, goal events, verdicts, flags, spend."
+    )
+    async def ops_room(self, info: Info, room_id: RoomId) -> OpsRoom:
+        return await ops.ops_room(info, room_id)
+
+    @strawberry.field(description="Operators only: every agent's prompt, read-only, hashed.")
+    async def agent_prompts(self, info: Info) -> list[AgentPrompt]:
+        return await ops.agent_prompts(info)
+
+    @strawberry.field(description="Operators only: an account's spend and hosted rooms.")
+    async def ops_account(
+        self, info: Info, handle: Annotated[str, strawberry.argument(description="The handle.")]
+    ) -> OpsAccount:
+        return await ops.ops_account(info, handle)
+
+    @strawberry.field(description="Operators only: the audit trail of operator actions.")
+    async def ops_actions(
+        self,
+        info: Info,
+        room_id: Annotated[
+            strawberry.ID | None, strawberry.argument(description="Only this room's.")
+        ] = None,
+        first: First = 20,
+        after: After = None,
+    ) -> OpsActionConnection:
+        return await ops.ops_actions_page(info, room_id, first, after)
+
+
+@strawberry.type
+class OpsMutation:
+    @strawberry.mutation(
+        description="Operators only: pick models per agent for a room (models from the price "
+        "table; an empty model clears the pick). Audited."
+    )
+    async def set_room_models(
+        self,
+        info: Info,
+        room_id: RoomId,
+        picks: Annotated[list[ModelPickInput], strawberry.argument(description="The picks.")],
+    ) -> OpsRoom:
+        return await ops.set_room_models(info, room_id, picks)
+
+    @strawberry.mutation(
+        description="Operators only: set a goal's status as 'operator'. A flip is a goal event "
+        "and fires the same effect a persona's ruling fires (new-offer met draws the offer; "
+        "abandoned closes it), once; the same status again changes nothing. Audited."
+    )
+    async def override_goal(
+        self,
+        info: Info,
+        room_id: RoomId,
+        key: Annotated[str, strawberry.argument(description="The goal (new-offer).")],
+        status: Annotated[str, strawberry.argument(description="open, met, blocked or abandoned.")],
+        reason: Annotated[str, strawberry.argument(description="Why (kept on the host side).")],
+    ) -> GoalOverride:
+        return await ops.override_goal(info, room_id, key, status, reason)
+
+    @strawberry.mutation(
+        description="Operators only: take over a pane; its agent stays silent there until "
+        "releasePane. Idempotent. Audited."
+    )
+    async def take_over_pane(
+        self,
+        info: Info,
+        room_id: RoomId,
+        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+    ) -> PaneTakeover:
+        return await ops.take_over_pane(info, room_id, seat)
+
+    @strawberry.mutation(
+        description="Operators only: give a taken-over pane back to its agent. True if it was "
+        "taken over. Audited."
+    )
+    async def release_pane(
+        self,
+        info: Info,
+        room_id: RoomId,
+        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+    ) -> bool:
+        return await ops.release_pane(info, room_id, seat)
+
+    @strawberry.mutation(
+        description="Operators only: speak in the agent's seat of a taken-over pane; the line "
+        "is authored OPERATOR. CONFLICT unless the pane is taken over. Idempotent on "
+        "clientMessageId. Audited."
+    )
+    async def operator_post(
+        self,
+        info: Info,
+        room_id: RoomId,
+        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+        body: Annotated[str, strawberry.argument(description="The text.")],
+        client_message_id: Annotated[
+            str, strawberry.argument(description="Idempotency key, 1-64 characters.")
+        ],
+    ) -> Message:
+        return await ops.operator_post(info, room_id, seat, body, client_message_id)

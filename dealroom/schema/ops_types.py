@@ -1,0 +1,252 @@
+"""GraphQL types of the operators' surface (issue 16). Every field that reads the database
+checks the operator flag again (``services/ops_reads.py``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import cast
+
+import strawberry
+from strawberry.scalars import JSON
+
+from dealroom.persistence import models
+from dealroom.schema.types import Flag
+from dealroom.services import ops_reads
+from dealroom.services import spend as spend_reads
+
+
+@strawberry.enum(description="How spend is grouped.")
+class SpendBy(Enum):
+    AGENT = "agent"
+    MODEL = "model"
+    DAY = "day"
+
+
+@strawberry.type(description="Model calls summed from the ledger (model_calls).")
+class Spend:
+    key: str = strawberry.field(
+        description="The agent, the model, or the UTC day (YYYY-MM-DD); 'total' for a sum."
+    )
+    calls: int = strawberry.field(description="Model calls.")
+    input_tokens: int = strawberry.field(description="Input tokens, cached included.")
+    output_tokens: int = strawberry.field(description="Output tokens (thinking included).")
+    cached_tokens: int = strawberry.field(description="Input tokens served from cache.")
+    price_usd: str = strawberry.field(
+        description="USD over the priced calls only, as a decimal string."
+    )
+    unpriced_calls: int = strawberry.field(
+        description="Calls whose model is missing from the price table: their cost is unknown "
+        "and not in priceUsd."
+    )
+
+    @classmethod
+    def from_spend(cls, spend: spend_reads.Spend | None, key: str = "total") -> Spend:
+        if spend is None:
+            return cls(
+                key=key,
+                calls=0,
+                input_tokens=0,
+                output_tokens=0,
+                cached_tokens=0,
+                price_usd="0",
+                unpriced_calls=0,
+            )
+        return cls(
+            key=spend.key if key != "total" else key,
+            calls=spend.calls,
+            input_tokens=spend.input_tokens,
+            output_tokens=spend.output_tokens,
+            cached_tokens=spend.cached_tokens,
+            price_usd=str(spend.price_usd),
+            unpriced_calls=spend.unpriced_calls,
+        )
+
+
+@strawberry.type(description="One agent run, as operators see it.")
+class OpsRun:
+    id: strawberry.ID = strawberry.field(description="The run id.")
+    agent: str = strawberry.field(
+        description="persona, distil, context_filter, offer_gen, agreement, or operator (an "
+        "operator's line in a taken-over pane)."
+    )
+    pane: str = strawberry.field(description="The seat of the pane it ran in.")
+    status: str = strawberry.field(description="queued, running, done or failed.")
+    attempts: int = strawberry.field(description="Attempts made.")
+    no_op: bool = strawberry.field(description="It ran and changed nothing.")
+    error: str | None = strawberry.field(
+        description="Why it failed, what the writer was refused ('rejected: …'), or why it "
+        "was silenced."
+    )
+    verdict: str = strawberry.field(
+        description="applied, no-op, refused, failed or pending (see OpsVerdict)."
+    )
+    created_at: datetime = strawberry.field(description="When it was queued (UTC).")
+    finished_at: datetime | None = strawberry.field(description="When it ended (UTC).")
+    model_latency_ms: int = strawberry.field(description="Time spent in its model calls.")
+    usage: Spend = strawberry.field(description="Its model calls: tokens and price.")
+
+    @classmethod
+    def from_row(cls, row: ops_reads.RunRow) -> OpsRun:
+        run = row.run
+        return cls(
+            id=strawberry.ID(str(run.id)),
+            agent=run.agent,
+            pane=row.pane,
+            status=run.status,
+            attempts=run.attempts,
+            no_op=run.no_op,
+            error=run.error,
+            verdict=ops_reads.verdict_of(run),
+            created_at=run.created_at,
+            finished_at=run.finished_at,
+            model_latency_ms=row.latency_ms,
+            usage=Spend.from_spend(row.usage),
+        )
+
+
+@strawberry.type(description="A page of runs, newest first.")
+class OpsRunConnection:
+    nodes: list[OpsRun] = strawberry.field(description="The runs.")
+    has_next_page: bool = strawberry.field(description="More follow.")
+    end_cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
+
+
+@strawberry.type(description="A goal's status flip: by a persona or by an operator.")
+class OpsGoalEvent:
+    id: strawberry.ID = strawberry.field(description="The event id.")
+    goal_key: str = strawberry.field(description="The goal (new-offer, …).")
+    from_status: str | None = strawberry.field(description="The status before, if any.")
+    to_status: str = strawberry.field(description="The status after.")
+    by_pane: str = strawberry.field(description="The pane whose agent ruled, or 'operator'.")
+    agent: str = strawberry.field(description="persona, or operator for an override.")
+    run_id: strawberry.ID | None = strawberry.field(description="The run that ruled, if any.")
+    reason: str = strawberry.field(description="Why.")
+    created_at: datetime = strawberry.field(description="When (UTC).")
+
+    @classmethod
+    def from_row(cls, row: models.GoalEvent) -> OpsGoalEvent:
+        return cls(
+            id=strawberry.ID(str(row.id)),
+            goal_key=row.goal_key,
+            from_status=row.from_status,
+            to_status=row.to_status,
+            by_pane=row.by_pane,
+            agent=row.agent,
+            run_id=strawberry.ID(str(row.run_id)) if row.run_id else None,
+            reason=row.reason,
+            created_at=row.created_at,
+        )
+
+
+@strawberry.type(description="A page of goal events, newest first.")
+class OpsGoalEventConnection:
+    nodes: list[OpsGoalEvent] = strawberry.field(description="The events.")
+    has_next_page: bool = strawberry.field(description="More follow.")
+    end_cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
+
+
+@strawberry.type(
+    description="What a finished run concluded, read generically from the run record: "
+    "applied, no-op, refused (with what), failed (with why)."
+)
+class OpsVerdict:
+    run_id: strawberry.ID = strawberry.field(description="The run.")
+    agent: str = strawberry.field(description="The agent.")
+    pane: str = strawberry.field(description="The pane's seat.")
+    verdict: str = strawberry.field(description="applied, no-op, refused, failed or pending.")
+    detail: str | None = strawberry.field(description="What was refused, or the error.")
+    at: datetime = strawberry.field(description="When it ended (or was queued).")
+
+
+@strawberry.type(description="A page of verdicts, newest first.")
+class OpsVerdictConnection:
+    nodes: list[OpsVerdict] = strawberry.field(description="The verdicts.")
+    has_next_page: bool = strawberry.field(description="More follow.")
+    end_cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
+
+
+@strawberry.type(description="A page of flags, newest first.")
+class OpsFlagConnection:
+    nodes: list[Flag] = strawberry.field(description="The flags.")
+    has_next_page: bool = strawberry.field(description="More follow.")
+    end_cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
+
+
+@strawberry.type(description="A pane an operator has taken over: its agent is silent there.")
+class PaneTakeover:
+    seat: str = strawberry.field(description="The pane's seat.")
+    operator_id: strawberry.ID | None = strawberry.field(description="Who took it over.")
+    taken_at: datetime = strawberry.field(description="When (UTC).")
+
+    @classmethod
+    def from_row(cls, seat: str, row: models.PaneTakeover) -> PaneTakeover:
+        return cls(
+            seat=seat,
+            operator_id=(
+                strawberry.ID(str(row.operator_account_id)) if row.operator_account_id else None
+            ),
+            taken_at=row.taken_at,
+        )
+
+
+@strawberry.type(description="An operator's action, from the audit trail.")
+class OpsActionRecord:
+    id: strawberry.ID = strawberry.field(description="The record id.")
+    action: str = strawberry.field(
+        description="set_room_models, override_goal, take_over_pane, release_pane or operator_post."
+    )
+    operator_id: strawberry.ID | None = strawberry.field(description="Who did it.")
+    room_id: strawberry.ID | None = strawberry.field(description="Where.")
+    detail: JSON = strawberry.field(description="What exactly.")
+    created_at: datetime = strawberry.field(description="When (UTC).")
+
+    @classmethod
+    def from_row(cls, row: models.OpsAction) -> OpsActionRecord:
+        return cls(
+            id=strawberry.ID(str(row.id)),
+            action=row.action,
+            operator_id=(
+                strawberry.ID(str(row.operator_account_id)) if row.operator_account_id else None
+            ),
+            room_id=strawberry.ID(str(row.room_id)) if row.room_id else None,
+            detail=cast(JSON, dict(row.detail or {})),  # an opaque NewType
+            created_at=row.created_at,
+        )
+
+
+@strawberry.type(description="A page of audit records, newest first.")
+class OpsActionConnection:
+    nodes: list[OpsActionRecord] = strawberry.field(description="The records.")
+    has_next_page: bool = strawberry.field(description="More follow.")
+    end_cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
+
+
+@strawberry.input(description="One agent's model for a room.")
+class ModelPickInput:
+    agent: str = strawberry.field(
+        description="persona, distil, context_filter, offer_gen or agreement."
+    )
+    model: str = strawberry.field(
+        description="A model from the price table; empty to go back to the configured one."
+    )
+
+
+@strawberry.type(description="What an override did.")
+class GoalOverride:
+    goal_event: OpsGoalEvent | None = strawberry.field(
+        description="The flip recorded; null when the goal already had that status (nothing fired)."
+    )
+    queued_runs: list[str] = strawberry.field(
+        description="Agent runs its effect queued (offer_gen when new-offer is met)."
+    )
+    closed_offer: bool = strawberry.field(
+        description="Whether its effect closed the live offer (new-offer abandoned)."
+    )
+
+
+@strawberry.type(description="An agent's prompt: the code that runs, read-only.")
+class AgentPrompt:
+    name: str = strawberry.field(description="The agent.")
+    text: str = strawberry.field(description="The prompt as it runs.")
+    sha256: str = strawberry.field(description="Its SHA-256: the version it is.")

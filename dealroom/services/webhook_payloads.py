@@ -1,0 +1,62 @@
+"""What a webhook says: composed here and nowhere else.
+
+A payload carries only offer fields the buyer side already sees on the written offer (an
+allowlist, never the row or the room): no memory, no host branch, no pane line. This is the
+one place issue 10's private-value firewall is applied to partner webhooks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from dealroom.domain.webhooks import EventType
+from dealroom.persistence.models import Offer
+
+TERM_FIELDS = (
+    "deliverables",
+    "fee",
+    "dates",
+    "usageRights",
+    "exclusivity",
+    "dueSlicePercent",
+)
+"""The commercial fields of ``Offer.terms`` the written offer shows both sides."""
+
+
+def _terms(offer: Offer) -> dict[str, Any]:
+    terms = offer.terms if isinstance(offer.terms, dict) else {}
+    shown: dict[str, Any] = {}
+    for name in TERM_FIELDS:
+        value = terms.get(name)
+        if name == "fee" and isinstance(value, dict):
+            value = {"amount": str(value.get("amount")), "currency": str(value.get("currency"))}
+        shown[name] = value
+    shown["openQuestions"] = [str(q) for q in offer.open_questions or []]
+    return shown
+
+
+def compose(
+    event: EventType,
+    offer: Offer,
+    *,
+    stage: str,
+    previous_stage: str | None,
+    version: int,
+    at: datetime,
+    payment: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The JSON body of one logical event (the Standard Webhooks ``type``/``timestamp``/
+    ``data`` envelope)."""
+    data: dict[str, Any] = {
+        "offerId": str(offer.id),
+        "roomId": str(offer.room_id),
+        "stage": stage,
+        "previousStage": previous_stage,
+        "version": version,
+        "sellerAccountId": str(offer.seller_account_id),
+        "buyerAccountId": str(offer.buyer_account_id) if offer.buyer_account_id else None,
+        "terms": _terms(offer),
+    }
+    if payment is not None:
+        data["payment"] = payment
+    return {"type": event.value, "timestamp": at.isoformat(), "data": data}

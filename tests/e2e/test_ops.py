@@ -1,0 +1,271 @@
+"""The operators' surface (issue 16): every ops field refused to non-operators and to keys
+without the scope; rooms, runs, goal events, verdicts, spend (with unpriced calls) and
+prompts read; models picked; goals overridden (the effect fires once); panes taken over
+(no agent reply); every action audited."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+
+from dealroom.agents import persona
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import AgentRun, ModelCall, OpsAction
+from dealroom.services.takeover import SILENCED
+from tests.conftest import Server
+from tests.support.graphql import post, sign_up
+from tests.support.offers import ROOM_STAGE, negotiate_to_offer, open_deal, settle
+from tests.support.partners import create_key, key_client, make_operator
+from tests.support.turns import messages_in, rows
+
+ROOM = "00000000-0000-0000-0000-000000000000"
+
+OPS_READS: list[tuple[str, dict[str, Any]]] = [
+    ("{ opsRooms(first: 5) { nodes { id } } }", {}),
+    ("query($id: ID!) { opsRoom(roomId: $id) { id } }", {"id": ROOM}),
+    ("{ agentPrompts { name } }", {}),
+    ('{ opsAccount(handle: "devraman") { handle } }', {}),
+    ("{ opsActions { nodes { id } } }", {}),
+    ("query($id: ID!) { roomOps(roomId: $id) { roomId } }", {"id": ROOM}),
+]
+OPS_WRITES: list[tuple[str, dict[str, Any]]] = [
+    (
+        "mutation($id: ID!) { setRoomModels(roomId: $id, picks: []) { id } }",
+        {"id": ROOM},
+    ),
+    (
+        'mutation($id: ID!) { overrideGoal(roomId: $id, key: "new-offer", status: "met",'
+        ' reason: "x") { closedOffer } }',
+        {"id": ROOM},
+    ),
+    ("mutation($id: ID!) { takeOverPane(roomId: $id, seat: VISITOR) { seat } }", {"id": ROOM}),
+    ("mutation($id: ID!) { releasePane(roomId: $id, seat: VISITOR) }", {"id": ROOM}),
+    (
+        'mutation($id: ID!) { operatorPost(roomId: $id, seat: VISITOR, body: "hi",'
+        ' clientMessageId: "c1") { id } }',
+        {"id": ROOM},
+    ),
+]
+
+OPS_ROOM = """
+query($id: ID!) {
+  opsRoom(roomId: $id) {
+    id hostHandle stage flagCount modelPicks
+    totalSpend { calls priceUsd unpricedCalls }
+    runs(first: 50) {
+      nodes { agent pane status verdict noOp error usage { calls inputTokens priceUsd } }
+      hasNextPage endCursor
+    }
+    goalEvents { nodes { goalKey fromStatus toStatus agent byPane } }
+    verdicts(agent: "persona") { nodes { agent verdict } }
+    takeovers { seat }
+    byAgent: spend(by: AGENT) { key calls priceUsd unpricedCalls }
+    byModel: spend(by: MODEL) { key calls priceUsd unpricedCalls }
+    byDay: spend(by: DAY) { key calls }
+  }
+}
+"""
+OVERRIDE = """
+mutation($id: ID!, $status: String!) {
+  overrideGoal(roomId: $id, key: "new-offer", status: $status, reason: "ops call") {
+    goalEvent { fromStatus toStatus agent byPane } queuedRuns closedOffer
+  }
+}
+"""
+TAKE = "mutation($id: ID!) { takeOverPane(roomId: $id, seat: VISITOR) { seat operatorId } }"
+RELEASE = "mutation($id: ID!) { releasePane(roomId: $id, seat: VISITOR) }"
+SAY = """
+mutation($id: ID!, $body: String!, $cid: String!) {
+  operatorPost(roomId: $id, seat: VISITOR, body: $body, clientMessageId: $cid) {
+    id authorKind body seat
+  }
+}
+"""
+
+
+async def audit_actions(db: Db) -> list[str]:
+    try:
+        found = await db.scalars(select(OpsAction).order_by(OpsAction.created_at))
+        return [a.action for a in found]
+    finally:
+        await db.close()
+
+
+async def test_every_ops_field_refuses_non_operators_and_keys_without_the_scope(
+    server: Server, db: Db
+) -> None:
+    someone = server.client()
+    await sign_up(someone, "someone")
+    for document, variables in OPS_READS + OPS_WRITES:
+        assert await someone.error_codes(document, variables) == ["FORBIDDEN"], document
+    operator = await make_operator(db, server.client(), "opsjane")
+    offers_only = key_client(server, (await create_key(operator, ["offers:read"]))["key"])
+    reader = key_client(server, (await create_key(operator, ["ops:read"]))["key"])
+    for document, variables in OPS_READS + OPS_WRITES:
+        assert await offers_only.error_codes(document, variables) == ["FORBIDDEN"], document
+    for document, variables in OPS_WRITES:
+        assert await reader.error_codes(document, variables) == ["FORBIDDEN"], document
+    assert (await reader.query("{ agentPrompts { name } }"))["agentPrompts"]
+    # The flag, not the scope, makes an operator (K4): a key keeps working only while its
+    # account is one.
+    from dealroom.services.accounts import set_operator
+
+    await set_operator(db, handle="opsjane", operator=False)
+    await db.commit()
+    await db.close()
+    assert await reader.error_codes("{ agentPrompts { name } }") == ["FORBIDDEN"]
+
+
+async def test_rooms_runs_spend_and_prompts_read_with_unpriced_calls_counted(
+    server: Server, db: Db
+) -> None:
+    d = await open_deal(server)
+    await negotiate_to_offer(server, d)
+    operator = await make_operator(db, server.client(), "opsjane")
+    # A call to a model the price table does not know: counted, never summed as 0.
+    await db.add(
+        ModelCall(
+            room_id=uuid.UUID(d.room_id),
+            agent="persona",
+            engine="gemini",
+            model="mystery-model",
+            input_tokens=10,
+            output_tokens=5,
+            price_usd=None,
+        )
+    )
+    await db.commit()
+    await db.close()
+
+    found = await operator.query(
+        'query { opsRooms(filter: {hostHandle: "devraman", stage: WRITTEN_AWAITING_BRAND}) '
+        "{ nodes { id stage } } }"
+    )
+    assert [r["id"] for r in found["opsRooms"]["nodes"]] == [d.room_id]
+    none = await operator.query(
+        '{ opsRooms(filter: {hostHandle: "devraman", stage: BOOKED_PAYMENT_HELD}) '
+        "{ nodes { id } } }"
+    )
+    assert none["opsRooms"]["nodes"] == []
+    paged = await operator.query("{ opsRooms(first: 1) { nodes { id } hasNextPage endCursor } }")
+    assert paged["opsRooms"]["hasNextPage"]  # the home room and the deal room
+    after = paged["opsRooms"]["endCursor"]
+    rest = await operator.query(
+        "query($after: String) { opsRooms(first: 5, after: $after) { nodes { id } } }",
+        {"after": after},
+    )
+    assert paged["opsRooms"]["nodes"][0]["id"] not in {r["id"] for r in rest["opsRooms"]["nodes"]}
+
+    room = (await operator.query(OPS_ROOM, {"id": d.room_id}))["opsRoom"]
+    agents = {r["agent"] for r in room["runs"]["nodes"]}
+    assert {"persona", "distil", "offer_gen"} <= agents
+    assert all(r["status"] == "done" for r in room["runs"]["nodes"])
+    assert {v["verdict"] for v in room["verdicts"]["nodes"]} <= {"applied", "no-op"}
+    assert room["goalEvents"]["nodes"][0]["toStatus"] == "met"
+    assert room["totalSpend"]["unpricedCalls"] == 1
+    by_model = {s["key"]: s for s in room["byModel"]}
+    assert by_model["mystery-model"]["unpricedCalls"] == 1
+    assert Decimal(by_model["mystery-model"]["priceUsd"]) == 0
+    assert sum(s["calls"] for s in room["byAgent"]) == room["totalSpend"]["calls"]
+    assert sum(s["calls"] for s in room["byDay"]) == room["totalSpend"]["calls"]
+    account = await operator.query(
+        '{ opsAccount(handle: "devraman") { handle spend(by: AGENT) { key unpricedCalls } '
+        "rooms { nodes { id } } } }"
+    )
+    assert d.room_id in {r["id"] for r in account["opsAccount"]["rooms"]["nodes"]}
+    assert sum(s["unpricedCalls"] for s in account["opsAccount"]["spend"]) == 1
+
+    prompts = (await operator.query("{ agentPrompts { name text sha256 } }"))["agentPrompts"]
+    by_name = {p["name"]: p for p in prompts}
+    assert by_name["persona"]["text"] == persona.PROMPT
+    assert by_name["persona"]["sha256"] == hashlib.sha256(persona.PROMPT.encode()).hexdigest()
+
+
+async def test_room_models_are_validated_used_and_audited(server: Server, db: Db) -> None:
+    d = await open_deal(server)
+    operator = await make_operator(db, server.client(), "opsjane")
+    pick = (
+        "mutation($id: ID!, $model: String!) { setRoomModels(roomId: $id, picks: "
+        '[{agent: "persona", model: $model}]) { modelPicks } }'
+    )
+    bad = await operator.error_codes(pick, {"id": d.room_id, "model": "gpt-nonexistent"})
+    assert bad == ["BAD_USER_INPUT"]
+    done = await operator.query(pick, {"id": d.room_id, "model": "gemini-2.5-pro"})
+    assert done["setRoomModels"]["modelPicks"] == {"persona": "gemini-2.5-pro"}
+    await post(d.visitor, d.room_id, "Hello there")
+    await settle(server)
+    calls = await rows(db, ModelCall, d.room_id)
+    assert {c.model for c in calls if c.agent == "persona"} == {"gemini-2.5-pro"}
+    assert await audit_actions(db) == ["set_room_models"]
+
+
+async def test_override_goal_fires_the_same_effect_once(server: Server, db: Db) -> None:
+    d = await open_deal(server)
+    offer_id = await negotiate_to_offer(server, d)
+    operator = await make_operator(db, server.client(), "opsjane")
+    closed = (await operator.query(OVERRIDE, {"id": d.room_id, "status": "abandoned"}))[
+        "overrideGoal"
+    ]
+    assert closed["goalEvent"] == {
+        "fromStatus": "met",
+        "toStatus": "abandoned",
+        "agent": "operator",
+        "byPane": "operator",
+    }
+    assert closed["closedOffer"]
+    stage = (await d.visitor.query(ROOM_STAGE, {"id": d.room_id}))["room"]
+    assert stage["offer"]["id"] == offer_id
+    assert stage["stage"] == "DECLINED"
+    again = (await operator.query(OVERRIDE, {"id": d.room_id, "status": "abandoned"}))[
+        "overrideGoal"
+    ]
+    assert again == {"goalEvent": None, "queuedRuns": [], "closedOffer": False}
+
+    before = len([r for r in await rows(db, AgentRun, d.room_id) if r.agent == "offer_gen"])
+    met = (await operator.query(OVERRIDE, {"id": d.room_id, "status": "met"}))["overrideGoal"]
+    assert met["queuedRuns"] == ["offer_gen"]
+    met_again = (await operator.query(OVERRIDE, {"id": d.room_id, "status": "met"}))["overrideGoal"]
+    assert met_again["queuedRuns"] == []
+    after = [r for r in await rows(db, AgentRun, d.room_id) if r.agent == "offer_gen"]
+    assert len(after) == before + 1
+    assert await audit_actions(db) == ["override_goal"] * 4
+
+
+async def test_a_taken_over_pane_gets_no_agent_reply(server: Server, db: Db) -> None:
+    d = await open_deal(server)
+    operator = await make_operator(db, server.client(), "opsjane")
+    taken = (await operator.query(TAKE, {"id": d.room_id}))["takeOverPane"]
+    assert taken["seat"] == "visitor"
+    codes = await operator.error_codes(
+        SAY.replace("VISITOR", "HOST"), {"id": d.room_id, "body": "x", "cid": "c0"}
+    )
+    assert codes == ["CONFLICT"]  # the host's pane is not taken over
+
+    await post(d.visitor, d.room_id, "Is anyone there? I want a sponsored post")
+    await settle(server)
+    lines = await messages_in(db, d.room_id, "visitor")
+    assert [m.author_kind for m in lines] == ["participant"]  # no agent reply
+    silenced = [r for r in await rows(db, AgentRun, d.room_id) if r.agent == "persona"]
+    assert [(r.status, r.no_op, r.error) for r in silenced] == [("done", True, SILENCED)]
+
+    said = (await operator.query(SAY, {"id": d.room_id, "body": "Yes, I'm here.", "cid": "c1"}))[
+        "operatorPost"
+    ]
+    assert said["authorKind"] == "OPERATOR"
+    again = await operator.query(SAY, {"id": d.room_id, "body": "Yes, I'm here.", "cid": "c1"})
+    assert again["operatorPost"]["id"] == said["id"]
+    lines = await messages_in(db, d.room_id, "visitor")
+    assert [m.author_kind for m in lines] == ["participant", "operator"]
+    ledger = [r for r in await rows(db, AgentRun, d.room_id) if r.agent == "operator"]
+    assert [str(r.reply_message_id) for r in ledger] == [said["id"]]
+
+    assert (await operator.query(RELEASE, {"id": d.room_id}))["releasePane"] is True
+    await post(d.visitor, d.room_id, "Thanks. What is the fee?")
+    await settle(server)
+    lines = await messages_in(db, d.room_id, "visitor")
+    assert [m.author_kind for m in lines][-1] == "agent"  # the agent speaks again
+    assert await audit_actions(db) == ["take_over_pane", "operator_post", "release_pane"]
