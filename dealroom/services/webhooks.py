@@ -19,14 +19,19 @@ from typing import Any, cast
 import structlog
 from sqlalchemy import and_, or_, select
 
+from dealroom.domain import firewall
 from dealroom.domain import webhooks as rules
 from dealroom.domain.cursors import parse_room_cursor, room_cursor
 from dealroom.domain.errors import DomainError, ErrorCode, bad_input, not_found, unauthenticated
+from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
     Account,
+    Flag,
     Offer,
     OfferEvent,
+    Participant,
+    Room,
     Webhook,
     WebhookAttempt,
     WebhookDelivery,
@@ -35,6 +40,8 @@ from dealroom.persistence.models import (
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Identity
 from dealroom.services.webhook_payloads import compose
+
+FIREWALL_FLAG = "firewall"
 
 log = structlog.get_logger(__name__)
 
@@ -248,6 +255,7 @@ async def stage_recorded(db: Db, offer: Offer, change: OfferEvent) -> list[Publi
             version=change.version,
             at=change.created_at,
         )
+        payload = await _screened(db, offer, payload, change.created_at)
         wrote |= await _enqueue(
             db,
             endpoints,
@@ -289,9 +297,44 @@ async def payment_declined(
         at=now,
         payment={"status": "declined", "message": message[:200]},
     )
+    payload = await _screened(db, offer, payload, now)
     source = f"payment_declined:{offer.id}:{idempotency_key}"[:120]
     wrote = await _enqueue(db, endpoints, event_type, source, offer, payload, now)
     return [WAKE] if wrote else []
+
+
+async def _screened(db: Db, offer: Offer, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """Issue 10: a webhook payload is a host→outside flow, so the private-value firewall reads
+    it before it is stored. The terms already passed it when Offer-Gen drew them; should one
+    still state a private value, the terms are withheld from the payload (the stage still
+    goes out) and operators get a flag."""
+    room = await db.get(Room, offer.room_id)
+    memory = dict(room.memory or {}) if room is not None else {}
+    matches = firewall.check(
+        memory, payload.get("data"), allowed_amounts=firewall.instructed_amounts(memory)
+    )
+    if not matches:
+        return payload
+    data = dict(payload["data"]) | {"terms": None, "termsWithheld": True}
+    host = await db.scalar(
+        select(Participant.id).where(
+            Participant.room_id == offer.room_id, Participant.key == Seat.HOST.value
+        )
+    )
+    if host is None:
+        return payload | {"data": data}
+    await db.add(
+        Flag(
+            room_id=offer.room_id,
+            participant_id=host,
+            level=FIREWALL_FLAG,
+            evidence=f"webhook payload for offer {offer.id}: terms withheld "
+            f"({len(matches)} private value(s) matched)",
+            created_at=now,
+        )
+    )
+    log.warning("webhook_terms_withheld", offer_id=str(offer.id))
+    return payload | {"data": data}
 
 
 async def _listening(db: Db, offer: Offer) -> list[Webhook]:

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.models import Message, WebhookDelivery, WebhookEvent
+from dealroom.persistence.models import Flag, Message, WebhookDelivery, WebhookEvent
 from dealroom.realtime import Broker
 from dealroom.services import metrics
 from dealroom.services import offers as offer_service
@@ -341,3 +341,32 @@ async def test_no_host_secret_reaches_a_webhook(
         assert {c for c in canaries if c in sent + stored} == set()
         # the host's floor, as an amount (not digits inside a timestamp's microseconds)
         assert not re.search(r"(?<![\d.])6,?000(?:\.00)?(?!\d)", sent)
+
+
+async def test_a_payload_stating_a_private_value_goes_out_without_its_terms(
+    hook_server: Server, worker: WebhookWorker, db: Db
+) -> None:
+    """Issue 10 on the webhook path: should an offer's terms state one of the host's private
+    values (here the host names the deliverable itself a private term after the offer was
+    drawn), the firewall withholds the terms from the payload — the stage still goes out —
+    and operators get a firewall flag."""
+    async with receiver() as partner:
+        d = await open_deal(hook_server)
+        await create_webhook(d.host, partner.url, ["offer.stage_changed"])
+        offer_id = await negotiate_to_offer(hook_server, d)
+        memory = await room_memory(db, d.room_id)
+        memory.setdefault("host", {})["private_terms"] = [
+            {"text": "sponsored post", "source": "m1"}
+        ]
+        await write_room_memory(db, d.room_id, memory)
+        await approve_as_read(d.visitor, offer_id)
+        await drain(worker)
+        bodies = [json.loads(r.body) for r in partner.accepted]
+        approved = [b for b in bodies if b["data"]["stage"] == "BRAND_ACKED_AWAITING_TALENT"]
+        assert approved, bodies
+        assert approved[0]["data"]["terms"] is None
+        assert approved[0]["data"]["termsWithheld"] is True
+        assert "sponsored post" not in json.dumps(approved).lower()
+        flags = list(await db.scalars(select(Flag).where(Flag.level == "firewall")))
+        await db.close()
+        assert any("webhook payload" in f.evidence for f in flags)
