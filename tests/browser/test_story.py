@@ -66,7 +66,7 @@ async def test_host_and_brand_run_the_whole_story(
     await shows_the_stored_pane(own_pane(brand), db, room_id, Seat.VISITOR)
     await reaches_stage(brand, "WRITTEN_AWAITING_BRAND")
     card = brand.locator(".offer")
-    await card.get_by_text("7500.00 USD").first.wait_for()
+    await card.get_by_text("8000.00 USD").first.wait_for()
     assert await card.get_by_role("button", name="Approve v1").is_visible()
     # The phone shows the room at its width: nothing wider than the screen.
     for part in (card, own_pane(brand)):
@@ -98,10 +98,10 @@ async def test_host_and_brand_run_the_whole_story(
 
     # The brand pays with the test card; both see the payment held, live.
     await card.get_by_label("Payment method").select_option("test_card_ok")
-    await card.get_by_role("button", name="Pay 4500.00 USD").click()
+    await card.get_by_role("button", name="Pay 4800.00 USD").click()
     await reaches_stage(brand, "BOOKED_PAYMENT_HELD")
     await reaches_stage(host, "BOOKED_PAYMENT_HELD")
-    await card.get_by_text("Paid 4500.00 USD (captured)").wait_for()
+    await card.get_by_text("Paid 4800.00 USD (captured)").wait_for()
     await listed.locator('[data-stage="BOOKED_PAYMENT_HELD"]').wait_for()
     assert await host.locator(".offer").get_by_role("button").filter(has_text="Pay").count() == 0
 

@@ -456,7 +456,9 @@ async def test_a_sibling_room_after_a_booking_seeds_the_host_like_any_new_room(
     assert len(siblings) == 1
     sibling = siblings[0]
     current = await durable(db, host_id)
-    assert sibling.memory["host"] == current.document  # the durable document, as seeded
+    home = await room_memory(db, d.home_id)
+    # the seeding path: the durable document, or the home branch when that is newer (ZLY-1897)
+    assert sibling.memory["host"] in (current.document, home["host"])
     assert sitting_only not in json.dumps(sibling.memory)
     assert sibling.memory["deal"]["continuesFromRoom"] == d.room_id
     try:

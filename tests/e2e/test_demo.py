@@ -78,6 +78,6 @@ async def test_a_brand_at_the_demo_link_negotiates_against_the_taught_rate(
     offer_id = await negotiate_to_offer(server, Deal(server.client(), visitor, "", room_id))
 
     offer = (await visitor.query(OFFER, {"id": offer_id}))["offer"]
-    # A $7,000 bid against an $8,000 ask and a $6,000 floor: the agent counters at $7,500.
-    assert offer["terms"]["fee"] == {"amount": "7500.00", "currency": "USD"}
+    # A $7,000 bid against an $8,000 ask and a $6,000 floor: the agent counters at the ask.
+    assert offer["terms"]["fee"] == {"amount": "8000.00", "currency": "USD"}
     assert offer["stage"] == "WRITTEN_AWAITING_BRAND"

@@ -19,7 +19,7 @@ and pane-end reads, the runs and the message INSERTed (BEGIN/COMMIT/PRAGMA are n
 a guest's post also counts its key's posts (the guest cap, issue 11); the cross-room
 throttle (issue 9) upserts its counter and prunes old windows; the room's watch is re-armed
 (issue 12: read and bump)."""
-TURN_BUDGET = 50
+TURN_BUDGET = 54
 """What the persona and Distil runs of one visitor message execute, end to end, apart from
 the workers' queue polls (how many of those run depends on timing, not on the turn)."""
 
