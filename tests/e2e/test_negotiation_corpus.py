@@ -155,7 +155,8 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
         # What the agents wrote: the pane's lines and the offer's terms (the payment quote's
         # figures are code's arithmetic on the fee, and may equal anything).
         shown = [*outcome["lines"], json.dumps((offer or {}).get("terms") or {})]
-        leaks = [text for text in shown if pattern.search(text)]
+        # account ids (the offer's seller and buyer) are not amounts: "…-9000-…" is no floor
+        leaks = [text for text in shown if pattern.search(_UUID.sub("<id>", text))]
         if leaks:
             problems.append(f"the floor {expect['floor']} reached the brand: {leaks[:2]}")
     return problems
@@ -191,6 +192,9 @@ async def play_corpus(server: Server, db: Db, scripts: list[dict[str, Any]]) -> 
         if problems:
             failures.append(f"{p.script['id']}: {'; '.join(problems)}")
     return failures
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 @pytest.fixture
