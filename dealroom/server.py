@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import threading
 import time
 from dataclasses import dataclass
 
@@ -79,8 +82,33 @@ def app_from_env() -> ASGIApp:
     from dealroom.gc_tuning import settle_after_startup
 
     app = create_app(Settings())
+    watch_parent(os.getppid())
     settle_after_startup()
     return app
+
+
+ORPHAN_POLL_SECONDS = 0.5
+ORPHAN_GRACE_SECONDS = 15.0
+
+
+def watch_parent(parent: int, *, poll: float = ORPHAN_POLL_SECONDS) -> threading.Thread:
+    """A ``serve --processes N`` child stops when its supervisor is gone. uvicorn's supervisor
+    stops its children when it is told to, but a supervisor killed outright (SIGKILL, OOM)
+    leaves them running: serving a port nobody manages and claiming agent runs against the
+    database. The child polls its parent's pid; once it is re-parented it asks itself to shut
+    down gracefully (SIGTERM: in-flight requests finish, leases are released) and, if that has
+    not happened within the grace period, exits."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(ORPHAN_GRACE_SECONDS)
+        os._exit(1)
+
+    thread = threading.Thread(target=watch, name="parent-watch", daemon=True)
+    thread.start()
+    return thread
 
 
 def process_count(requested: int | None, *, shared_broker: bool, cpus: int | None) -> int:

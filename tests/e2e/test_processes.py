@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -192,3 +193,21 @@ async def _watch(ws_url: str, host: Client, room_id: str, n: int) -> list[dict[s
             messages.append(event)
             kinds = [m["message"]["authorKind"] for m in messages]
             answered = "PARTICIPANT" in kinds and "AGENT" in kinds[kinds.index("PARTICIPANT") :]
+
+
+async def test_children_stop_when_their_supervisor_is_killed(pg_url: str, tmp_path: Path) -> None:
+    """A supervisor killed outright (SIGKILL, the OOM killer) must not leave its children
+    serving the port and claiming agent runs with nobody managing them."""
+    port = free_port()
+    with (tmp_path / "server.log").open("wb") as log, _serve(pg_url, port, log) as supervisor:
+        await wait_healthy(f"http://127.0.0.1:{port}", supervisor)
+        children = [
+            c for c in psutil.Process(supervisor.pid).children() if "spawn_main" in c.cmdline()[-2]
+        ]
+        assert len(children) == 2
+        supervisor.send_signal(signal.SIGKILL)
+        supervisor.wait(timeout=10)
+        _gone, alive = psutil.wait_procs(children, timeout=30)
+        for child in alive:  # fail, but never leave them behind
+            child.kill()
+        assert alive == [], "a child outlived its supervisor"

@@ -44,7 +44,7 @@ def _worker(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess
         "DEALROOM_RUN_LEASE_SECONDS": "2",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "dealroom.cli", "serve"],
+        [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "1"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=log,
