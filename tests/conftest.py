@@ -102,13 +102,16 @@ async def db(engine: AsyncEngine) -> AsyncIterator[Db]:
 @pytest.fixture
 def settings(database_url: str) -> Settings:
     # workers=0: the server stores queued agent runs but executes none, so tests of the
-    # foundation see only the events they cause. Agent tests use ``agent_server``.
+    # foundation see only the events they cause. Agent tests use ``agent_server``. No
+    # webhook delivery loop either: its poll would land in the statement counts of tests
+    # that pin a request's statements; the webhook tests turn it on.
     return Settings(
         database_url=database_url,
         redis_url=REDIS_URL,
         debug=False,
         model_engine="offline",
         workers=0,
+        webhook_workers=0,
     )
 
 

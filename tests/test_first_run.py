@@ -47,13 +47,26 @@ def _serve_banner(env: dict[str, str]) -> tuple[list[str], int]:
             if not line:
                 break
             lines.append(line.rstrip())
-            if "Uvicorn running" in line or "Application startup complete" in line:
+            # "Uvicorn running" comes after the socket is bound ("Application startup
+            # complete" comes before it: a request then may be refused)
+            if "Uvicorn running" in line:
                 break
-        status = httpx.get(f"http://127.0.0.1:{port}/z/maya", timeout=30).status_code
+        status = _get_status(f"http://127.0.0.1:{port}/z/maya", process, lines)
     finally:
         process.terminate()
         process.wait(timeout=30)
     return lines, status
+
+
+def _get_status(url: str, process: subprocess.Popen[str], lines: list[str]) -> int:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return httpx.get(url, timeout=30).status_code
+        except httpx.ConnectError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("serve never answered:\n" + "\n".join(lines)) from None
+            time.sleep(0.1)
 
 
 def test_serve_on_an_empty_database_seeds_the_demo_and_says_what_to_open(

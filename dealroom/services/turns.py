@@ -121,6 +121,7 @@ class TurnRunner:
         self._handlers: dict[str, Handler] = {}
         self._last_sweep: datetime | None = None
         self._sweeps: list[_Sweep] = []
+        self._sweeping = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
 
     def register(self, agent: AgentName, handler: Handler) -> None:
@@ -140,15 +141,18 @@ class TurnRunner:
     async def sweep(self, *, due_only: bool = False) -> None:
         """Run the periodic upkeep now (``due_only``: the sweeps whose interval passed); one
         failing sweep does not stop the others."""
-        now = self.deps.clock.now()
-        for sweep in self._sweeps:
-            if due_only and sweep.last is not None and now - sweep.last <= sweep.every:
-                continue
-            sweep.last = now
-            try:
-                await sweep.run()
-            except Exception:
-                log.exception("sweep_failed")
+        # One pass at a time in this process: two workers (or a worker and an explicit call)
+        # sweeping at once would both read "nothing queued yet" and queue the same work twice.
+        async with self._sweeping:
+            now = self.deps.clock.now()
+            for sweep in self._sweeps:
+                if due_only and sweep.last is not None and now - sweep.last <= sweep.every:
+                    continue
+                sweep.last = now
+                try:
+                    await sweep.run()
+                except Exception:
+                    log.exception("sweep_failed")
 
     # --- lifecycle ------------------------------------------------------------------------
 
