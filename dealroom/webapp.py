@@ -52,7 +52,9 @@ def _shell() -> HTMLResponse:
 
 def web_routes(state: AppState) -> list[BaseRoute]:
     """``/`` and ``/r/<roomId>`` (the host app), ``/z/<handle>`` and ``/z/<handle>/<roomId>``
-    (a visitor), and ``/static`` (the built bundles)."""
+    (a visitor), ``/ops``, ``/ops/rooms/<roomId>`` and ``/ops/prompts`` (operators: the page
+    is the same shell for anyone; the API refuses a non-operator's ops reads, and the page says
+    so), and ``/static`` (the built bundles)."""
 
     async def app_page(_request: Request) -> Response:
         return _shell()
@@ -67,6 +69,9 @@ def web_routes(state: AppState) -> list[BaseRoute]:
     return [
         Route("/", app_page),
         Route("/r/{room_id}", app_page),
+        Route("/ops", app_page),
+        Route("/ops/rooms/{room_id}", app_page),
+        Route("/ops/prompts", app_page),
         Route("/z/{handle}", visitor_page),
         Route("/z/{handle}/{room_id}", visitor_page),
         Mount("/static", StaticFiles(directory=WEB_DIR, packages=None), name="static"),

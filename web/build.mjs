@@ -25,6 +25,31 @@ await build({
   loader: { ".graphql": "text" },
 });
 
+// The operators' pages, loaded only under /ops (src/share.ts). Preact and the client's shared
+// modules come from the app bundle's instances (window.dealroomShared), never a second copy:
+// two preacts would not share hooks, and gql.ts keeps the one document table.
+const SHARED = /^(preact|preact\/hooks|preact\/jsx-runtime|\.\/gql|\.\/nav|\.\/offer|\.\/types)$/;
+const fromApp = {
+  name: "from-app",
+  setup(b) {
+    b.onResolve({ filter: SHARED }, (args) => ({ path: args.path, namespace: "from-app" }));
+    b.onLoad({ filter: /.*/, namespace: "from-app" }, (args) => ({
+      contents: `module.exports = window.dealroomShared[${JSON.stringify(args.path)}];`,
+      loader: "js",
+    }));
+  },
+};
+
+await build({
+  ...common,
+  entryPoints: { ops: "src/opsentry.ts" },
+  outdir: out + "assets",
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  loader: { ".graphql": "text" },
+  plugins: [fromApp],
+});
+
 await build({
   ...common,
   entryPoints: { graphiql: "graphiql/main.tsx" },
@@ -33,7 +58,7 @@ await build({
   assetNames: "[name]",
 });
 
-for (const file of ["assets/app.js", "assets/app.css", "graphiql/graphiql.js", "graphiql/graphiql.css"]) {
+for (const file of ["assets/app.js", "assets/app.css", "assets/ops.js", "assets/ops.css", "graphiql/graphiql.js", "graphiql/graphiql.css"]) {
   try {
     const body = readFileSync(out + file);
     const kib = (n) => (n / 1024).toFixed(1);

@@ -6,10 +6,9 @@ import documents from "./operations.graphql";
 
 type Definition = { name: string; text: string; uses: string[] };
 
-// Split operations.graphql into its top-level definitions (brace-matched) and send each
+// Split operations.graphql (and ops.graphql, which the ops bundle adds) into its top-level definitions (brace-matched) and send each
 // operation with only the fragments it reaches: the server counts tokens per document.
-function parseDefinitions(source: string): Map<string, Definition> {
-  const defs = new Map<string, Definition>();
+function parseDefinitions(source: string, defs = new Map<string, Definition>()): Map<string, Definition> {
   const text = source.replace(/#[^\n]*/g, "");
   const head = /\b(query|mutation|subscription|fragment)\s+(\w+)/g;
   let match: RegExpExecArray | null;
@@ -29,6 +28,11 @@ function parseDefinitions(source: string): Map<string, Definition> {
 }
 
 const DEFINITIONS = parseDefinitions(documents);
+
+/** More documents (the ops bundle's ops.graphql); they may spread the fragments above. */
+export function addDocuments(source: string) {
+  parseDefinitions(source, DEFINITIONS);
+}
 
 export function documentFor(operation: string): string {
   const seen = new Set<string>();
@@ -58,6 +62,11 @@ export class GraphQLFailure extends Error {
 /** The guest gate's refusal: FORBIDDEN with extensions.reason LOGIN_REQUIRED (sign in, keep the text). */
 export function needsLogin(e: unknown): boolean {
   return e instanceof GraphQLFailure && e.code === "FORBIDDEN" && e.extensions.reason === "LOGIN_REQUIRED";
+}
+
+/** An ops field refused: the signed-in account is not an operator. */
+export function forbidden(e: unknown): boolean {
+  return e instanceof GraphQLFailure && e.code === "FORBIDDEN";
 }
 
 export async function gql<T>(operation: string, variables: Record<string, unknown> = {}): Promise<T> {

@@ -1,5 +1,6 @@
 // dealroom's reference web client: the host app at / and /r/<roomId>, a visitor's room at
-// /z/<handle>[/<roomId>]. It speaks only the public GraphQL API (operations.graphql).
+// /z/<handle>[/<roomId>], the operators' pages at /ops. It speaks only the public GraphQL API
+// (operations.graphql, ops.graphql).
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "./app.css";
@@ -7,6 +8,7 @@ import { AuthView } from "./auth";
 import { gql } from "./gql";
 import { HostApp } from "./host";
 import { useRoute } from "./nav";
+import { OpsPages } from "./share";
 import type { Me } from "./types";
 import { VisitorApp } from "./visitor";
 
@@ -24,13 +26,14 @@ function App() {
   }
 
   useEffect(() => {
-    if (route.page === "host") void loadMe();
+    if (route.page !== "visitor") void loadMe();
   }, [route.page]);
 
   if (route.page === "visitor") return <VisitorApp handle={route.handle} roomId={route.roomId} />;
   if (error) return <p class="error" role="alert">{error}</p>;
   if (me === undefined) return <p class="boot">Loading…</p>;
   if (me === null) return <AuthView onSignedIn={loadMe} />;
+  if (route.page === "ops") return <OpsPages route={route} me={me} />;
   return <HostApp me={me} roomId={route.roomId} onSignedOut={() => setMe(null)} />;
 }
 

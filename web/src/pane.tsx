@@ -202,6 +202,7 @@ export function Pane(props: PaneProps) {
 function author(m: Message, own: boolean): string {
   if (m.authorKind === "AGENT") return "Agent";
   if (m.authorKind === "SYSTEM") return "System";
+  if (m.authorKind === "OPERATOR") return "Operator";
   return own ? "You" : m.seat === "VISITOR" ? "Visitor" : "Host";
 }
 

@@ -17,7 +17,7 @@ export interface Message {
   id: string;
   cursor: string;
   body: string;
-  authorKind: "PARTICIPANT" | "AGENT" | "SYSTEM";
+  authorKind: "PARTICIPANT" | "AGENT" | "SYSTEM" | "OPERATOR";
   seat: Seat;
   alignment: "LEFT" | "RIGHT";
   clientMessageId: string | null;

@@ -1,0 +1,172 @@
+// One room as operators see it (/ops/rooms/<id>): run history, goal events, the Guard's
+// verdicts, flags and spend by agent, model and day; the controls are in opscontrols.tsx.
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { gql } from "./gql";
+import { StageChip } from "./offer";
+import { Link, OpsError } from "./opsui";
+import { GoalForm, ModelsForm, TakeoverPanel } from "./opscontrols";
+import { type OpsRoomData, type Spend, usd, when } from "./opstypes";
+
+export function OpsRoomPage(props: { roomId: string }) {
+  const [data, setData] = useState<OpsRoomData | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  async function load() {
+    try {
+      setData(await gql<OpsRoomData>("OpsRoom", { roomId: props.roomId }));
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  }
+
+  useEffect(() => void load(), [props.roomId]);
+
+  if (error && !data) return <OpsError error={error} />;
+  if (!data) return <p class="muted">Loading the room…</p>;
+  const room = data.opsRoom;
+  const guard = data.roomOps.guardVerdicts;
+  return (
+    <article class="ops-room" data-room-id={room.id}>
+      <Link href="/ops">‹ Rooms</Link>
+      <header class="ops-room-header">
+        <h1>{room.title}</h1>
+        <p class="muted small">
+          @{room.hostHandle} · {room.kind.toLowerCase()} · {room.mode.toLowerCase()} · last activity{" "}
+          {when(room.lastActivityAt)}
+        </p>
+        {room.kind.toUpperCase() === "DEAL" && <StageChip stage={room.stage} />}
+        <p class="spend">
+          Spend {usd(room.totalSpend)} · {room.totalSpend.calls} calls · {room.flagCount} flags
+        </p>
+      </header>
+      {error !== null && <OpsError error={error} />}
+
+      <Section id="takeover" title="Panes">
+        <TakeoverPanel roomId={room.id} takeovers={room.takeovers} onChange={load} />
+      </Section>
+
+      <Section id="runs" title={`Runs (${room.runs.nodes.length}${room.runs.hasNextPage ? "+" : ""})`}>
+        <Table
+          label="Run history"
+          head={["Agent", "Pane", "Status", "Verdict", "Tokens in/out", "Price", "Latency", "Refusal or error", "Queued"]}
+          rows={room.runs.nodes.map((r) => [
+            r.agent,
+            r.pane,
+            r.attempts > 1 ? `${r.status} (${r.attempts} tries)` : r.status,
+            r.verdict,
+            `${r.usage.inputTokens}/${r.usage.outputTokens}`,
+            usd(r.usage),
+            `${r.modelLatencyMs} ms`,
+            r.error ?? "",
+            when(r.createdAt),
+          ])}
+          rowClass="run-row"
+        />
+      </Section>
+
+      <Section id="spend" title="Spend">
+        <SpendTable label="Spend by agent" rows={room.byAgent} />
+        <SpendTable label="Spend by model" rows={room.byModel} />
+        <SpendTable label="Spend by day" rows={room.byDay} />
+      </Section>
+
+      <Section id="models" title="Models">
+        <ModelsForm roomId={room.id} picks={room.modelPicks} onSaved={load} />
+      </Section>
+
+      <Section id="goals" title="Goal events">
+        <Table
+          label="Goal events"
+          head={["Goal", "From", "To", "By", "Reason", "When"]}
+          rows={room.goalEvents.nodes.map((g) => [
+            g.goalKey,
+            g.fromStatus ?? "",
+            g.toStatus,
+            `${g.agent} (${g.byPane})`,
+            g.reason,
+            when(g.createdAt),
+          ])}
+        />
+        <GoalForm roomId={room.id} onDone={load} />
+      </Section>
+
+      <Section id="guard" title="Guard verdicts">
+        {guard.length === 0 ? (
+          <p class="muted small">No Guard audits yet.</p>
+        ) : (
+          <ul class="plain">
+            {guard.map((v) => (
+              <li key={v.id}>
+                <strong>{v.verdict}</strong> · {when(v.createdAt)}
+                {v.findings.map((f) => (
+                  <div class="small">{f}</div>
+                ))}
+                {v.edits.map((e) => (
+                  <div class="small muted">
+                    {e.kind} {e.target}: {e.detail}
+                  </div>
+                ))}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+
+      <Section id="flags" title={`Flags (${room.flagCount})`}>
+        <Table
+          label="Frustration flags"
+          head={["Level", "Evidence", "When"]}
+          rows={room.flags.nodes.map((f) => [f.level, f.evidence, when(f.createdAt)])}
+        />
+      </Section>
+    </article>
+  );
+}
+
+function Section(props: { id: string; title: string; children: ComponentChildren }) {
+  return (
+    <section class="ops-section" aria-labelledby={`ops-${props.id}-h`}>
+      <h2 id={`ops-${props.id}-h`}>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+function SpendTable(props: { label: string; rows: Spend[] }) {
+  return (
+    <Table
+      label={props.label}
+      head={[props.label.replace("Spend by ", ""), "Calls", "Tokens in/out", "Cached", "Price"]}
+      rows={props.rows.map((s) => [s.key, String(s.calls), `${s.inputTokens}/${s.outputTokens}`, String(s.cachedTokens), usd(s)])}
+    />
+  );
+}
+
+/** A table that scrolls sideways inside its own labelled region (the page never does). */
+function Table(props: { label: string; head: string[]; rows: string[][]; rowClass?: string }) {
+  if (props.rows.length === 0) return <p class="muted small">None yet ({props.label.toLowerCase()}).</p>;
+  return (
+    <div class="table-scroll" role="region" aria-label={props.label} tabIndex={0}>
+      <table>
+        <thead>
+          <tr>
+            {props.head.map((h) => (
+              <th scope="col">{h}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((cells) => (
+            <tr class={props.rowClass}>
+              {cells.map((c) => (
+                <td>{c}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,92 @@
+// The shapes of the operator documents (ops.graphql) that the ops pages read.
+import type { Message, Stage } from "./types";
+
+export interface Spend {
+  key: string;
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  priceUsd: string;
+  unpricedCalls: number;
+}
+
+export interface OpsRoomSummary {
+  id: string;
+  title: string;
+  kind: string;
+  hostHandle: string;
+  stage: Stage;
+  lastActivityAt: string;
+  flagCount: number;
+  totalSpend: Spend;
+}
+
+export interface OpsRun {
+  id: string;
+  agent: string;
+  pane: string;
+  status: string;
+  attempts: number;
+  noOp: boolean;
+  error: string | null;
+  verdict: string;
+  createdAt: string;
+  modelLatencyMs: number;
+  usage: Spend;
+}
+
+export interface Takeover {
+  seat: string;
+  operatorId: string | null;
+  takenAt: string;
+}
+
+export interface OpsRoomDetail extends OpsRoomSummary {
+  mode: string;
+  modelPicks: Record<string, string>;
+  byAgent: Spend[];
+  byModel: Spend[];
+  byDay: Spend[];
+  takeovers: Takeover[];
+  runs: { nodes: OpsRun[]; hasNextPage: boolean };
+  goalEvents: {
+    nodes: {
+      id: string;
+      goalKey: string;
+      fromStatus: string | null;
+      toStatus: string;
+      byPane: string;
+      agent: string;
+      reason: string;
+      createdAt: string;
+    }[];
+  };
+  flags: { nodes: { id: string; level: string; evidence: string; createdAt: string }[] };
+}
+
+export interface GuardVerdict {
+  id: string;
+  verdict: string;
+  findings: string[];
+  edits: { kind: string; target: string; detail: string }[];
+  createdAt: string;
+}
+
+export interface OpsRoomData {
+  opsRoom: OpsRoomDetail;
+  roomOps: { guardVerdicts: GuardVerdict[] };
+}
+
+export type OperatorLine = Message & { paneSeat: string };
+
+/** The agents a room's models can be picked for (ModelPickInput.agent). */
+export const PICKABLE = ["persona", "distil", "context_filter", "offer_gen", "agreement"];
+
+/** Priced spend in USD (sub-cent amounts to the micro-dollar), and the calls no price covers. */
+export function usd(s: Spend): string {
+  const n = Number(s.priceUsd);
+  const amount = n === 0 ? "0" : n < 0.01 ? n.toFixed(6) : n.toFixed(2);
+  return `$${amount}${s.unpricedCalls ? ` + ${s.unpricedCalls} unpriced` : ""}`;
+}
+export const when = (iso: string) => new Date(iso).toLocaleString();
