@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     memory_lease_seconds: int = 60
     workers: int = 4
     """Agent runs executed concurrently by this process (0: this process runs no agents)."""
+    greet_visitors: bool = True
+    """A new deal room's visitor pane opens with the host's agent's welcome (from
+    ``host.public`` only; domain.greeting)."""
     worker_poll_seconds: float = 0.5
     session_pause_minutes: int = 30
     """A participant returning after this long starts a new session."""

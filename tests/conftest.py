@@ -112,6 +112,9 @@ def settings(database_url: str) -> Settings:
         model_engine="offline",
         workers=0,
         webhook_workers=0,
+        # Panes start empty: what a test reads there is what it caused. The welcome's own
+        # tests (tests/e2e/test_greeting.py, the browser story) turn it on.
+        greet_visitors=False,
     )
 
 

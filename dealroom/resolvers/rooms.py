@@ -66,6 +66,7 @@ async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> 
             new_conversation=new_conversation,
             client_ip=ctx.request.client.host if ctx.request.client else None,
             guest_keys_per_hour=ctx.app.settings.guest_keys_per_ip_per_hour,
+            greet=ctx.app.settings.greet_visitors,
         )
         await abuse.count_visit(
             db,

@@ -6,12 +6,12 @@ import copy
 import uuid
 from dataclasses import dataclass
 
-from dealroom.domain import access, visits
+from dealroom.domain import access, greeting, visits
 from dealroom.domain.cursors import parse_room_cursor
 from dealroom.domain.errors import DomainError, ErrorCode, not_found
-from dealroom.domain.seats import RoomKind, RoomMode, Seat
+from dealroom.domain.seats import AuthorKind, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Participant, Room
+from dealroom.persistence.models import Message, Participant, Room
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.services import guests
 from dealroom.services.clock import Clock
@@ -90,9 +90,11 @@ async def open_visitor_room(
     new_conversation: bool,
     client_ip: str | None = None,
     guest_keys_per_hour: int | None = None,
+    greet: bool,
 ) -> OpenedRoom:
     """A visit to ``/z/<handle>`` (seed 002 "Authentication Modes & Visitor Resolution").
-    A new guest key counts against its address's hourly allowance (``guest_keys_per_hour``)."""
+    A new guest key counts against its address's hourly allowance (``guest_keys_per_hour``).
+    A new room's visitor pane opens with the welcome (``greet``, domain.greeting)."""
     accounts = AccountRepository(db)
     rooms = RoomRepository(db)
     # Locking the host row serialises visits to one host, so two racing bare visits by the
@@ -136,10 +138,19 @@ async def open_visitor_room(
         host_account_id=host.id,
         title=plan.title,
         memory=memory,
+        event_seq=1 if greet else 0,
         created_at=now,
         last_activity_at=now,
     )
     await db.add(room)
+    visitor_pane = Participant(
+        id=uuid.uuid4(),
+        room_id=room.id,
+        key=Seat.VISITOR,
+        account_id=visitor.id if visitor else None,
+        guest_key_hash=guest_hash,
+        created_at=now,
+    )
     await db.add(
         Participant(
             room_id=room.id,
@@ -148,14 +159,27 @@ async def open_visitor_room(
             last_merged_memory_version=seeded.version,
             created_at=now,
         ),
-        Participant(
-            room_id=room.id,
-            key=Seat.VISITOR,
-            account_id=visitor.id if visitor else None,
-            guest_key_hash=guest_hash,
-            created_at=now,
-        ),
+        visitor_pane,
     )
+    if greet:
+        # The welcome is the room's first event (``event_seq`` 1): nobody can be subscribed
+        # to a room that did not exist, so it is stored and read as history, never published.
+        body = greeting.welcome(
+            host.display_name, visitor.display_name if visitor else None, memory
+        )
+        await db.add(  # after its pane: no ORM relationship orders the two inserts
+            Message(
+                id=uuid.uuid4(),
+                room_id=room.id,
+                participant_id=visitor_pane.id,
+                seq=1,
+                author_kind=AuthorKind.AGENT.value,
+                body=body,
+                session_no=1,
+                client_message_id=greeting.KEY,
+                created_at=now,
+            )
+        )
     return OpenedRoom(room, guest_key, created=True)
 
 

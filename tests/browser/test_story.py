@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from dealroom.config import Settings
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.services import demo
@@ -25,6 +28,14 @@ from tests.browser.support import (
 )
 from tests.conftest import Server
 from tests.support.offers import AGREE, BID, OPENING
+
+
+@pytest.fixture
+def agent_settings(settings: Settings) -> Settings:
+    """As served: the visitor is greeted when the room opens."""
+    return settings.model_copy(
+        update={"workers": 2, "worker_poll_seconds": 0.05, "greet_visitors": True}
+    )
 
 
 async def test_host_and_brand_run_the_whole_story(
@@ -49,6 +60,8 @@ async def test_host_and_brand_run_the_whole_story(
     await own_pane(brand).get_by_role("textbox", name="Message", exact=True).wait_for()
     await until(lambda: _url_has_room(brand.url), "the room id in the URL")
     room_id = brand.url.rsplit("/", 1)[1]
+    # The host's agent has greeted the brand before anyone said anything.
+    await own_pane(brand).get_by_text("I'm the agent for Maya Lin").wait_for()
     # As a guest, the brand's note to the host is held: the gate comes up live, nothing went out.
     for line in (OPENING.format(upfront="50% upfront"), BID):
         await say(brand, line)

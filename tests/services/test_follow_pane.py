@@ -67,7 +67,7 @@ async def _room(engine: AsyncEngine, clock: ManualClock) -> tuple[Identity, room
         )
         guest = Identity(signed_in=None, account=None, guest_key=new_guest_key())
         opened = await rooms.open_visitor_room(
-            db, clock, guest, handle="lossy", new_conversation=False
+            db, clock, guest, handle="lossy", new_conversation=False, greet=False
         )
         await db.commit()
     finally:
