@@ -7,6 +7,8 @@ import uuid
 from datetime import datetime
 
 from sqlalchemy import or_, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import RoomWatch
@@ -20,20 +22,21 @@ class WatchRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
 
-    async def arm(self, room_id: uuid.UUID, now: datetime) -> RoomWatch:
-        """Re-arm the room's watch: the next generation, quiet from ``now``, Guard next. The
-        caller holds the room's row lock (a reply's transaction does), so the first two
-        replies of a room cannot both insert."""
-        watch = await self.locked(room_id)
-        if watch is None:
-            watch = RoomWatch(room_id=room_id, generation=1, step=GUARD, armed_at=now)
-            await self.db.add(watch)
-            return watch
-        watch.generation += 1
-        watch.step = GUARD
-        watch.armed_at = now
-        await self.db.flush()
-        return watch
+    async def arm(self, room_id: uuid.UUID, now: datetime) -> int:
+        """Re-arm the room's watch: the next generation, quiet from ``now``, Guard next; the
+        new generation. One statement (an upsert: the first reply of a room inserts it). The
+        caller holds the room's row lock (a reply's transaction does)."""
+        insert = pg_insert if self.db.dialect == "postgresql" else sqlite_insert
+        statement = (
+            insert(RoomWatch)
+            .values(room_id=room_id, generation=1, step=GUARD, armed_at=now)
+            .on_conflict_do_update(
+                index_elements=[RoomWatch.room_id],
+                set_={"generation": RoomWatch.generation + 1, "step": GUARD, "armed_at": now},
+            )
+            .returning(RoomWatch.generation)
+        )
+        return int((await self.db.execute(statement)).scalar_one())
 
     async def locked(self, room_id: uuid.UUID) -> RoomWatch | None:
         return await self.db.scalar(
