@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
@@ -17,6 +18,7 @@ from dealroom.persistence.models import (
     AuthSession,
     Credential,
     Message,
+    OfferEvent,
     Participant,
     PendingEffect,
     Room,
@@ -273,6 +275,21 @@ class RoomRepository:
         return {room_id: int(count) for room_id, count in (tuple(r) for r in rows)}
 
 
+@dataclass(frozen=True, slots=True)
+class PaneTail:
+    """What a post needs to know about its pane, read in one statement (``pane_tail``)."""
+
+    last_session_no: int | None
+    """The pane's newest message's session (None: the pane is empty)."""
+    last_at: datetime | None
+    """When the pane's newest message was stored."""
+    end: int
+    """The cursor of the pane's last event: its newest message or the room's newest stage
+    change, whichever is later (``persistence.offers.pane_end``)."""
+    nth_post_at: datetime | None
+    """When the participant posted its n-th newest message here (the rate limit)."""
+
+
 class MessageRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
@@ -327,6 +344,43 @@ class MessageRepository:
                     ),
                 )
             )
+        )
+
+    async def pane_tail(self, room_id: uuid.UUID, participant_id: uuid.UUID, n: int) -> PaneTail:
+        """The pane's newest message, its end cursor and the participant's n-th newest post,
+        in one round trip (the hot path's reads of the pane, issue 17)."""
+        newest = (
+            select(Message)
+            .where(Message.participant_id == participant_id)
+            .order_by(Message.seq.desc())
+            .limit(1)
+            .subquery()
+        )
+        stage = select(func.max(OfferEvent.seq)).where(OfferEvent.room_id == room_id)
+        nth = (
+            select(Message.created_at)
+            .where(Message.participant_id == participant_id, Message.author_kind == "participant")
+            .order_by(Message.seq.desc())
+            .offset(n - 1)
+            .limit(1)
+        )
+        row = (
+            await self.db.execute(
+                select(
+                    select(newest.c.session_no).scalar_subquery(),
+                    select(newest.c.created_at).scalar_subquery(),
+                    select(newest.c.seq).scalar_subquery(),
+                    stage.scalar_subquery(),
+                    nth.scalar_subquery(),
+                )
+            )
+        ).one()
+        session_no, last_at, last_seq, stage_seq, nth_at = row
+        return PaneTail(
+            last_session_no=session_no,
+            last_at=last_at,
+            end=max(int(last_seq or 0), int(stage_seq or 0)),
+            nth_post_at=nth_at,
         )
 
     async def nth_latest_post_at(self, participant_id: uuid.UUID, n: int) -> datetime | None:

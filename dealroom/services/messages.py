@@ -84,9 +84,12 @@ async def post_message(
     existing = await messages.by_client_id(participant.id, client_message_id)
     if existing is not None:
         return MessageView.from_row(existing, pane)
+    # The pane's tail in one read: its newest message (the session), its end cursor and, for
+    # the rate limit, the participant's n-th newest post.
+    tail = await messages.pane_tail(room.room.id, participant.id, limits.per_minute)
     # Rate limit per pane (a retry above is never limited): the n-th newest post must be older
     # than a minute. Raising rolls the sequence number back with the rest.
-    nth = await messages.nth_latest_post_at(participant.id, limits.per_minute)
+    nth = tail.nth_post_at
     if nth is not None and now - nth < timedelta(minutes=1):
         raise DomainError(
             ErrorCode.RATE_LIMITED,
@@ -98,8 +101,6 @@ async def post_message(
         if guest_cap is not None
         else ([], [])
     )
-    previous = await messages.last_in_pane(participant.id)
-    prev = await pane_end(db, room.room.id, participant.id)
     row = Message(
         id=uuid.uuid4(),
         room_id=room.room.id,
@@ -108,12 +109,7 @@ async def post_message(
         author_kind=AuthorKind.PARTICIPANT,
         author_account_id=identity.account.id if identity.account else None,
         body=body,
-        session_no=session_number(
-            previous.session_no if previous else None,
-            previous.created_at if previous else None,
-            now,
-            limits.session_pause,
-        ),
+        session_no=session_number(tail.last_session_no, tail.last_at, now, limits.session_pause),
         client_message_id=client_message_id,
         created_at=now,
     )
@@ -124,7 +120,7 @@ async def post_message(
     await db.add(row, *runs_for_message(row, now), *gate_runs)
     await watches.arm(db, room.room.id, now)  # W1: the room is not quiet
     view = MessageView.from_row(row, pane)
-    event = MessageAddedEvent(cursor=seq, prev=prev, message=view)
+    event = MessageAddedEvent(cursor=seq, prev=tail.end, message=view)
     channel = pane_channel(room.room.id, pane)
     payload = event.encode()
 
