@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.orm import aliased
@@ -375,7 +376,10 @@ class MessageRepository:
                 )
             )
         ).one()
-        session_no, last_at, last_seq, stage_seq, nth_at = row
+        session_no, last_at, last_seq, stage_seq, nth_at = cast(
+            tuple[int | None, datetime | None, int | None, int | None, datetime | None],
+            tuple(row),
+        )
         return PaneTail(
             last_session_no=session_no,
             last_at=last_at,
