@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.render import document
+from dealroom.domain import firewall
 from dealroom.domain.terms import (
     DateMention,
     Money,
@@ -248,3 +249,17 @@ def invented_terms(text: str, terms: Mapping[str, Any]) -> list[str]:
         if not any(_date_matches(day, offered) for offered in offered_dates):
             invented.append(f"date {day.label()} is not one of the offer's dates")
     return invented
+
+
+def private_values(
+    memory: Mapping[str, Any], text: str, terms: Mapping[str, Any]
+) -> list[firewall.Match]:
+    """The host's private values (firewall F1-F5) a draft of the offer with ``terms`` states;
+    empty when it may be stored and shown to the brand. The figures the principal instructed
+    in this room (F4) are allowed, and so are the payment schedule's figures: the share due at
+    booking and the rest are code's arithmetic on the fee, which was screened when the offer
+    was drawn, so a schedule figure that happens to equal a floor reveals nothing (issue 14)."""
+    money = schedule(terms)
+    derived = {m.amount for m in (money.due, money.remaining) if m is not None}
+    allowed = firewall.instructed_amounts(memory) | derived
+    return firewall.check(memory, text, allowed_amounts=allowed)

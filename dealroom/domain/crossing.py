@@ -14,9 +14,13 @@ A field of the right shape can still be a covert channel (issue 10 item 3: the s
 - C4  A ruling's deliverable must be one already named on the visitor's side of this room
       (its pane, its view of memory) or among the host's public services; any other slug is
       dropped (the ruling then speaks of "this").
-- C5  A ruling's amount may not equal or undercut a limit of the host's (its deliverable's,
-      or, naming none, any in its currency) unless the principal instructed that figure in
-      this room; such a ruling is held for the principal, never rendered to the visitor.
+- C5  A ruling's amount may not equal or undercut a limit of the host's in its currency
+      unless the principal instructed that figure in this room; such a ruling is held for the
+      principal, never rendered to the visitor. Every limit bounds a ruling naming no
+      deliverable; one naming a deliverable is bounded by every limit the vocabulary cannot
+      tell apart from it (deliverables D4): the floor of a sponsored Instagram post does not
+      bound a price for three Instagram stories, which reveals nothing about it (issue 14),
+      but an unknown slug or a floor recorded without a deliverable still bounds it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
+from dealroom.domain.deliverables import told_apart
 from dealroom.domain.limits import Limit
 
 DECISIONS: Final = frozenset({"settle", "counter", "ask_principal", "decline"})
@@ -145,8 +150,8 @@ def undercut_limits(
     if amount.normalize() in {Decimal(a).normalize() for a in instructed}:
         return []
     currency = ruling.currency or "USD"
-    if ruling.deliverable is not None and ruling.deliverable in limits:
-        applicable = [limits[ruling.deliverable]]
-    else:
-        applicable = list(limits.values())
+    named = ruling.deliverable
+    applicable = [
+        limit for slug, limit in limits.items() if named is None or not told_apart(slug, named)
+    ]
     return [limit for limit in applicable if limit.currency == currency and amount <= limit.floor]

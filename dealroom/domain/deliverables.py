@@ -17,6 +17,10 @@ with the platform as a refinement:
 - D3  A rate on another platform never covers it ("Instagram reel" does not cover "TikTok
       reel"), and another kind never does ("Instagram reel" does not cover "TikTok video"),
       except the plain/sponsored forms of one format (``post`` ~ ``sponsored_post``).
+- D4  Two slugs are *told apart* only when both read as kinds of the vocabulary and those
+      kinds differ (the plain/sponsored forms are one), or both name a platform and the
+      platforms differ. A slug the vocabulary does not read (``standard``, a model's own
+      wording) is told apart from nothing (``told_apart``).
 """
 
 from __future__ import annotations
@@ -251,3 +255,13 @@ def rate_slug(wanted: Deliverable, slugs: Iterable[str]) -> str | None:
         if wanted.platform is None and len(same) == 1:
             return same[0][0]
     return None
+
+
+def told_apart(slug: str, other: str) -> bool:
+    """D4: whether ``slug`` and ``other`` certainly name different deliverables."""
+    one, two = parse_slug(slug), parse_slug(other)
+    if one.kind not in KINDS or two.kind not in KINDS:
+        return False
+    if one.kind != two.kind and _SIBLINGS.get(one.kind) != two.kind:
+        return True
+    return one.platform is not None and two.platform is not None and one.platform != two.platform

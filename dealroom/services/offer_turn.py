@@ -374,8 +374,7 @@ class AgreementTurn(_Run):
             invented = agreement_agent.invented_terms(text, snapshot[3])
             if invented:
                 raise InventedTerms("; ".join(invented)[:500])
-            instructed = firewall.instructed_amounts(memory)
-            if firewall.check(memory, text, allowed_amounts=instructed):
+            if agreement_agent.private_values(memory, text, snapshot[3]):
                 # Shown to the visitor: never stored with a private value in it (issue 10).
                 raise PrivateValueInAgreement(str(snapshot[0]))
             await self._store(run, snapshot, text, site)

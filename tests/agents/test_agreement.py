@@ -256,3 +256,18 @@ def test_the_offline_draft_never_invents_a_term(
     )
     text = render(agreement_output(built.context))
     assert invented_terms(text, extracted.terms) == []
+
+
+def test_the_schedule_arithmetic_is_not_a_private_value() -> None:
+    """Corpus to_settle_point-088: $2,500 with 40% due at booking makes the due slice
+    $1,000, which happens to equal the host's floor for the deliverable. That figure is code's
+    arithmetic on the screened fee and reveals nothing; the draft must be stored. The same
+    figure written anywhere else (no schedule derives it) is still held."""
+    memory = {"host": {"limits": {"instagram_story": {"floor": "1000", "currency": "USD"}}}}
+    terms = TERMS | {"fee": {"amount": "2500.00", "currency": "USD"}, "dueSlicePercent": "40"}
+    text = draft(terms)
+    assert "($1,000) is due at booking" in text
+    assert agreement.private_values(memory, text, terms) == []
+    whole = terms | {"dueSlicePercent": "100"}
+    leaky = draft(whole) + "\n\nThe talent would not go below $1,000."
+    assert agreement.private_values(memory, leaky, whole)

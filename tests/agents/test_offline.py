@@ -951,6 +951,23 @@ async def test_distil_records_a_principal_yes_as_a_decision_not_a_rate() -> None
     )
 
 
+async def test_distil_records_a_principal_figure_as_a_decision_not_a_rate() -> None:
+    """Corpus host_names_amount-137: "Offer them $2,000." answers the question with a figure
+    and no yes or no. It is the principal's instruction for this deal (the firewall's F4 reads
+    its figure from there), never a standing rate."""
+    question = (
+        "Brightwave offers $800 for an Instagram story; I have no rate recorded for that. "
+        "Should I take it?"
+    )
+    for said in ("Offer them $2,000.", "Counter at $2,000."):
+        output = await run_distil(
+            distil_request("host", session=[Line("agent", question), Line("participant", said)])
+        )
+        assert output.changes == []
+        [decision] = output.principal_decisions
+        assert (decision.key, decision.instruction) == ("story", said)
+
+
 async def test_nothing_to_add_is_not_a_decision() -> None:
     output = await run_distil(
         distil_request(

@@ -151,3 +151,32 @@ def test_c5_an_amount_meeting_a_limit_is_refused_unless_instructed() -> None:
     assert crossing.undercut_limits(ruling(None), limits) == []
     euros = crossing.Ruling("counter", "100", "EUR", "sponsored_post")
     assert crossing.undercut_limits(euros, limits) == []
+
+
+def test_c5_a_limit_for_another_deliverable_does_not_bound_a_ruling() -> None:
+    """Corpus host_takes_it-123: the host's only floor is $6,000 for a sponsored Instagram
+    post; taking $2,400 for three Instagram stories (which the host has no rate for) reveals
+    nothing about that floor and must cross. A limit the vocabulary cannot tell apart from the
+    ruling's deliverable still bounds it."""
+    memory = {
+        "host": {"limits": {"instagram_sponsored_post": limit_entry(Decimal(6000), "USD", None)}}
+    }
+    limits = limits_of(memory)
+    floor = [limits["instagram_sponsored_post"]]
+
+    def settle(deliverable: str | None, amount: str = "2400") -> crossing.Ruling:
+        return crossing.Ruling("settle", amount, "USD", deliverable)
+
+    assert crossing.undercut_limits(settle("instagram_story"), limits) == []
+    assert crossing.undercut_limits(settle("blog_post"), limits) == []
+    assert crossing.undercut_limits(settle("tiktok_sponsored_post"), limits) == []
+    # the same deliverable however the slug is written, its plain form, or none named
+    assert crossing.undercut_limits(settle("instagram_sponsored_post"), limits) == floor
+    assert crossing.undercut_limits(settle("sponsored_post"), limits) == floor
+    assert crossing.undercut_limits(settle("instagram_post"), limits) == floor
+    assert crossing.undercut_limits(settle(None), limits) == floor
+    # a slug the vocabulary does not read is never told apart (a covert slug gains nothing)
+    assert crossing.undercut_limits(settle("qx7_orchid_58213"), limits) == floor
+    # a floor recorded without a deliverable bounds every ruling
+    generic = limits_of({"host": {"limits": {"standard": limit_entry(Decimal(3000), "USD", None)}}})
+    assert crossing.undercut_limits(settle("instagram_story"), generic) == [generic["standard"]]

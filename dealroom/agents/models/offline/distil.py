@@ -204,7 +204,17 @@ def _host_facts(
         # "X, never below Y" is a rate to record wherever it is said, not a yes or a no.
         stated = read_rate(body, default_currency=currency)
         said = None if stated is not None else intent_of(body)
-        if answering and said is not None:
+        # An answer is an instruction when it says yes or no, or names the figure to use
+        # ("Offer them $2,000."): the firewall's F4 reads the principal's figures from it. A
+        # figure in rate or floor words ("my rate is …", "never below …") stays a rate.
+        names_figure = (
+            stated is None
+            and not _RATE_WORDS.search(body)
+            and not _FLOOR_WORDS.search(body)
+            and bool(find_amounts(body, default_currency=currency))
+        )
+        instructs = answering and (said is not None or names_figure)
+        if instructs:
             decision = _decision(previous_agent, body, memory)
             if decision is not None:
                 decisions.append(decision)
@@ -217,7 +227,7 @@ def _host_facts(
             amounts = find_amounts(sentence, default_currency=currency)
             if _PUBLIC_WORDS.search(sentence):
                 _public_fact(writer, sentence, amounts, slugs)
-            elif amounts and not (answering and said is not None) and "?" not in sentence:
+            elif amounts and not instructs and "?" not in sentence:
                 named = bool(rate_of) or stated is not None
                 _rate_facts(writer, sentence, slug or "standard", currency, named, source)
             _rule_fact(writer, sentence, source)
