@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.backends import PG_URL, create_database, drop_database
+from tests.support.backends import PG_FOR_PROCESS_TESTS, create_database, drop_database
 
 
 def _dealroom(
@@ -54,9 +54,17 @@ def test_a_worker_refuses_an_unmigrated_database_in_one_line(empty_database: str
     assert "no revision" in line
 
 
-@pytest.mark.skipif(PG_URL is None, reason="on SQLite, serve migrates the embedded file itself")
-def test_serve_refuses_an_unmigrated_database_in_one_line(empty_database: str) -> None:
-    line = _one_line(_dealroom("serve", "--port", "0", database_url=empty_database))
+@pytest.fixture
+async def empty_postgresql() -> AsyncIterator[str]:
+    """PostgreSQL on both passes: on SQLite, serve migrates the embedded file itself, so the
+    refusal is about a server database (a machine without PostgreSQL fails, never skips)."""
+    url = await create_database(PG_FOR_PROCESS_TESTS)
+    yield url
+    await drop_database(url)
+
+
+def test_serve_refuses_an_unmigrated_database_in_one_line(empty_postgresql: str) -> None:
+    line = _one_line(_dealroom("serve", "--port", "0", database_url=empty_postgresql))
 
     assert "`dealroom migrate`" in line
 

@@ -1,28 +1,45 @@
 """The room watch's debounce across two `dealroom serve` processes on one PostgreSQL (issue
 12, W1-W2): a burst of replies handled by both processes' workers ends in exactly one Guard
-run for the room, fired for the watch's last generation."""
+run for the room, fired for the watch's last generation.
+
+This test is about several processes sharing PostgreSQL, so it uses PostgreSQL on both passes
+(as tests/e2e/test_processes.py does): a machine without it fails the test, never skips it."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_engine, create_sessionmaker
+from dealroom.persistence.migrate import upgrade
 from tests.e2e.test_two_processes import serve
-from tests.support.backends import backend_name
+from tests.support.backends import PG_FOR_PROCESS_TESTS, create_database, drop_database
 from tests.support.graphql import Client, open_room, post, sign_up
 from tests.support.processes import free_port, wait_healthy
 from tests.support.turns import HOME
 from tests.support.watches import runs_of, watch_of
 
-pytestmark = pytest.mark.skipif(
-    backend_name() != "postgresql", reason="two processes share a PostgreSQL database"
-)
+
+@pytest.fixture
+async def pg() -> AsyncIterator[tuple[str, Db]]:
+    """A migrated PostgreSQL database of its own, and a unit of work on it."""
+    url = await create_database(PG_FOR_PROCESS_TESTS)
+    engine = create_engine(url)
+    db = Db(create_sessionmaker(engine))
+    try:
+        await upgrade(engine)
+        yield url, db
+    finally:
+        await db.close()
+        await engine.dispose()
+        await drop_database(url)
+
 
 QUIET_SECONDS = 6.0
 """Long enough that a burst on a busy two-core machine never looks quiet halfway through."""
@@ -39,9 +56,9 @@ SETTINGS = {
 
 
 async def test_a_burst_of_replies_on_two_processes_fires_one_guard(
-    database_url: str, engine: AsyncEngine, db: Db, tmp_path: Path
+    pg: tuple[str, Db], tmp_path: Path
 ) -> None:
-    del engine  # migrated by the session fixture
+    database_url, db = pg
     ports = free_port(), free_port()
     logs = [(tmp_path / f"server-{port}.log").open("wb") for port in ports]
     try:
