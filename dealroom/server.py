@@ -14,6 +14,11 @@ from dataclasses import dataclass
 import uvicorn
 from starlette.types import ASGIApp
 
+GRACEFUL_SHUTDOWN_SECONDS = 10
+"""Open connections get this long to finish when the server stops."""
+STOP_SECONDS = 60.0
+"""A background server that has not stopped after this long is cancelled (and says so)."""
+
 
 def uvicorn_config(
     app: ASGIApp | str,
@@ -38,6 +43,9 @@ def uvicorn_config(
         log_level=log_level,
         access_log=access_log,
         lifespan="on",
+        # A connection still open after this long on shutdown (a subscription that never
+        # ends) is cancelled rather than holding the process up forever.
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
     )
 
 
@@ -51,7 +59,15 @@ class BackgroundServer:
 
     async def stop(self) -> None:
         self.server.should_exit = True
-        await self.task
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), STOP_SECONDS)
+        except TimeoutError:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+            raise RuntimeError(
+                f"the server did not stop within {STOP_SECONDS:.0f}s (lifespan shutdown hung)"
+            ) from None
 
 
 async def start_in_background(

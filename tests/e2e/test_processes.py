@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -210,10 +211,13 @@ async def test_children_stop_when_their_supervisor_is_killed(pg_url: str, tmp_pa
         assert len(children) == 2
         supervisor.send_signal(signal.SIGKILL)
         supervisor.wait(timeout=10)
-        _gone, alive = psutil.wait_procs(children, timeout=30)
         # an exited child whose new parent does not reap it (no init in a container) is a
         # zombie: it runs nothing
-        alive = [c for c in alive if _running(c)]
+        deadline = time.monotonic() + 60
+        alive = [c for c in children if _running(c)]
+        while alive and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            alive = [c for c in alive if _running(c)]
         for child in alive:  # fail, but never leave them behind
             child.kill()
         assert alive == [], "a child outlived its supervisor"
