@@ -386,13 +386,3 @@ class MessageRepository:
             end=max(int(last_seq or 0), int(stage_seq or 0)),
             nth_post_at=nth_at,
         )
-
-    async def nth_latest_post_at(self, participant_id: uuid.UUID, n: int) -> datetime | None:
-        """When the participant posted its n-th newest message in this pane (index-bounded)."""
-        return await self.db.scalar(
-            select(Message.created_at)
-            .where(Message.participant_id == participant_id, Message.author_kind == "participant")
-            .order_by(Message.seq.desc())
-            .offset(n - 1)
-            .limit(1)
-        )
