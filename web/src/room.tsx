@@ -31,14 +31,20 @@ export function RoomView(props: {
 
   useEffect(() => watchConnection(setConnection), []);
 
+  // Only the newest read is applied: one started before a sign-in must not put the gate back
+  // up after the read that followed the claim.
+  const loads = useRef(0);
   async function load() {
+    const n = ++loads.current;
     try {
       const data = await gql<{ room: Room }>("Room", { id: roomId });
+      if (n !== loads.current) return;
       setRoom(data.room);
       setGate(data.room.loginRequired);
       setError(null);
       props.onChanged?.();
     } catch (e) {
+      if (n !== loads.current) return;
       if (props.onMissing) props.onMissing();
       else setError(e instanceof Error ? e.message : String(e));
     }
@@ -54,14 +60,18 @@ export function RoomView(props: {
   }, [roomId]);
 
   // A signed-in visitor is never gated: a late `true` (sent before the claim) re-reads the room.
+  // Read through a ref: a pane's subscription keeps the callback it was first given, and its
+  // closure would still see "not signed in".
+  const signedInRef = useRef<string | null>(null);
   function gateChanged(required: boolean) {
-    if (required && signedInAs) void load();
+    if (required && signedInRef.current) void load();
     else setGate(required);
   }
 
   // Signed up or in from the gate, with the guest cookie: the server claimed this room. Re-read
   // it (loginRequired false, the new title); what was held replays into the panes live.
   function signedIn(handle: string) {
+    signedInRef.current = handle;
     setSignedInAs(handle);
     setGate(false);
     void load();
