@@ -97,7 +97,7 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
     import uvicorn
 
     from dealroom.app import create_app
-    from dealroom.server import process_count, uvicorn_config
+    from dealroom.server import SUPERVISOR_PID_ENV, process_count, uvicorn_config
 
     settings = Settings()
     configure(settings.log_format)
@@ -136,6 +136,7 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
         # environment (server.app_from_env) and they share the listening socket.
         from uvicorn.supervisors import Multiprocess
 
+        os.environ[SUPERVISOR_PID_ENV] = str(os.getpid())  # inherited by every child
         click.echo(f"dealroom: {count} server processes")
         config = uvicorn_config(
             "dealroom.server:app_from_env",

@@ -98,9 +98,21 @@ def app_from_env() -> ASGIApp:
     from dealroom.gc_tuning import settle_after_startup
 
     app = create_app(Settings())
-    watch_parent(os.getppid())
+    watch_parent(supervisor_pid())
     settle_after_startup()
     return app
+
+
+SUPERVISOR_PID_ENV = "DEALROOM_SUPERVISOR_PID"
+"""Set by ``serve --processes N`` before it forks: the pid its children must outlive no longer."""
+
+
+def supervisor_pid() -> int:
+    """The supervisor's pid as it was when it started the children. Not ``os.getppid()`` read
+    at app load: a child still loading when its supervisor is killed is already re-parented
+    by then, and would watch its new parent forever."""
+    recorded = os.environ.get(SUPERVISOR_PID_ENV)
+    return int(recorded) if recorded else os.getppid()
 
 
 ORPHAN_POLL_SECONDS = 0.5

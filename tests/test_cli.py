@@ -93,3 +93,29 @@ def test_serve_processes_default_to_the_cores_only_with_a_shared_broker() -> Non
         process_count(2, shared_broker=False, cpus=2)
     with pytest.raises(ValueError, match="at least 1"):
         process_count(0, shared_broker=True, cpus=2)
+
+
+def test_a_child_that_loads_after_its_supervisor_died_still_stops(tmp_path: Path) -> None:
+    """A `serve --processes N` child still loading its app when the supervisor is SIGKILLed is
+    re-parented before it starts watching: it must compare against the supervisor's pid as
+    recorded before the fork, not read its parent then (it would watch its new parent
+    forever). Here the child's real parent is this test, alive throughout; the recorded
+    supervisor is a process that has already exited."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\n"
+            "from dealroom.server import supervisor_pid, watch_parent\n"
+            "watch_parent(supervisor_pid(), poll=0.05)\n"
+            "time.sleep(60)\n",
+        ],
+        env={**os.environ, "DEALROOM_SUPERVISOR_PID": str(gone.pid)},
+    )
+    try:
+        returncode = child.wait(timeout=30)
+    finally:
+        child.kill()
+    assert returncode == -15  # asked itself to stop (SIGTERM), long before its 60 s sleep
