@@ -129,6 +129,16 @@ class DispatchRepository:
         )
         return list(reversed(list(rows)))
 
+    async def held(self, room_id: uuid.UUID) -> list[Dispatch]:
+        """The room's sends the firewall still holds for the principal (status ``held``,
+        issue 10), oldest first."""
+        rows = await self.db.scalars(
+            select(Dispatch)
+            .where(Dispatch.room_id == room_id, Dispatch.status == "held")
+            .order_by(Dispatch.created_at, Dispatch.position)
+        )
+        return list(rows)
+
     async def recent_between(self, from_id: uuid.UUID, to_id: uuid.UUID, since: datetime) -> int:
         return int(
             await self.db.scalar(

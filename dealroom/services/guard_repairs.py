@@ -12,12 +12,12 @@ from typing import Any
 from dealroom.agents.guard import GuardOutput
 from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
-from dealroom.domain import leaks
+from dealroom.domain import leaks, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Flag, GoalEvent, Participant
-from dealroom.services import effects, sends
+from dealroom.services import effects, held_sends, sends
 from dealroom.services.persona_turn import GUARD_ORIGIN
 from dealroom.services.turn_context import RunSnapshot
 
@@ -126,27 +126,31 @@ class GuardRepairs:
         participants: Sequence[Participant],
         output: GuardOutput,
         memory: dict[str, Any],
+        held: Sequence[Dispatch],
         outcome: Outcome,
         outbound: effects.Outbound,
     ) -> None:
         """G2, G3: owed deliveries through the choke point like any send (guest gate, pair
-        cap); a delivery never chains on."""
+        cap, the firewall's screen); a delivery never chains on. A send from the host's pane
+        that the screen matches is held for the principal (``outbound.screened``; the caller
+        asks in the host's pane); a correction in a visitor-facing pane that it matches is
+        refused, since no principal could release it."""
         by_key = {p.key: p for p in participants}
         for position, owed in enumerate(output.sends):
             source, target = by_key.get(owed.from_pane), by_key.get(owed.to)
             if source is None or target is None:
                 outcome.refused.append(f"send {owed.from_pane} → {owed.to}: no such pane")
                 continue
-            if target.key != Seat.HOST.value:
-                carried = leaks.private_values_in(
-                    " ".join([owed.substance, *owed.open_questions]), memory
-                )
-                if carried:  # G3
+            payload = {"open_questions": list(owed.open_questions), "origin": GUARD_ORIGIN}
+            if source.key != Seat.HOST.value and visibility.is_visitor_facing(target.key):
+                reveals = held_sends.screen(memory, owed.substance, payload, held)
+                if reveals:  # G3
                     outcome.refused.append(
-                        f"send to {target.key}: refused, it carried {', '.join(carried)}"
+                        f"send {source.key} → {target.key}: refused, it would reveal "
+                        f"{'; '.join(reveals)}"
                     )
                     continue
-            held = outbound.held
+            waiting, screened = outbound.held, len(outbound.screened)
             delivery = await sends.code_send(
                 db,
                 outbound,
@@ -158,16 +162,17 @@ class GuardRepairs:
                 settings=self.settings,
                 open_questions=owed.open_questions,
             )
-            if delivery is None and outbound.held == held:
+            if len(outbound.screened) > screened:
+                detail = "held for the principal"  # G3: the host's pane asks (issue 10)
+            elif delivery is not None:
+                detail = str(delivery.trigger_dispatch_id)
+            elif outbound.held > waiting:
+                detail = "held"  # for a guest's sign-in (issue 11)
+            else:
                 outcome.refused.append(f"send {source.key} → {target.key}: capped")
                 continue
             outcome.edits.append(
-                {
-                    "kind": "send",
-                    "target": f"{source.key} → {target.key}",
-                    # held for a guest's sign-in (issue 11) or delivered now
-                    "detail": str(delivery.trigger_dispatch_id) if delivery else "held",
-                }
+                {"kind": "send", "target": f"{source.key} → {target.key}", "detail": detail}
             )
 
     def flag_unruled(

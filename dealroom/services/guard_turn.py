@@ -7,14 +7,23 @@ token, in one transaction:
 
 - G1 A run whose watch generation is stale (a reply re-armed the room since it fired, or
      while it thought) does nothing.
-- G2 Repairs: a send through ``services.sends`` (the path every persona send takes), a goal
-     reopened (the Guard never rules a goal met, blocked or abandoned), a targeted memory
-     change under the participants' branches or ``deal``, a stale plan cleared. Nothing else.
-- G3 A send that would reach a visitor's pane and carries a private value of the host's is
-     refused, never softened: the Guard reads the host's private rules, its sends to the
-     other side are checked like any host-side text.
+- G2 Repairs: a send through ``services.sends.code_send`` into the outbound choke point (the
+     one every persona send takes: guest gate, pair cap, firewall), a goal reopened (the
+     Guard never rules a goal met, blocked or abandoned), a targeted memory change under the
+     participants' branches or ``deal``, a stale plan cleared. Nothing else.
+- G3 The Guard reads the host's private rules, so each of its sends to a visitor-facing pane
+     is screened like a persona's (``held_sends.screen``: the firewall's F1-F6 over the
+     substance and the payload, against the memory it audited and the sends still held). A
+     send from the host's pane that matches is held for the principal exactly like a
+     persona's: the host's pane asks, and only the principal's explicit yes releases it. A
+     correction in a visitor-facing pane that matches is refused (no principal can release
+     it), never softened.
 - G4 Host-side sends that crossed without a ruling since the last audit are checked against
-     the host's private values; one that carried any raises an operator flag.
+     the host's private values as memory holds them now; one that carried any raises an
+     operator flag. The firewall screens every such send before it crosses, so what is left
+     is a send that crossed before memory held the value (the host's agent passed on a
+     figure the principal stated before Distil filed it as a limit). A send the principal
+     released has been asked about and flagged already, and is not flagged again.
 - G5 Every audit leaves one verdict row: healthy, repaired (with its edits) or unrepaired.
      A healthy audit changes nothing in the room (the run is ``no_op``).
 """
@@ -45,7 +54,7 @@ from dealroom.persistence.models import (
 )
 from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
 from dealroom.persistence.watches import WatchRepository
-from dealroom.services import effects
+from dealroom.services import effects, held_sends
 from dealroom.services.distil_turn import (
     LEASE_POLL_SECONDS,
     LEASE_POLLS,
@@ -80,6 +89,8 @@ class Audit:
     participants: list[Participant]
     unruled: list[Dispatch]
     """G4: host-side sends without a ruling since the last audit."""
+    held: list[Dispatch]
+    """F6: the sends the firewall still holds for the principal; their figures stay private."""
 
 
 class GuardTurn:
@@ -204,6 +215,7 @@ class GuardTurn:
             picks=dict(room.model_picks or {}),
             participants=participants,
             unruled=await self._unruled(db, room.id, host),
+            held=await dispatches.held(room.id),
         )
 
     async def _unruled(
@@ -211,7 +223,8 @@ class GuardTurn:
     ) -> list[Dispatch]:
         """G4: host-side sends to another pane that carried free text (no ruling, not a
         code-made send) since the previous audit. A send the firewall still holds for the
-        principal (issue 10) has not crossed."""
+        principal (issue 10) has not crossed; one the principal released crossed on their
+        explicit yes to a question that named what it reveals (with a firewall flag)."""
         if host is None:
             return []
         since = await db.scalar(
@@ -231,7 +244,7 @@ class GuardTurn:
         return [
             d
             for d in await db.scalars(statement.order_by(Dispatch.created_at))
-            if not (d.payload or {}).get("ruling") and not (d.payload or {}).get("origin")
+            if not any((d.payload or {}).get(k) for k in ("ruling", "origin", "released"))
         ]
 
     # --- applying the verdict -------------------------------------------------------------
@@ -264,7 +277,19 @@ class GuardTurn:
             document = await repairs.reopen_goals(db, run, output, before, outcome, now)
             document = repairs.fix_memory(document, audit.participants, output, outcome)
             outbound = effects.Outbound(run.room_id, run.id, now, self.deps.settings)
-            await repairs.deliver(db, run, audit.participants, output, before, outcome, outbound)
+            # G3: the same firewall screen as a persona's send (issue 10), in the choke point.
+            outbound.screen = held_sends.screener(
+                before, {p.id: p.key for p in audit.participants}, audit.held
+            )
+            await repairs.deliver(
+                db, run, audit.participants, output, before, audit.held, outcome, outbound
+            )
+            published = list(outbound.published)
+            host = next((p for p in audit.participants if p.key == Seat.HOST.value), None)
+            if outbound.screened and host is not None:
+                # Asked in the host's pane like a persona's held send; the yes releases it.
+                held = held_sends.held_of(outbound, self._names(audit))
+                published += await held_sends.notify(db, run.room_id, host, run.id, held, now)
             repairs.flag_unruled(run, audit.participants, audit.unruled, before, outcome, now)
             if document != before:
                 room.memory = document
@@ -291,9 +316,14 @@ class GuardTurn:
         finally:
             await db.close()
         log.info("guard_verdict", room_id=str(run.room_id), verdict=outcome.verdict)
-        await publish_all(self.deps.broker, outbound.published)
+        await publish_all(self.deps.broker, published)
         if outbound.runs:
             await self.runner.announce()
+
+    @staticmethod
+    def _names(audit: Audit) -> dict[uuid.UUID, str]:
+        by_key = {pane.key: pane.name for pane in audit.inputs.panes}
+        return {p.id: by_key.get(p.key, "them") for p in audit.participants}
 
     async def _finish(self, run: RunSnapshot) -> None:
         await finish_run(self.deps, run, no_op=True)

@@ -1,10 +1,13 @@
 """Sends that code decides (the Guard's repairs, a goal's notify effect; issue 12).
 
 They reach another pane exactly like a persona's send: through the outbound choke point
-(``services/effects.py``), so the guest gate holds them for an unclaimed guest, the pair cap
-counts them and the private-value firewall screens them (issue 10) — one path for every
-sender. A code send is marked with its ``origin`` and delivered at the chain's bound, so the
-recipient's agent cannot send on from it.
+(``services/effects.py``), so the guest gate holds them for an unclaimed guest and the pair
+cap counts them. The private-value firewall screens a send in the choke point when the
+caller sets ``Outbound.screen``: the Guard does (``held_sends.screener``, so a match from
+the host's pane is held for the principal like a persona's send); a goal's notice is fixed
+words from ``domain/goal_notices.py`` and goes only to the host's pane, so there is nothing
+to screen. A code send is marked with its ``origin`` and delivered at the chain's bound, so
+the recipient's agent cannot send on from it.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from sqlalchemy import select, update
 from dealroom.agents.guard import GuardOutput, GuardSend
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
-from dealroom.agents.persona import PersonaOutput, Send
+from dealroom.agents.persona import PersonaOutput, Ruling, Send
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Flag, GoalEvent, GuardVerdict, Lease, Room
 from dealroom.services.distil_turn import MemoryLease, holds
@@ -302,7 +302,9 @@ async def test_a_guard_send_carrying_a_private_term_never_reaches_the_visitor(
     agent_server: Server, model: RecordingClient, db: Db
 ) -> None:
     """G3: the Guard reads the host's private rules; a send of its to the visitor's pane
-    that carries one is refused, and the verdict says so."""
+    that carries one never gets there: from the host's pane it is held for the principal
+    (the host's pane asks), as a correction in the visitor's own pane it is refused, and the
+    verdict says so."""
     d, secret = await private_room(agent_server, db)
 
     def guard(request: ModelRequest) -> BaseModel | None:
@@ -322,8 +324,12 @@ async def test_a_guard_send_carrying_a_private_term_never_reaches_the_visitor(
 
     [verdict] = await verdicts(db, d.room_id)
     assert verdict.verdict == "unrepaired"
-    assert sum("refused" in f for f in verdict.findings) == 2
-    assert [x for x in await dispatches(db, d.room_id) if (x.payload or {}).get("origin")] == []
+    [refused] = [f for f in verdict.findings if "refused" in f]
+    assert refused.startswith("send visitor → visitor: refused")
+    assert [e["detail"] for e in verdict.edits] == ["held for the principal"]
+    [held] = [x for x in await dispatches(db, d.room_id) if (x.payload or {}).get("origin")]
+    assert (held.status, held.substance) == ("held", f"Dev says: {secret}")
+    assert (await bodies(db, d, "host"))[-1].startswith("Before I pass this on")
     assert not any(secret in b or "6,000" in b for b in await bodies(db, d, "visitor"))
     for request in model.where(visitor_facing=True):
         assert secret not in everything_sent(request)
@@ -355,6 +361,80 @@ async def test_a_host_side_free_text_send_that_carried_a_floor_never_crosses(
     flags: list[Flag] = await room_rows(db, Flag, d.room_id)
     assert "firewall" in [f.level for f in flags]
     assert [f for f in flags if f.evidence.startswith("guard:")] == []
+
+
+async def held_under_the_floor(agent_server: Server, model: RecordingClient, db: Db) -> Deal:
+    """A room where the host's agent offered $5,000 (under the $6,000 floor): the firewall
+    holds that send for the principal (C5), and its figure is withheld (F6)."""
+    d, _secret = await private_room(agent_server, db)
+    said = "What can we offer them?"
+    model.script = persona_in(
+        "host",
+        said,
+        PersonaOutput(
+            reply="Let me put a number to them.",
+            sends=[
+                Send(
+                    to="visitor",
+                    substance="An offer for the sponsored post.",
+                    ruling=Ruling(decision="counter", amount="5000", currency="USD"),
+                )
+            ],
+        ),
+    )
+    await post(d.host, d.room_id, said)
+    await agent_server.settle()
+    [held] = await dispatches(db, d.room_id)
+    assert (held.status, held.payload["ruling"]["amount"]) == ("held", "5000")
+    return d
+
+
+async def test_a_guard_send_carrying_a_held_figure_is_held_for_the_principal(
+    agent_server: Server, model: RecordingClient, db: Db
+) -> None:
+    """The Guard sees the held send in its record and "delivers what is owed": its send goes
+    through the same firewall screen as a persona's (F6: the held figure is private while it
+    is held), so it is held too — the host's pane asks, and only the principal's yes
+    releases it. A correction in the visitor's own pane carrying the figure is refused (no
+    principal could release it)."""
+    d = await held_under_the_floor(agent_server, model, db)
+    owed = "Dev can do the sponsored post for $5,000."
+
+    def guard(request: ModelRequest) -> BaseModel | None:
+        if request.agent is AgentName.GUARD and len(request.context["panes"]) == 2:
+            return GuardOutput(
+                sends=[
+                    GuardSend(from_pane="host", to="visitor", substance=owed),
+                    GuardSend(from_pane="visitor", to="visitor", substance=owed),
+                ]
+            )
+        return None
+
+    model.script = guard
+    await quiet(agent_server)
+
+    assert not any("5,000" in b or "5000" in b for b in await bodies(db, d, "visitor"))
+    [sent] = [x for x in await dispatches(db, d.room_id) if (x.payload or {}).get("origin")]
+    assert (sent.status, sent.substance) == ("held", owed)
+    asked = (await bodies(db, d, "host"))[-1]
+    assert asked.startswith("Before I pass this on")
+    assert owed in asked
+    assert "Shall I send it as written?" in asked
+    flags: list[Flag] = await room_rows(db, Flag, d.room_id)
+    assert [f.level for f in flags].count("firewall") == 2  # the persona's send and the Guard's
+    [verdict] = await verdicts(db, d.room_id)
+    assert {"kind": "send", "target": "host → visitor", "detail": "held for the principal"} in (
+        verdict.edits
+    )
+    assert any("send visitor → visitor: refused" in f for f in verdict.findings)
+
+    # The principal's explicit yes releases it, once, through the ordinary delivery path.
+    model.script = None
+    await post(d.host, d.room_id, "Yes, send it.")
+    await agent_server.settle()
+    released = next(x for x in await dispatches(db, d.room_id) if x.id == sent.id)
+    assert released.status == "delivered"
+    assert released.payload["released"]["byMessageId"]
 
 
 # --- operators -------------------------------------------------------------------------------
