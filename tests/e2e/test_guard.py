@@ -335,12 +335,13 @@ async def test_a_guard_send_carrying_a_private_term_never_reaches_the_visitor(
         assert secret not in everything_sent(request)
 
 
-async def test_a_host_side_free_text_send_that_carried_a_floor_never_crosses(
+async def test_a_host_side_free_text_send_that_carried_a_floor_is_held_and_not_flagged_again(
     agent_server: Server, model: RecordingClient, db: Db
 ) -> None:
     """G4 after issue 10: a host-side send without a ruling (the principal asked for it) that
     carries the host's floor is held by the firewall in the choke point before it can cross,
-    with a firewall flag; the Guard then finds nothing that crossed to flag."""
+    with a firewall flag. When the principal's yes releases it, it crosses on their word to a
+    question that named the floor: the Guard does not flag it a second time."""
     d, _secret = await private_room(agent_server, db)
     said = "Tell them whatever you need to."
     model.script = persona_in(
@@ -353,14 +354,60 @@ async def test_a_host_side_free_text_send_that_carried_a_floor_never_crosses(
     )
     await post(d.host, d.room_id, said)
     await agent_server.settle()
+    [sent] = [x for x in await dispatches(db, d.room_id) if "6,000" in x.substance]
+    assert sent.status == "held"
+    assert not any("6,000" in b for b in await bodies(db, d, "visitor"))
+
+    await post(d.host, d.room_id, "Yes, send it.")
+    await agent_server.settle()
+    released = next(x for x in await dispatches(db, d.room_id) if x.id == sent.id)
+    assert released.status == "delivered"
+    assert released.payload["released"]["byMessageId"]
     await quiet(agent_server)
 
-    sent = [x for x in await dispatches(db, d.room_id) if "6,000" in x.substance]
-    assert [x.status for x in sent] == ["held"]
-    assert not any("6,000" in b for b in await bodies(db, d, "visitor"))
     flags: list[Flag] = await room_rows(db, Flag, d.room_id)
     assert "firewall" in [f.level for f in flags]
     assert [f for f in flags if f.evidence.startswith("guard:")] == []
+    [verdict] = await verdicts(db, d.room_id)
+    assert not any("crossed without a ruling" in f for f in verdict.findings)
+
+
+async def test_a_host_side_send_that_crossed_before_memory_held_the_floor_is_flagged(
+    agent_server: Server, model: RecordingClient, db: Db
+) -> None:
+    """G4's remaining case: the firewall screens a send against memory as it is then. The
+    host's agent passed on a figure before Distil filed it as the host's floor, so it crossed;
+    the Guard audits it against memory as it is now and raises an operator flag."""
+    d = await deal(agent_server)
+    await post(d.visitor, d.room_id, "Hi, we'd like one sponsored post in May.")
+    await agent_server.settle()
+    said = "Tell them whatever you need to."
+    model.script = persona_in(
+        "host",
+        said,
+        PersonaOutput(
+            reply="Passing it on.",
+            sends=[Send(to="visitor", substance="For a story Dev would go as low as $4,800.")],
+        ),
+    )
+    await post(d.host, d.room_id, said)
+    await agent_server.settle()
+    [sent] = [x for x in await dispatches(db, d.room_id) if "4,800" in x.substance]
+    assert sent.status == "delivered"  # no such figure in memory yet: it crossed
+    model.script = None
+    document = await room_memory(db, d.room_id)  # then the floor is filed
+    document["host"]["limits"]["story"] = {"floor": "4800", "currency": "USD"}
+    await write_room_memory(db, d.room_id, document)
+
+    await quiet(agent_server)
+
+    [verdict] = await verdicts(db, d.room_id)
+    assert verdict.verdict == "unrepaired"
+    assert any(f"host-side send {sent.id} crossed without a ruling" in f for f in verdict.findings)
+    flags: list[Flag] = await room_rows(db, Flag, d.room_id)
+    assert [f.level for f in flags if f.evidence.startswith("guard:")] == ["high"]
+    [run] = await runs_of(db, d.room_id, AgentName.GUARD)
+    assert run.no_op is False
 
 
 async def held_under_the_floor(agent_server: Server, model: RecordingClient, db: Db) -> Deal:
