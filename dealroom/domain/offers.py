@@ -9,7 +9,10 @@ Rules (numbered so tests and docs can point at them):
 - O3  The talent's approval is the booking (APPROVED → ACCEPTED) and is allowed only once the
       brand has approved *this* version. Approving a booked offer again is a no-op.
 - O4  An approval in any other stage is a CONFLICT carrying the current stage; an approval of
-      a version other than the current one is a CONFLICT too (the reader saw stale terms).
+      a version other than the current one is a CONFLICT too (the reader saw stale terms),
+      except the brand's repeated approval of a booked offer naming an older version that
+      existed: that is the no-op of O2/O3 (an idempotent retry). A version that never existed
+      (0, or past the current one) is always a CONFLICT.
 - O5  A material rewrite (the commercial fields' fingerprint changes) makes a new version and
       clears the brand's stamp. The same fields again change nothing.
 - O6  A booked offer is never rewritten in its room: a change after both approvals goes to a
@@ -121,7 +124,7 @@ def approve(state: OfferState, seat: Seat, version: int | None = None) -> Approv
     role = role_of(seat)
     if version is not None and version != state.version:
         if (
-            version < state.version  # a version that never existed is never "already" approved
+            1 <= version < state.version  # a version that never existed is never "already"
             and role is Role.BRAND
             and state.brand_approved_at is not None
             and stage in BOOKED

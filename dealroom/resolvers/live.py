@@ -6,7 +6,8 @@ interval has passed) the subscription re-runs its authorisation against the data
 * the session token it was opened with was signed out or expired: the websocket is closed
   with code 4401 (``SESSION_ENDED``), every operation on it ends;
 * the session still stands but no longer reaches the stream (an act-as edge revoked, a
-  guest key's room claimed): that operation ends with the authorisation's coded error.
+  guest key no longer bound to the pane's seat): that operation ends with the authorisation's
+  coded error. A claim does not do that: a guest key keeps its seat after the claim.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from dealroom.schema.ops_types import (
 from dealroom.schema.types import Message
 from dealroom.services import metrics, ops_actions, ops_reads
 from dealroom.services.events import MessageView
+from dealroom.services.publish import publish_after_commit
 from dealroom.services.rooms import parse_id
 
 
@@ -140,14 +141,7 @@ async def override_goal(
             status=status,
             reason=reason,
         )
-        broker = ctx.app.broker
-        published = done.effects.published
-
-        async def publish() -> None:
-            for channel, payload in published:
-                await broker.publish(channel, payload)
-
-        db.after_commit(publish)
+        publish_after_commit(db, ctx.app.broker, done.effects.published)
         if done.effects.runs:
             db.after_commit(ctx.app.runner.announce)
     return GoalOverride(
@@ -192,12 +186,6 @@ async def operator_post(
             client_message_id=client_message_id,
         )
         if publish is not None:
-            broker = ctx.app.broker
-            channel, payload = publish
-
-            async def send() -> None:
-                await broker.publish(channel, payload)
-
-            db.after_commit(send)
+            publish_after_commit(db, ctx.app.broker, [publish])
             metrics.POSTS.labels("operator").inc()
     return Message.from_view(MessageView.from_row(message, Seat(seat)), Seat(seat))

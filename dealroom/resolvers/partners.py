@@ -110,6 +110,9 @@ async def webhook_deliveries(
 
 
 def _wake_after_commit(info: Info) -> None:
+    # A bare wake-up, not an event: it need not go through ``services.publish`` (no retry, no
+    # RESYNC), because the webhook workers also poll every ``webhook_poll_seconds`` and a
+    # failure here is logged by ``Db.commit`` without skipping anything else.
     broker = info.context.app.broker
 
     async def wake() -> None:

@@ -33,6 +33,7 @@ from dealroom.realtime.broker import Broker, InProcessBroker
 from dealroom.services import metrics
 from dealroom.services.clock import Clock
 from dealroom.services.pane_lines import home_pane, write_line
+from dealroom.services.publish import publish_all
 from dealroom.services.webhooks import WAKE_CHANNEL, check_destination
 
 log = structlog.get_logger(__name__)
@@ -287,9 +288,7 @@ class WebhookWorker:
             await db.commit()
         finally:
             await db.close()
-        for channel, payload in published:
-            with contextlib.suppress(Exception):
-                await self.broker.publish(channel, payload)
+        await publish_all(self.broker, published)
 
     async def _record_one(
         self,

@@ -92,17 +92,24 @@ def test_an_approval_of_a_stale_version_conflicts() -> None:
         rules.approve(fresh, Seat.VISITOR, version=1)
 
 
-def test_a_repeated_brand_approval_of_a_booked_offer_is_a_no_op_whatever_version_it_names() -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_repeated_brand_approval_of_a_booked_offer_naming_a_version_it_had_is_a_no_op(
+    version: int,
+) -> None:
+    """An idempotent retry: the brand's approval of v1 arrives again after v2 was booked."""
     booked = rules.OfferState(OfferStatus.ACCEPTED, AT, 2)
-    assert rules.approve(booked, Seat.VISITOR, version=1) is rules.Approval.ALREADY
+    assert rules.approve(booked, Seat.VISITOR, version=version) is rules.Approval.ALREADY
 
 
+@pytest.mark.parametrize("version", [7, 3, 0, -1])
 @pytest.mark.parametrize("seat", list(Seat))
-def test_an_approval_naming_a_version_that_never_existed_conflicts(seat: Seat) -> None:
+def test_an_approval_naming_a_version_that_never_existed_conflicts(
+    seat: Seat, version: int
+) -> None:
     """Issue 9: approveOffer(version: 7) on a booked v2 offer was accepted as a no-op."""
     booked = rules.OfferState(OfferStatus.ACCEPTED, AT, 2)
     with pytest.raises(DomainError) as raised:
-        rules.approve(booked, seat, version=7)
+        rules.approve(booked, seat, version=version)
     assert raised.value.code is ErrorCode.CONFLICT
     assert raised.value.details["version"] == 2
 

@@ -1,22 +1,27 @@
 """Subscriptions that really end (issue 9, defect 3): signOut and expiry close the socket with
-4401; a revoked act-as edge ends the operation FORBIDDEN."""
+4401; a revoked act-as edge ends the operation FORBIDDEN; a guest key that no longer holds the
+pane's seat ends the operation NOT_FOUND (the socket, which has no session, stays open)."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
 import websockets
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.config import Settings
 from dealroom.domain.cursors import event_cursor
 from dealroom.persistence.db import Db
+from dealroom.persistence.models import Participant
 from dealroom.realtime import Broker
 from dealroom.resolvers.live import SESSION_ENDED
 from dealroom.services.accounts import revoke_manager
+from dealroom.services.identity import digest, new_guest_key
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.graphql import (
@@ -24,6 +29,7 @@ from tests.support.graphql import (
     PANE_EVENTS,
     TRANSPORT_WS,
     Client,
+    Subscription,
     open_room,
     post,
     sign_up,
@@ -122,3 +128,53 @@ async def test_a_live_session_keeps_its_subscription(quick: Server) -> None:
         await post(guest, room_id, "after the re-checks")
 
         assert (await sub.event())["message"]["body"] == "after the re-checks"
+
+
+async def _guest_events(sub: Subscription, body: str) -> None:
+    """Read the guest's stream until the message ``body`` (a claim's LoginRequiredChanged may
+    come first)."""
+    while True:
+        event = await sub.event()
+        if event.get("message", {}).get("body") == body:
+            return
+
+
+async def test_a_claimed_room_keeps_its_guest_subscription(quick: Server) -> None:
+    """A guest key keeps its seat after the claim (DECISIONS, issue 11): the re-check passes."""
+    _host, guest, room_id = await _host_room(quick)
+    variables = {"roomId": room_id, "seat": "VISITOR", "after": FROM_START}
+    async with subscribe(quick.ws_url, PANE_EVENTS, variables, init=ws_init_for(guest)) as sub:
+        await post(guest, room_id, "before the claim")
+        await _guest_events(sub, "before the claim")
+
+        await sign_up(guest, "glowlabs", "Glow Labs")  # claims the guest key's room
+        await asyncio.sleep(RECHECK * 5)  # several re-checks pass
+        await post(guest, room_id, "after the claim")
+
+        await _guest_events(sub, "after the claim")
+
+
+async def test_a_guest_key_that_lost_its_seat_ends_the_subscription_not_found(
+    quick: Server, db: Db
+) -> None:
+    _host, guest, room_id = await _host_room(quick)
+    variables = {"roomId": room_id, "seat": "VISITOR", "after": FROM_START}
+    async with subscribe(quick.ws_url, PANE_EVENTS, variables, init=ws_init_for(guest)) as sub:
+        await post(guest, room_id, "hello")
+        await sub.event()  # the subscription is live
+
+        # No mutation takes a seat from a guest key (R4: a key holds the seats bound to it):
+        # re-key the visitor seat in the database, the way the re-check would see it.
+        await db.execute(
+            update(Participant)
+            .where(Participant.room_id == uuid.UUID(room_id), Participant.key == "visitor")
+            .values(guest_key_hash=digest(new_guest_key()))
+        )
+        await db.commit()
+
+        payload = await sub.next(timeout=10)
+        assert [e["extensions"]["code"] for e in payload["errors"]] == ["NOT_FOUND"]
+        # Only the operation ended: a guest key is not a session, so no 4401 close.
+        assert await sub.next() == {"complete": True}
+        await sub.nothing_for(RECHECK * 3)
+        assert sub.ws.close_code is None

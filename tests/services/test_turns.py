@@ -160,6 +160,32 @@ async def test_a_run_whose_worker_died_is_recovered_and_applied_once(
     assert persona.status == "done"
 
 
+async def test_a_run_claimed_by_a_worker_that_then_died_is_re_run_within_seconds(
+    server: Server, db: Db
+) -> None:
+    """Default settings: the run lease is short (15 s, renewed by the heartbeat of a live
+    worker), so a crashed turn waits seconds, not the old 120 s, before it is re-run."""
+    host, home = await home_room(server)
+    await post(host, home, "Hello?")
+    # A worker claims the run through the runner's own claim and dies before working on it:
+    # no handler, no heartbeat, the row stays ``running`` with the lease the claim gave it.
+    claimed = await server.runner._claim()
+    assert claimed is not None
+    assert claimed.agent == "persona"
+    server.clock.advance(timedelta(seconds=10))  # the lease still holds: no second runner
+    while await server.runner.run_once():
+        pass
+    [persona] = [r for r in await rows(db, AgentRun, home) if r.agent == "persona"]
+    assert (persona.status, persona.attempts) == ("running", 1)
+    server.clock.advance(timedelta(seconds=10))  # 20 s after the claim
+    while await server.runner.run_once():
+        pass
+    [persona] = [r for r in await rows(db, AgentRun, home) if r.agent == "persona"]
+    assert (persona.status, persona.attempts) == ("done", 2)
+    replies = [m for m in await messages_in(db, home, "host") if m.author_kind == "agent"]
+    assert len(replies) == 1
+
+
 async def set_run(db: Db, run_id: uuid.UUID, **values: object) -> None:
     try:
         await db.execute(update(AgentRun).where(AgentRun.id == run_id).values(**values))
