@@ -67,8 +67,8 @@ class Spend:
 class OpsRun:
     id: strawberry.ID = strawberry.field(description="The run id.")
     agent: str = strawberry.field(
-        description="persona, distil, context_filter, offer_gen, agreement, or operator (an "
-        "operator's line in a taken-over pane)."
+        description="persona, distil, context_filter, offer_gen, agreement, guard, arvist, "
+        "acc_update, gate, replay, or operator (an operator's line in a taken-over pane)."
     )
     pane: str = strawberry.field(description="The seat of the pane it ran in.")
     status: str = strawberry.field(description="queued, running, done or failed.")
@@ -225,7 +225,8 @@ class OpsActionConnection:
 @strawberry.input(description="One agent's model for a room.")
 class ModelPickInput:
     agent: str = strawberry.field(
-        description="persona, distil, context_filter, offer_gen or agreement."
+        description="persona, distil, context_filter, offer_gen, agreement, guard, arvist or "
+        "acc_update (the login gate speaks with the persona's pick)."
     )
     model: str = strawberry.field(
         description="A model from the price table; empty to go back to the configured one."

@@ -16,7 +16,16 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select
 
-from dealroom.agents import agreement, context_filter, distil, offer_gen, persona
+from dealroom.agents import (
+    acc_update,
+    agreement,
+    arvist,
+    context_filter,
+    distil,
+    guard,
+    offer_gen,
+    persona,
+)
 from dealroom.domain.cursors import parse_room_cursor, room_cursor
 from dealroom.domain.errors import bad_input, forbidden, not_found
 from dealroom.domain.offer_stage import Stage
@@ -303,13 +312,18 @@ class Prompt:
 
 
 PROMPTS = {
-    "persona": persona.PROMPT,
-    "distil": distil.PROMPT,
+    "persona": persona.SYSTEM,
+    "distil": distil.SYSTEM,
     "context_filter": context_filter.PROMPT,
-    "offer_gen": offer_gen.PROMPT,
-    "agreement": agreement.PROMPT,
+    "offer_gen": offer_gen.SYSTEM,
+    "agreement": agreement.SYSTEM,
+    "guard": guard.SYSTEM,
+    "arvist": arvist.SYSTEM,
+    "acc_update": acc_update.PROMPT,
 }
-"""Seed 000 "Prompts are the code, not a setting": read-only, the text that runs."""
+"""Seed 000 "Prompts are the code, not a setting": read-only, the text that runs (each
+agent's ``system`` text, vocabularies included). The login gate speaks with the persona's
+prompt and a replay calls no model, so neither has an entry of its own."""
 
 
 def agent_prompts(identity: Identity) -> list[Prompt]:
