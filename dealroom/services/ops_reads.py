@@ -35,6 +35,7 @@ from dealroom.persistence.models import (
     AgentRun,
     Flag,
     GoalEvent,
+    GuardVerdict,
     ModelCall,
     OfferEvent,
     OpsAction,
@@ -188,6 +189,8 @@ class RunRow:
     usage: Spend | None
     latency_ms: int
     """Model time spent by the run (sum over its calls)."""
+    guard: GuardVerdict | None = None
+    """A Guard run's own verdict row (issue 12), once its audit has ended."""
 
 
 async def runs(
@@ -199,12 +202,13 @@ async def runs(
     after: str | None,
     agent: str | None = None,
 ) -> Page[RunRow]:
-    """Every agent run of the room, newest first, with its status, tokens, price and model
-    latency."""
+    """Every agent run of the room, newest first, with its status, tokens, price, model
+    latency and, for a Guard run, its verdict row."""
     require_operator(identity)
     statement = (
-        select(AgentRun, Participant.key)
+        select(AgentRun, Participant.key, GuardVerdict)
         .join(Participant, Participant.id == AgentRun.participant_id)
+        .outerjoin(GuardVerdict, GuardVerdict.run_id == AgentRun.id)
         .where(AgentRun.room_id == room_id)
         .order_by(AgentRun.created_at.desc(), AgentRun.id.desc())
         .limit(first + 1)
@@ -236,6 +240,7 @@ async def runs(
                 pane=r[1],
                 usage=usage.get(r[0].id, (None, 0))[0],
                 latency_ms=usage.get(r[0].id, (None, 0))[1],
+                guard=r[2],
             )
             for r in rows
         ],
@@ -288,10 +293,13 @@ async def takeovers(
     return [(str(t[0]), t[1]) for t in (tuple(r) for r in rows)]
 
 
-def verdict_of(run: AgentRun) -> str:
-    """A finished run's outcome, from what the run row holds: ``failed``, ``refused`` (the
-    writer's changes were refused, see ``error``), ``no-op`` or ``applied``; ``pending`` while
-    queued or running. (The Guard's own verdict rows are read here once they exist.)"""
+def verdict_of(run: AgentRun, guard: GuardVerdict | None = None) -> str:
+    """A finished run's outcome. A Guard run with a verdict row says what its audit found
+    (``healthy``, ``repaired`` or ``unrepaired``); otherwise it is read from the run row:
+    ``failed``, ``refused`` (the writer's changes were refused, see ``error``), ``no-op`` or
+    ``applied``; ``pending`` while queued or running."""
+    if guard is not None:
+        return guard.verdict
     if run.status == "failed":
         return "failed"
     if run.status != "done":
@@ -299,6 +307,14 @@ def verdict_of(run: AgentRun) -> str:
     if run.error and run.error.startswith("rejected:"):
         return "refused"
     return "no-op" if run.no_op else "applied"
+
+
+def verdict_detail(run: AgentRun, guard: GuardVerdict | None = None) -> str | None:
+    """What a verdict rests on: the Guard's findings (what was wrong, what was refused), or
+    the run's error."""
+    if guard is not None:
+        return "; ".join(guard.findings) or None
+    return run.error
 
 
 # --- prompts --------------------------------------------------------------------------------

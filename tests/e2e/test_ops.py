@@ -17,7 +17,7 @@ from sqlalchemy import select
 import dealroom.agents
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, ModelCall, OpsAction
+from dealroom.persistence.models import AgentRun, GuardVerdict, ModelCall, OpsAction
 from dealroom.services.accounts import set_operator
 from dealroom.services.takeover import SILENCED
 from tests.conftest import Server
@@ -262,6 +262,45 @@ async def test_room_models_are_validated_used_and_audited(server: Server, db: Db
     assert {c.model for c in calls if c.agent == "persona"} == {"gemini-2.5-pro"}
     assert {c.model for c in calls if c.agent == "guard"} == {"gemini-2.0-flash"}
     assert await audit_actions(db) == ["set_room_models"]
+
+
+GUARD_VERDICTS = """
+query($id: ID!, $after: String) {
+  opsRoom(roomId: $id) {
+    verdicts(agent: "guard", first: 1, after: $after) {
+      nodes { runId agent verdict detail } hasNextPage endCursor
+    }
+    runs(agent: "guard") { nodes { id verdict } }
+  }
+}
+"""
+
+
+async def test_the_guards_own_verdicts_are_read_in_the_rooms_verdicts(
+    server: Server, db: Db
+) -> None:
+    d = await open_deal(server)
+    operator = await make_operator(db, server.client(), "opsjane")
+    for said in ("Hello there", "We'd like one sponsored post in May."):
+        await post(d.visitor, d.room_id, said)
+        await settle(server)
+        server.clock.advance(QUIET)  # the room goes quiet: its watch queues the Guard
+        await server.runner.sweep()
+        await settle(server)
+    audits = sorted(await rows(db, GuardVerdict, d.room_id), key=lambda v: v.created_at)
+    assert [v.verdict for v in audits] == ["healthy", "healthy"]
+    first = (await operator.query(GUARD_VERDICTS, {"id": d.room_id}))["opsRoom"]
+    page = first["verdicts"]
+    assert page["nodes"] == [
+        {"runId": str(audits[1].run_id), "agent": "guard", "verdict": "healthy", "detail": None}
+    ]  # newest first, the audit's verdict (not the run row's "no-op")
+    assert page["hasNextPage"]
+    rest = (await operator.query(GUARD_VERDICTS, {"id": d.room_id, "after": page["endCursor"]}))[
+        "opsRoom"
+    ]["verdicts"]
+    assert [v["runId"] for v in rest["nodes"]] == [str(audits[0].run_id)]
+    assert not rest["hasNextPage"]
+    assert {r["verdict"] for r in first["runs"]["nodes"]} == {"healthy"}
 
 
 async def test_override_goal_fires_the_same_effect_once(server: Server, db: Db) -> None:
