@@ -9,18 +9,26 @@ import hashlib
 import importlib
 import pkgutil
 import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 import dealroom.agents
 from dealroom.agents.models.base import AgentName
+from dealroom.config import Settings
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, GuardVerdict, ModelCall, OpsAction
+from dealroom.realtime.broker import Broker
 from dealroom.services.accounts import set_operator
 from dealroom.services.takeover import SILENCED
-from tests.conftest import Server
+from tests.conftest import Server, serving
+from tests.support.clock import ManualClock
+from tests.support.gate import GATE_ROOM
 from tests.support.graphql import post, sign_up
 from tests.support.offers import ROOM_STAGE, negotiate_to_offer, open_deal, settle
 from tests.support.partners import create_key, key_client, make_operator
@@ -369,3 +377,33 @@ async def test_a_taken_over_pane_gets_no_agent_reply(server: Server, db: Db) -> 
     lines = await messages_in(db, d.room_id, "visitor")
     assert [m.author_kind for m in lines][-1] == "agent"  # the agent speaks again
     assert await audit_actions(db) == ["take_over_pane", "operator_post", "release_pane"]
+
+
+@pytest.fixture
+async def capped_server(
+    settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock
+) -> AsyncIterator[Server]:
+    """``server`` with a guest cap of two messages: the second raises the login gate."""
+    async with serving(
+        settings.model_copy(update={"guest_message_cap": 2}), engine, broker, clock
+    ) as running:
+        yield running
+
+
+async def test_a_taken_over_guest_pane_gets_no_login_gate_line(
+    capped_server: Server, db: Db
+) -> None:
+    server = capped_server
+    d = await open_deal(server, guest=True)
+    operator = await make_operator(db, server.client(), "opsjane")
+    await operator.query(TAKE, {"id": d.room_id})
+    for said in ("Hi there", "What do you do?"):
+        await post(d.visitor, d.room_id, said)
+    await settle(server)
+    server.clock.advance(timedelta(seconds=1))  # a gate that waited on the persona runs now
+    await settle(server)
+    assert (await d.visitor.query(GATE_ROOM, {"id": d.room_id}))["room"]["loginRequired"]
+    lines = await messages_in(db, d.room_id, "visitor")
+    assert [m.author_kind for m in lines] == ["participant", "participant"]  # no gate line
+    gates = [r for r in await rows(db, AgentRun, d.room_id) if r.agent == "gate"]
+    assert [(r.status, r.no_op, r.error) for r in gates] == [("done", True, SILENCED)]
