@@ -4,7 +4,8 @@
       stage change), ``payment.captured`` and ``payment.declined``. One logical event per
       stage change, with an id written once in the change's own transaction: retries and
       redeliveries carry the same ``webhook-id``, so partners dedupe on it (at-least-once).
-- W2  Retries back off exponentially with full jitter, capped per attempt, for a window
+- W2  Retries back off exponentially with "equal" jitter (a delay drawn uniformly between half
+      the exponential ceiling and the ceiling), capped per attempt, for a window
       (24 h by default) counted from the first attempt; then the delivery is ``failed``.
 - W3  An endpoint whose delivery failed for good, with no success since that delivery was
       first tried, is disabled (its owner is told); re-enabling resumes its pending ones.
@@ -73,7 +74,8 @@ class RetryPolicy:
     window: timedelta
 
     def next_delay(self, attempts: int, rng: random.Random | None = None) -> timedelta:
-        """W2: full jitter over an exponential ceiling, ``attempts`` made so far (>= 1)."""
+        """W2: "equal" jitter under an exponential ceiling, ``attempts`` made so far (>= 1):
+        uniform between half the ceiling and the ceiling, so a retry never comes at once."""
         ceiling = min(self.cap, self.base * (1 << max(0, attempts - 1)))
         fraction: float = (rng or random).uniform(0.5, 1.0)  # a floor: no retry storm
         return ceiling * fraction

@@ -113,8 +113,8 @@ class OpsRoom:
         )
 
     @strawberry.field(
-        description="Each run's verdict, newest first (optionally one agent's: the Guard's "
-        "audits will be read here too)."
+        description="Each run's verdict, newest first (optionally one agent's): a Guard "
+        "run's is its audit's verdict (healthy, repaired or unrepaired)."
     )
     async def verdicts(
         self,
@@ -132,8 +132,8 @@ class OpsRoom:
                     run_id=strawberry.ID(str(r.run.id)),
                     agent=r.run.agent,
                     pane=r.pane,
-                    verdict=ops_reads.verdict_of(r.run),
-                    detail=r.run.error,
+                    verdict=ops_reads.verdict_of(r.run, r.guard),
+                    detail=ops_reads.verdict_detail(r.run, r.guard),
                     at=r.run.finished_at or r.run.created_at,
                 )
                 for r in page.rows

@@ -67,8 +67,8 @@ class Spend:
 class OpsRun:
     id: strawberry.ID = strawberry.field(description="The run id.")
     agent: str = strawberry.field(
-        description="persona, distil, context_filter, offer_gen, agreement, or operator (an "
-        "operator's line in a taken-over pane)."
+        description="persona, distil, context_filter, offer_gen, agreement, guard, arvist, "
+        "acc_update, gate, replay, or operator (an operator's line in a taken-over pane)."
     )
     pane: str = strawberry.field(description="The seat of the pane it ran in.")
     status: str = strawberry.field(description="queued, running, done or failed.")
@@ -79,7 +79,8 @@ class OpsRun:
         "was silenced."
     )
     verdict: str = strawberry.field(
-        description="applied, no-op, refused, failed or pending (see OpsVerdict)."
+        description="applied, no-op, refused, failed or pending; a Guard run's audit: "
+        "healthy, repaired or unrepaired (see OpsVerdict)."
     )
     created_at: datetime = strawberry.field(description="When it was queued (UTC).")
     finished_at: datetime | None = strawberry.field(description="When it ended (UTC).")
@@ -97,7 +98,7 @@ class OpsRun:
             attempts=run.attempts,
             no_op=run.no_op,
             error=run.error,
-            verdict=ops_reads.verdict_of(run),
+            verdict=ops_reads.verdict_of(run, row.guard),
             created_at=run.created_at,
             finished_at=run.finished_at,
             model_latency_ms=row.latency_ms,
@@ -147,15 +148,21 @@ class OpsGoalEventConnection:
 
 
 @strawberry.type(
-    description="What a finished run concluded, read generically from the run record: "
-    "applied, no-op, refused (with what), failed (with why)."
+    description="What a finished run concluded: a Guard run's audit verdict (healthy, "
+    "repaired or unrepaired, with its findings); otherwise read from the run record: applied, "
+    "no-op, refused (with what), failed (with why)."
 )
 class OpsVerdict:
     run_id: strawberry.ID = strawberry.field(description="The run.")
     agent: str = strawberry.field(description="The agent.")
     pane: str = strawberry.field(description="The pane's seat.")
-    verdict: str = strawberry.field(description="applied, no-op, refused, failed or pending.")
-    detail: str | None = strawberry.field(description="What was refused, or the error.")
+    verdict: str = strawberry.field(
+        description="healthy, repaired or unrepaired (the Guard); applied, no-op, refused, "
+        "failed or pending."
+    )
+    detail: str | None = strawberry.field(
+        description="The Guard's findings, what was refused, or the error."
+    )
     at: datetime = strawberry.field(description="When it ended (or was queued).")
 
 
@@ -225,7 +232,8 @@ class OpsActionConnection:
 @strawberry.input(description="One agent's model for a room.")
 class ModelPickInput:
     agent: str = strawberry.field(
-        description="persona, distil, context_filter, offer_gen or agreement."
+        description="persona, distil, context_filter, offer_gen, agreement, guard, arvist or "
+        "acc_update (the login gate speaks with the persona's pick)."
     )
     model: str = strawberry.field(
         description="A model from the price table; empty to go back to the configured one."

@@ -76,14 +76,15 @@ def create_runner(
     acc = AccUpdate(runner)
     handlers: dict[AgentName, Handler] = {
         # AccUpdate merges newer durable memory before the turn reads memory (seed 000); an
-        # operator speaking in a pane's agent seat silences the agent there (issue 16).
+        # operator speaking in a pane's agent seat silences the agent there, the login gate's
+        # line included (issue 16).
         AgentName.PERSONA: acc.before(
             silenced_when_taken_over(PersonaTurn(runner), sessionmaker, clock)
         ),
         AgentName.DISTIL: DistilTurn(runner),
         AgentName.OFFER_GEN: OfferGenTurn(runner),
         AgentName.AGREEMENT: AgreementTurn(runner),
-        AgentName.GATE: GateTurn(runner),
+        AgentName.GATE: silenced_when_taken_over(GateTurn(runner), sessionmaker, clock),
         AgentName.REPLAY: ReplayTurn(runner),
         AgentName.ARVIST: ArvistTurn(runner),
         AgentName.ACC_UPDATE: acc,

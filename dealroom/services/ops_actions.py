@@ -50,7 +50,11 @@ MODEL_AGENTS = (
     AgentName.CONTEXT_FILTER,
     AgentName.OFFER_GEN,
     AgentName.AGREEMENT,
+    AgentName.GUARD,
+    AgentName.ARVIST,
+    AgentName.ACC_UPDATE,
 )
+"""The agents whose turns read ``rooms.model_picks`` (the gate uses the persona's pick)."""
 
 
 async def audit(

@@ -16,7 +16,16 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select
 
-from dealroom.agents import agreement, context_filter, distil, offer_gen, persona
+from dealroom.agents import (
+    acc_update,
+    agreement,
+    arvist,
+    context_filter,
+    distil,
+    guard,
+    offer_gen,
+    persona,
+)
 from dealroom.domain.cursors import parse_room_cursor, room_cursor
 from dealroom.domain.errors import bad_input, forbidden, not_found
 from dealroom.domain.offer_stage import Stage
@@ -26,6 +35,7 @@ from dealroom.persistence.models import (
     AgentRun,
     Flag,
     GoalEvent,
+    GuardVerdict,
     ModelCall,
     OfferEvent,
     OpsAction,
@@ -179,6 +189,8 @@ class RunRow:
     usage: Spend | None
     latency_ms: int
     """Model time spent by the run (sum over its calls)."""
+    guard: GuardVerdict | None = None
+    """A Guard run's own verdict row (issue 12), once its audit has ended."""
 
 
 async def runs(
@@ -190,12 +202,13 @@ async def runs(
     after: str | None,
     agent: str | None = None,
 ) -> Page[RunRow]:
-    """Every agent run of the room, newest first, with its status, tokens, price and model
-    latency."""
+    """Every agent run of the room, newest first, with its status, tokens, price, model
+    latency and, for a Guard run, its verdict row."""
     require_operator(identity)
     statement = (
-        select(AgentRun, Participant.key)
+        select(AgentRun, Participant.key, GuardVerdict)
         .join(Participant, Participant.id == AgentRun.participant_id)
+        .outerjoin(GuardVerdict, GuardVerdict.run_id == AgentRun.id)
         .where(AgentRun.room_id == room_id)
         .order_by(AgentRun.created_at.desc(), AgentRun.id.desc())
         .limit(first + 1)
@@ -227,6 +240,7 @@ async def runs(
                 pane=r[1],
                 usage=usage.get(r[0].id, (None, 0))[0],
                 latency_ms=usage.get(r[0].id, (None, 0))[1],
+                guard=r[2],
             )
             for r in rows
         ],
@@ -279,10 +293,13 @@ async def takeovers(
     return [(str(t[0]), t[1]) for t in (tuple(r) for r in rows)]
 
 
-def verdict_of(run: AgentRun) -> str:
-    """A finished run's outcome, from what the run row holds: ``failed``, ``refused`` (the
-    writer's changes were refused, see ``error``), ``no-op`` or ``applied``; ``pending`` while
-    queued or running. (The Guard's own verdict rows are read here once they exist.)"""
+def verdict_of(run: AgentRun, guard: GuardVerdict | None = None) -> str:
+    """A finished run's outcome. A Guard run with a verdict row says what its audit found
+    (``healthy``, ``repaired`` or ``unrepaired``); otherwise it is read from the run row:
+    ``failed``, ``refused`` (the writer's changes were refused, see ``error``), ``no-op`` or
+    ``applied``; ``pending`` while queued or running."""
+    if guard is not None:
+        return guard.verdict
     if run.status == "failed":
         return "failed"
     if run.status != "done":
@@ -290,6 +307,14 @@ def verdict_of(run: AgentRun) -> str:
     if run.error and run.error.startswith("rejected:"):
         return "refused"
     return "no-op" if run.no_op else "applied"
+
+
+def verdict_detail(run: AgentRun, guard: GuardVerdict | None = None) -> str | None:
+    """What a verdict rests on: the Guard's findings (what was wrong, what was refused), or
+    the run's error."""
+    if guard is not None:
+        return "; ".join(guard.findings) or None
+    return run.error
 
 
 # --- prompts --------------------------------------------------------------------------------
@@ -303,13 +328,18 @@ class Prompt:
 
 
 PROMPTS = {
-    "persona": persona.PROMPT,
-    "distil": distil.PROMPT,
+    "persona": persona.SYSTEM,
+    "distil": distil.SYSTEM,
     "context_filter": context_filter.PROMPT,
-    "offer_gen": offer_gen.PROMPT,
-    "agreement": agreement.PROMPT,
+    "offer_gen": offer_gen.SYSTEM,
+    "agreement": agreement.SYSTEM,
+    "guard": guard.SYSTEM,
+    "arvist": arvist.SYSTEM,
+    "acc_update": acc_update.PROMPT,
 }
-"""Seed 000 "Prompts are the code, not a setting": read-only, the text that runs."""
+"""Seed 000 "Prompts are the code, not a setting": read-only, the text that runs (each
+agent's ``system`` text, vocabularies included). The login gate speaks with the persona's
+prompt and a replay calls no model, so neither has an entry of its own."""
 
 
 def agent_prompts(identity: Identity) -> list[Prompt]:

@@ -115,7 +115,7 @@ async def test_an_operator_finds_a_room_and_takes_over_its_visitor_pane(
     # The prompts, read-only, each with its SHA-256.
     await page.get_by_role("link", name="Prompts").click()
     await page.get_by_role("heading", name="Agent prompts").wait_for()
-    digest = hashlib.sha256(persona.PROMPT.encode()).hexdigest()
+    digest = hashlib.sha256(persona.SYSTEM.encode()).hexdigest()  # the text that runs
     await page.get_by_text(f"sha256 {digest}").wait_for()
     assert offline.blocked == []
 

@@ -6,21 +6,34 @@ prompts read; models picked; goals overridden (the effect fires once); panes tak
 from __future__ import annotations
 
 import hashlib
+import importlib
+import pkgutil
 import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from dealroom.agents import persona
+import dealroom.agents
+from dealroom.agents.models.base import AgentName
+from dealroom.config import Settings
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, ModelCall, OpsAction
+from dealroom.persistence.models import AgentRun, GuardVerdict, ModelCall, OpsAction
+from dealroom.realtime.broker import Broker
+from dealroom.services.accounts import set_operator
 from dealroom.services.takeover import SILENCED
-from tests.conftest import Server
+from tests.conftest import Server, serving
+from tests.support.clock import ManualClock
+from tests.support.gate import GATE_ROOM
 from tests.support.graphql import post, sign_up
 from tests.support.offers import ROOM_STAGE, negotiate_to_offer, open_deal, settle
 from tests.support.partners import create_key, key_client, make_operator
 from tests.support.turns import messages_in, rows
+from tests.support.watches import QUIET
 
 ROOM = "00000000-0000-0000-0000-000000000000"
 
@@ -112,12 +125,35 @@ async def test_every_ops_field_refuses_non_operators_and_keys_without_the_scope(
     assert (await reader.query("{ agentPrompts { name } }"))["agentPrompts"]
     # The flag, not the scope, makes an operator (K4): a key keeps working only while its
     # account is one.
-    from dealroom.services.accounts import set_operator
-
     await set_operator(db, handle="opsjane", operator=False)
     await db.commit()
     await db.close()
     assert await reader.error_codes("{ agentPrompts { name } }") == ["FORBIDDEN"]
+
+
+ROOM_OPS = "query($id: ID!) { room(id: $id) { id ops { id runs { nodes { agent } } } } }"
+ROOM_OPS_ONLY = "query($id: ID!) { room(id: $id) { ops { id hostHandle } } }"
+"""Room.ops's own check (the nested connections check again)."""
+
+
+async def test_room_ops_is_refused_to_the_rooms_own_host_and_read_by_an_operator(
+    server: Server, db: Db
+) -> None:
+    d = await open_deal(server)
+    await post(d.visitor, d.room_id, "Hello there")
+    await settle(server)
+    assert (await d.host.query("query($id: ID!) { room(id: $id) { id } }", {"id": d.room_id}))[
+        "room"
+    ]  # the host reads the room itself, not its ops
+    for document in (ROOM_OPS, ROOM_OPS_ONLY):
+        assert await d.host.error_codes(document, {"id": d.room_id}) == ["FORBIDDEN"], document
+    # The same reader, once the flag makes them an operator: Room.ops reads as opsRoom.
+    await set_operator(db, handle="devraman", operator=True)
+    await db.commit()
+    await db.close()
+    room = (await d.host.query(ROOM_OPS, {"id": d.room_id}))["room"]
+    assert room["ops"]["id"] == d.room_id
+    assert "persona" in {r["agent"] for r in room["ops"]["runs"]["nodes"]}
 
 
 async def test_rooms_runs_spend_and_prompts_read_with_unpriced_calls_counted(
@@ -179,28 +215,100 @@ async def test_rooms_runs_spend_and_prompts_read_with_unpriced_calls_counted(
     assert d.room_id in {r["id"] for r in account["opsAccount"]["rooms"]["nodes"]}
     assert sum(s["unpricedCalls"] for s in account["opsAccount"]["spend"]) == 1
 
+
+# Run kinds with no prompt of their own: the gate speaks with the persona's, a replay calls
+# no model. Any other agent must have its prompt listed.
+NO_PROMPT_OF_THEIR_OWN = {AgentName.GATE, AgentName.REPLAY}
+
+
+def prompts_in_code() -> dict[str, str]:
+    """Every agent module's text that runs: its ``SYSTEM`` (prompt plus vocabularies) or,
+    where the prompt is sent as is, its ``PROMPT``."""
+    found: dict[str, str] = {}
+    for module_info in pkgutil.iter_modules(dealroom.agents.__path__):
+        module = importlib.import_module(f"dealroom.agents.{module_info.name}")
+        text = getattr(module, "SYSTEM", getattr(module, "PROMPT", None))
+        if isinstance(text, str):
+            found[module_info.name] = text
+    return found
+
+
+async def test_every_agents_prompt_is_listed_as_the_text_that_runs(server: Server, db: Db) -> None:
+    operator = await make_operator(db, server.client(), "opsjane")
     prompts = (await operator.query("{ agentPrompts { name text sha256 } }"))["agentPrompts"]
-    by_name = {p["name"]: p for p in prompts}
-    assert by_name["persona"]["text"] == persona.PROMPT
-    assert by_name["persona"]["sha256"] == hashlib.sha256(persona.PROMPT.encode()).hexdigest()
+    listed = {p["name"]: p for p in prompts}
+    in_code = prompts_in_code()
+    assert set(listed) == set(in_code)
+    assert set(listed) == {a.value for a in AgentName} - NO_PROMPT_OF_THEIR_OWN
+    for name, text in in_code.items():
+        assert listed[name]["text"] == text, name
+        assert listed[name]["sha256"] == hashlib.sha256(text.encode()).hexdigest(), name
 
 
 async def test_room_models_are_validated_used_and_audited(server: Server, db: Db) -> None:
     d = await open_deal(server)
     operator = await make_operator(db, server.client(), "opsjane")
     pick = (
-        "mutation($id: ID!, $model: String!) { setRoomModels(roomId: $id, picks: "
-        '[{agent: "persona", model: $model}]) { modelPicks } }'
+        "mutation($id: ID!, $model: String!, $guard: String!) { setRoomModels(roomId: $id, "
+        'picks: [{agent: "persona", model: $model}, {agent: "guard", model: $guard}]) '
+        "{ modelPicks } }"
     )
-    bad = await operator.error_codes(pick, {"id": d.room_id, "model": "gpt-nonexistent"})
+    chosen = {"id": d.room_id, "model": "gemini-2.5-pro", "guard": "gemini-2.0-flash"}
+    bad = await operator.error_codes(pick, chosen | {"model": "gpt-nonexistent"})
     assert bad == ["BAD_USER_INPUT"]
-    done = await operator.query(pick, {"id": d.room_id, "model": "gemini-2.5-pro"})
-    assert done["setRoomModels"]["modelPicks"] == {"persona": "gemini-2.5-pro"}
+    done = await operator.query(pick, chosen)
+    assert done["setRoomModels"]["modelPicks"] == {
+        "persona": "gemini-2.5-pro",
+        "guard": "gemini-2.0-flash",  # the configured Guard model is gemini-2.5-pro
+    }
     await post(d.visitor, d.room_id, "Hello there")
+    await settle(server)
+    server.clock.advance(QUIET)  # the room goes quiet: its watch queues the Guard
+    await server.runner.sweep()
     await settle(server)
     calls = await rows(db, ModelCall, d.room_id)
     assert {c.model for c in calls if c.agent == "persona"} == {"gemini-2.5-pro"}
+    assert {c.model for c in calls if c.agent == "guard"} == {"gemini-2.0-flash"}
     assert await audit_actions(db) == ["set_room_models"]
+
+
+GUARD_VERDICTS = """
+query($id: ID!, $after: String) {
+  opsRoom(roomId: $id) {
+    verdicts(agent: "guard", first: 1, after: $after) {
+      nodes { runId agent verdict detail } hasNextPage endCursor
+    }
+    runs(agent: "guard") { nodes { id verdict } }
+  }
+}
+"""
+
+
+async def test_the_guards_own_verdicts_are_read_in_the_rooms_verdicts(
+    server: Server, db: Db
+) -> None:
+    d = await open_deal(server)
+    operator = await make_operator(db, server.client(), "opsjane")
+    for said in ("Hello there", "We'd like one sponsored post in May."):
+        await post(d.visitor, d.room_id, said)
+        await settle(server)
+        server.clock.advance(QUIET)  # the room goes quiet: its watch queues the Guard
+        await server.runner.sweep()
+        await settle(server)
+    audits = sorted(await rows(db, GuardVerdict, d.room_id), key=lambda v: v.created_at)
+    assert [v.verdict for v in audits] == ["healthy", "healthy"]
+    first = (await operator.query(GUARD_VERDICTS, {"id": d.room_id}))["opsRoom"]
+    page = first["verdicts"]
+    assert page["nodes"] == [
+        {"runId": str(audits[1].run_id), "agent": "guard", "verdict": "healthy", "detail": None}
+    ]  # newest first, the audit's verdict (not the run row's "no-op")
+    assert page["hasNextPage"]
+    rest = (await operator.query(GUARD_VERDICTS, {"id": d.room_id, "after": page["endCursor"]}))[
+        "opsRoom"
+    ]["verdicts"]
+    assert [v["runId"] for v in rest["nodes"]] == [str(audits[0].run_id)]
+    assert not rest["hasNextPage"]
+    assert {r["verdict"] for r in first["runs"]["nodes"]} == {"healthy"}
 
 
 async def test_override_goal_fires_the_same_effect_once(server: Server, db: Db) -> None:
@@ -269,3 +377,33 @@ async def test_a_taken_over_pane_gets_no_agent_reply(server: Server, db: Db) -> 
     lines = await messages_in(db, d.room_id, "visitor")
     assert [m.author_kind for m in lines][-1] == "agent"  # the agent speaks again
     assert await audit_actions(db) == ["take_over_pane", "operator_post", "release_pane"]
+
+
+@pytest.fixture
+async def capped_server(
+    settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock
+) -> AsyncIterator[Server]:
+    """``server`` with a guest cap of two messages: the second raises the login gate."""
+    async with serving(
+        settings.model_copy(update={"guest_message_cap": 2}), engine, broker, clock
+    ) as running:
+        yield running
+
+
+async def test_a_taken_over_guest_pane_gets_no_login_gate_line(
+    capped_server: Server, db: Db
+) -> None:
+    server = capped_server
+    d = await open_deal(server, guest=True)
+    operator = await make_operator(db, server.client(), "opsjane")
+    await operator.query(TAKE, {"id": d.room_id})
+    for said in ("Hi there", "What do you do?"):
+        await post(d.visitor, d.room_id, said)
+    await settle(server)
+    server.clock.advance(timedelta(seconds=1))  # a gate that waited on the persona runs now
+    await settle(server)
+    assert (await d.visitor.query(GATE_ROOM, {"id": d.room_id}))["room"]["loginRequired"]
+    lines = await messages_in(db, d.room_id, "visitor")
+    assert [m.author_kind for m in lines] == ["participant", "participant"]  # no gate line
+    gates = [r for r in await rows(db, AgentRun, d.room_id) if r.agent == "gate"]
+    assert [(r.status, r.no_op, r.error) for r in gates] == [("done", True, SILENCED)]
