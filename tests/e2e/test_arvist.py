@@ -479,3 +479,57 @@ async def test_a_sibling_room_after_a_booking_seeds_the_host_like_any_new_room(
         await db.close()
     assert seat is not None
     assert seat.last_merged_memory_version == current.version
+
+
+async def test_a_same_value_write_on_a_later_day_keeps_the_leaf_date(
+    agent_server: Server, db: Db, model: RecordingClient
+) -> None:
+    """Leaf dates are written by code when a value changes (D1): a model that restates a leaf
+    as it already is, days later, beside one real change, moves only the changed leaf's date
+    and history."""
+    server = agent_server
+    host = server.client()
+    host_id = (await sign_up(host, "devraman", "Dev Raman"))["account"]["id"]
+    home_id = (await host.query(HOME))["me"]["homeRoom"]["id"]
+    await post(host, home_id, RULES)
+    await settle(server)
+    query = (
+        "{ me { memory { version leaves { path value changedOn } }"
+        " memoryHistory(first: 50) { edges { node { path newValue } } } } }"
+    )
+    before = (await host.query(query))["me"]
+    dates = {leaf["path"]: leaf["changedOn"] for leaf in before["memory"]["leaves"]}
+    assert dates["rates.sponsored_post.ask"] == "2026-01-01"
+    server.clock.advance(timedelta(days=3))
+
+    def restating(request: ModelRequest) -> Any:
+        from dealroom.agents.arvist import ArvistOutput, DurableChange
+
+        if request.agent is AgentName.ARVIST:
+            return ArvistOutput(
+                changes=[
+                    DurableChange(op="set", path="rates.sponsored_post.ask", value="8000 USD"),
+                    DurableChange(op="set", path="style", value="brief"),
+                ]
+            )
+        return None
+
+    model.script = restating
+    await curate(server, db, home_id)
+    after = (await host.query(query))["me"]
+    leaves = {leaf["path"]: leaf for leaf in after["memory"]["leaves"]}
+    assert leaves["rates.sponsored_post.ask"] == {
+        "path": "rates.sponsored_post.ask",
+        "value": "8000 USD",
+        "changedOn": "2026-01-01",  # restated, not changed
+    }
+    assert leaves["style"]["changedOn"] == "2026-01-04"
+    for path, date in dates.items():
+        if path != "style":
+            assert leaves[path]["changedOn"] == date, path
+    assert after["memory"]["version"] == before["memory"]["version"] + 1
+    new = after["memoryHistory"]["edges"][: -len(before["memoryHistory"]["edges"])]
+    assert [e["node"] for e in new] == [{"path": "style", "newValue": "brief"}]
+    [run] = [r for r in await runs_of(db, home_id, "arvist") if r.created_at.day == 4]
+    assert (run.status, run.no_op) == ("done", False)
+    assert (await durable(db, host_id)).document["style"] == "brief"
