@@ -42,6 +42,7 @@ from typing import Any
 import httpx
 from _client import (
     DEFAULT_PG_URL,
+    UNTHROTTLED,
     create_pg_database,
     drop_pg_database,
     gql,
@@ -85,7 +86,7 @@ def settings(url: str, folder: Path) -> Settings:
         model_engine="offline",
         workers=0,
         posts_per_minute=100_000,
-    )
+    ).model_copy(update=UNTHROTTLED)
 
 
 class Timings:

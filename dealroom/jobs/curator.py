@@ -5,7 +5,8 @@ When a room has been quiet for ``DEALROOM_CURATOR_QUIET_SECONDS``, the watch ask
 step which runs to queue. The step queues one ``arvist`` run per bound participant (one with
 an account: a guest has no durable memory to promote into) — but only once a handler for
 ``AgentName.ARVIST`` is registered on the runner. Until then it queues nothing: no run is
-recorded that no agent would do.
+recorded that no agent would do. A scripted or demo room never promotes (D5): it gets one run
+in the host's pane, recorded done with no writes and a "skipped: …" reason.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dealroom.agents.models.base import AgentName
+from dealroom.domain.seats import RoomMode
 from dealroom.persistence.models import AgentRun, Participant
-from dealroom.services.turns import new_run
+from dealroom.services.arvist_turn import curator_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,7 @@ class Quiet:
     """A room that went quiet: what the curator step may read to decide what to queue."""
 
     room_id: uuid.UUID
+    mode: RoomMode
     generation: int
     participants: Sequence[Participant]
     now: datetime
@@ -35,21 +38,18 @@ CuratorStep = Callable[[Quiet], list[AgentRun]]
 
 
 def arvist_step(registered: Callable[[AgentName], bool]) -> CuratorStep:
-    """The curator step the runner wires: Arvist per bound participant once it can run."""
+    """The curator step the runner wires: Arvist per bound participant once it can run; a
+    scripted or demo room gets one run recorded done with no writes (D5, ``curator_runs``)."""
 
     def step(quiet: Quiet) -> list[AgentRun]:
         if not registered(AgentName.ARVIST):
             return []
-        return [
-            new_run(
-                room_id=quiet.room_id,
-                participant_id=p.id,
-                agent=AgentName.ARVIST,
-                now=quiet.now,
-                watch_generation=quiet.generation,
-            )
-            for p in quiet.participants
-            if p.account_id is not None
-        ]
+        return curator_runs(
+            quiet.room_id,
+            quiet.mode,
+            quiet.participants,
+            quiet.now,
+            watch_generation=quiet.generation,
+        )
 
     return step

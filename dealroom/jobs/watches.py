@@ -21,10 +21,10 @@ import structlog
 from sqlalchemy import select
 
 from dealroom.agents.models.base import AgentName
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import RoomMode, Seat
 from dealroom.jobs.curator import CuratorStep, Quiet, arvist_step
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Participant, RoomWatch
+from dealroom.persistence.models import AgentRun, Participant, Room, RoomWatch
 from dealroom.persistence.watches import CURATOR, DONE, GUARD, WatchRepository
 from dealroom.services.turns import TurnRunner, new_run
 
@@ -131,7 +131,10 @@ class WatchFirer:
                 )
             watch.step = CURATOR
         elif watch.step == CURATOR:
-            runs = self.curator(Quiet(watch.room_id, generation, participants, now))
+            mode = await db.scalar(select(Room.mode).where(Room.id == watch.room_id))
+            assert mode is not None  # the watch is the room's (a cascading foreign key)
+            quiet = Quiet(watch.room_id, RoomMode(mode), generation, participants, now)
+            runs = self.curator(quiet)
             watch.step = DONE
         watch.fired_at = now
         if runs:

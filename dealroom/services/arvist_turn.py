@@ -3,8 +3,9 @@ into that account's document (seed 000 "Rooms never close; quiet remains Arvist'
 Update Agent promotes on Distil"; seed 002 layer 4).
 
 Triggers: right after Distil changes a live home room (ZLY-1897, ``home_arvist_run``), and the
-quiet chain's curator window for every room (``enqueue_arvist_for_room``). Scripted and demo
-rooms never promote: the skip is recorded as a run that wrote nothing (D5).
+quiet chain's curator window for every room (``jobs/curator.arvist_step``, which queues
+``curator_runs``). Scripted and demo rooms never promote: the skip is recorded as a run that
+wrote nothing (D5), and a run queued for one anyway finds nothing to do (``_load``).
 
 load → think → apply: the input is read in one short unit of work, the model is called with
 no connection held, and the write happens under the account row lock with the version it read
@@ -14,6 +15,7 @@ checked (``durable_memory.write``); a run that changes nothing writes nothing.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -79,33 +81,65 @@ async def _queued(db: Db, participant_id: uuid.UUID) -> bool:
     return found is not None
 
 
-def _skipped(room: Room, participant_id: uuid.UUID, now: datetime) -> AgentRun:
+def _skipped(
+    room_id: uuid.UUID,
+    mode: RoomMode,
+    participant_id: uuid.UUID,
+    now: datetime,
+    watch_generation: int | None = None,
+) -> AgentRun:
     """D5: a scripted or demo room promotes nothing; the skip is a run that wrote nothing."""
-    run = new_run(room_id=room.id, participant_id=participant_id, agent=AgentName.ARVIST, now=now)
+    run = new_run(
+        room_id=room_id,
+        participant_id=participant_id,
+        agent=AgentName.ARVIST,
+        now=now,
+        watch_generation=watch_generation,
+    )
     run.status, run.no_op, run.finished_at = RunStatus.DONE.value, True, now
-    run.error = f"skipped: {room.mode} room never writes durable memory"
+    run.error = f"skipped: {mode.value} room never writes durable memory"
     return run
 
 
-async def enqueue_arvist_for_room(db: Db, room: Room, now: datetime) -> list[AgentRun]:
-    """The curator step of the quiet chain: one Arvist run per bound participant of ``room``
-    (seed 002 layer 4), in the caller's transaction. A scripted or demo room gets one run that
-    is recorded done with no writes. The caller wakes the runner after commit."""
-    participants = await RoomRepository(db).participants(room.id)
-    if not durable.arvist_runs(RoomMode(room.mode)):
+def curator_runs(
+    room_id: uuid.UUID,
+    mode: RoomMode,
+    participants: Sequence[Participant],
+    now: datetime,
+    *,
+    watch_generation: int | None = None,
+) -> list[AgentRun]:
+    """The quiet chain's curator window for one room (``jobs/curator.arvist_step``): one
+    Arvist run per bound participant (seed 002 layer 4). A scripted or demo room gets one run
+    in the host's pane, recorded done with no writes and a "skipped: …" reason (D5)."""
+    if not durable.arvist_runs(mode):
         host = next((p for p in participants if p.key == Seat.HOST.value), None)
         if host is None:
             return []
-        skipped = _skipped(room, host.id, now)
-        await db.add(skipped)
-        return [skipped]
-    runs: list[AgentRun] = []
-    for participant in participants:
-        if participant.account_id is None or await _queued(db, participant.id):
-            continue
-        runs.append(
-            new_run(room_id=room.id, participant_id=participant.id, agent=AgentName.ARVIST, now=now)
+        return [_skipped(room_id, mode, host.id, now, watch_generation)]
+    return [
+        new_run(
+            room_id=room_id,
+            participant_id=p.id,
+            agent=AgentName.ARVIST,
+            now=now,
+            watch_generation=watch_generation,
         )
+        for p in participants
+        if p.account_id is not None
+    ]
+
+
+async def enqueue_arvist_for_room(db: Db, room: Room, now: datetime) -> list[AgentRun]:
+    """The curator window's runs for ``room`` queued outside the watch (``curator_runs``), in
+    the caller's transaction, leaving out panes that already have an Arvist run waiting. The
+    caller wakes the runner after commit."""
+    participants = await RoomRepository(db).participants(room.id)
+    runs = [
+        run
+        for run in curator_runs(room.id, RoomMode(room.mode), participants, now)
+        if run.status != RunStatus.QUEUED.value or not await _queued(db, run.participant_id)
+    ]
     if runs:
         await db.add(*runs)
     return runs
@@ -119,7 +153,7 @@ async def home_arvist_run(
     if room.kind != RoomKind.HOME.value:
         return None
     if not durable.arvist_runs(RoomMode(room.mode)):
-        run = _skipped(room, participant_id, now)
+        run = _skipped(room.id, RoomMode(room.mode), participant_id, now)
     elif await _queued(db, participant_id):
         return None
     else:

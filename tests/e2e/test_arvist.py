@@ -3,8 +3,11 @@ seed 002 layer 4): the host's closed deal reaches the next room, the brand's doc
 nothing of the host's, neither run sees what its perspective may not, scripted and demo rooms
 write nothing, and Arvist racing a home-room Distil loses no write.
 
-The quiet chain's curator window (room watches) is not on this branch: these tests call
-``enqueue_arvist_for_room`` directly, which is what that window calls."""
+In production the quiet chain's curator window (``jobs/curator.arvist_step``) queues the runs
+``curator_runs`` builds; most tests here queue the same runs at once through
+``enqueue_arvist_for_room`` rather than waiting out the Guard's window first. The scripted and
+demo test goes through the watch itself (tests/support/watches.py ``quiet``), as does
+tests/services/test_watches.py for a live room."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -34,6 +38,7 @@ from tests.support.recording import (
     write_room_memory,
 )
 from tests.support.turns import HOME, RULES, Deal
+from tests.support.watches import quiet, watch_of
 
 
 @pytest.fixture
@@ -53,7 +58,7 @@ async def durable(db: Db, account_id: str) -> AccountMemory:
 
 
 async def curate(server: Server, db: Db, room_id: str) -> list[AgentRun]:
-    """What the curator window does once the room went quiet."""
+    """The runs the curator window queues once the room went quiet, queued now."""
     try:
         room = await db.get(Room, uuid.UUID(room_id))
         assert room is not None
@@ -227,12 +232,17 @@ async def test_scripted_and_demo_rooms_never_write_durable_memory(
     await post(brand, scripted, "Hi, I'm Mara Ellison from Acme. A sponsored post for $5,000?")
     await settle(server)
     before = await durable(db, host_id)
-    for room_id in (demo["id"], scripted):
-        runs = await curate(server, db, room_id)
-        assert [(r.status, r.no_op) for r in runs] == [("done", True)]
+    # The production path: both rooms go quiet, the Guard's window, then the curator's.
+    await quiet(server)
+    await quiet(server, timedelta(seconds=600))
+    for room_id, mode in ((demo["id"], "demo"), (scripted, "scripted")):
+        assert (await watch_of(db, room_id)).step == "done"  # the curator window fired
         recorded = await runs_of(db, room_id, "arvist")
-        assert [(r.status, r.no_op) for r in recorded] == [("done", True)]
-        assert "never writes durable memory" in (recorded[0].error or "")
+        # one run, in the host's pane, recorded done with no writes and why
+        assert [(r.status, r.no_op, r.error) for r in recorded] == [
+            ("done", True, f"skipped: {mode} room never writes durable memory")
+        ]
+        assert recorded[0].watch_generation is not None
     after = await durable(db, host_id)
     assert (after.version, after.document) == (before.version, before.document)
     try:
@@ -469,3 +479,57 @@ async def test_a_sibling_room_after_a_booking_seeds_the_host_like_any_new_room(
         await db.close()
     assert seat is not None
     assert seat.last_merged_memory_version == current.version
+
+
+async def test_a_same_value_write_on_a_later_day_keeps_the_leaf_date(
+    agent_server: Server, db: Db, model: RecordingClient
+) -> None:
+    """Leaf dates are written by code when a value changes (D1): a model that restates a leaf
+    as it already is, days later, beside one real change, moves only the changed leaf's date
+    and history."""
+    server = agent_server
+    host = server.client()
+    host_id = (await sign_up(host, "devraman", "Dev Raman"))["account"]["id"]
+    home_id = (await host.query(HOME))["me"]["homeRoom"]["id"]
+    await post(host, home_id, RULES)
+    await settle(server)
+    query = (
+        "{ me { memory { version leaves { path value changedOn } }"
+        " memoryHistory(first: 50) { edges { node { path newValue } } } } }"
+    )
+    before = (await host.query(query))["me"]
+    dates = {leaf["path"]: leaf["changedOn"] for leaf in before["memory"]["leaves"]}
+    assert dates["rates.sponsored_post.ask"] == "2026-01-01"
+    server.clock.advance(timedelta(days=3))
+
+    def restating(request: ModelRequest) -> Any:
+        from dealroom.agents.arvist import ArvistOutput, DurableChange
+
+        if request.agent is AgentName.ARVIST:
+            return ArvistOutput(
+                changes=[
+                    DurableChange(op="set", path="rates.sponsored_post.ask", value="8000 USD"),
+                    DurableChange(op="set", path="style", value="brief"),
+                ]
+            )
+        return None
+
+    model.script = restating
+    await curate(server, db, home_id)
+    after = (await host.query(query))["me"]
+    leaves = {leaf["path"]: leaf for leaf in after["memory"]["leaves"]}
+    assert leaves["rates.sponsored_post.ask"] == {
+        "path": "rates.sponsored_post.ask",
+        "value": "8000 USD",
+        "changedOn": "2026-01-01",  # restated, not changed
+    }
+    assert leaves["style"]["changedOn"] == "2026-01-04"
+    for path, date in dates.items():
+        if path != "style":
+            assert leaves[path]["changedOn"] == date, path
+    assert after["memory"]["version"] == before["memory"]["version"] + 1
+    new = after["memoryHistory"]["edges"][: -len(before["memoryHistory"]["edges"])]
+    assert [e["node"] for e in new] == [{"path": "style", "newValue": "brief"}]
+    [run] = [r for r in await runs_of(db, home_id, "arvist") if r.created_at.day == 4]
+    assert (run.status, run.no_op) == ("done", False)
+    assert (await durable(db, host_id)).document["style"] == "brief"

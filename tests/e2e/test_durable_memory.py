@@ -113,23 +113,32 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
         # nothing merged yet: the room has had no turn
         room_host = (await memory(db, room_id))["host"]
         assert room_host["limits"]["sponsored_post"]["floor"] == "4000"
-        await post(visitor, room_id, "Could you do a sponsored post for $5,000?")
-        await agent_server.settle()
+        # The brand stays low: the host's side walks its concession path, which only the new
+        # floor explains. The ask is $8,000 under either floor; the settle point is
+        # floor + ½(ask − floor) in three steps: $7,700, $7,350, $7,000 with the $6,000 floor
+        # (it would be $7,350, $6,700, $6,000 with the old $4,000 one).
+        for proposal in ("$5,000", "$5,200", "$5,400", "$5,500"):
+            await post(visitor, room_id, f"Could you do a sponsored post for {proposal}?")
+            await agent_server.settle()
     finally:
         agent_server.runner._sweeps[:] = sweeps
+    visitor_pane = [m.body for m in await messages_in(db, room_id, "visitor")]
+    counters = [
+        amount
+        for body in visitor_pane
+        for amount in ("$8,000", "$7,700", "$7,350", "$7,000", "$6,700", "$6,000")
+        if amount in body
+    ]
+    assert counters == ["$8,000", "$7,700", "$7,350", "$7,000"], visitor_pane
     merged = await memory(db, room_id)
     assert merged["host"]["rates"]["sponsored_post"] == {"ask": "8000 USD"}
     assert merged["host"]["limits"]["sponsored_post"]["floor"] == "6000"
     host_pane = await messages_in(db, room_id, "host")
     lines = [m for m in host_pane if m.author_kind == AuthorKind.SYSTEM.value]
+    # one line: the first turn merged, the three after it had nothing more to merge
     assert [m.body for m in lines] == [
         "Standing knowledge merged from your profile: limits.sponsored_post.floor: 6000."
     ]
-    visitor_pane = [m.body for m in await messages_in(db, room_id, "visitor")]
-    # Negotiated from the merged memory: the first counter is the ask, never a midpoint toward
-    # a floor (issue 14's policy); the floor itself never reaches the brand.
-    assert any("$8,000" in body for body in visitor_pane), visitor_pane
-    assert not any("6,500" in body for body in visitor_pane)
     # Canaries: the brand's pane never sees the merge line or the value.
     for body in visitor_pane:
         assert "Standing knowledge" not in body
@@ -151,12 +160,6 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
         "query($id: ID!) { room(id: $id) { pane(seat: HOST) { seat } } }", {"id": room_id}
     )
     assert denied == ["FORBIDDEN"]
-    # A second turn merges nothing more.
-    await post(visitor, room_id, "Could you do a sponsored post for $7,900?")
-    await agent_server.settle()
-    assert (
-        len([m for m in await messages_in(db, room_id, "host") if m.author_kind == "system"]) == 1
-    )
 
 
 async def test_the_sweep_merges_rooms_with_no_turn_coming(agent_server: Server, db: Db) -> None:
