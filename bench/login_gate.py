@@ -40,6 +40,7 @@ from typing import Any
 from _client import (
     DEFAULT_PG_URL,
     DEFAULT_REDIS_URL,
+    UNTHROTTLED,
     create_pg_database,
     drop_pg_database,
     gql,
@@ -85,6 +86,7 @@ class Counter:
 
 
 def settings_for(url: str, redis_url: str | None, folder: Path, workers: int) -> Settings:
+    """The throttles (issue 9) are off: every room here is opened from one address."""
     return Settings(
         database_url=url,
         redis_url=redis_url,
@@ -96,8 +98,7 @@ def settings_for(url: str, redis_url: str | None, folder: Path, workers: int) ->
         worker_poll_seconds=0.05,
         posts_per_minute=100_000,
         guest_message_cap=100_000,
-        guest_keys_per_ip_per_hour=100_000,
-    )
+    ).model_copy(update=UNTHROTTLED)
 
 
 async def post(http: Any, room_id: str, headers: dict[str, str], body: str) -> None:

@@ -91,8 +91,9 @@ class Settings(BaseSettings):
     session_line_cap: int = 400
     """Safety cap on transcript lines read for one turn (never reached by a real sitting)."""
     guest_message_cap: int = 30
-    """Posts one guest key may make across its rooms before the login gate asks for a
-    sign-in; past it posts are refused (FORBIDDEN, reason LOGIN_REQUIRED)."""
+    """Posts one guest key may make across its rooms (its address's other guest keys' posts
+    of the last day count too) before the login gate asks for a sign-in; past it posts are
+    refused (FORBIDDEN, reason LOGIN_REQUIRED)."""
     guest_keys_per_ip_per_hour: int = 30
     """Guest keys one client address may be handed in an hour (RATE_LIMITED past it)."""
     replay_poll_seconds: float = 0.1

@@ -280,13 +280,19 @@ class PendingEffect(Base):
 
 
 class GuestKeyMint(Base):
-    """A guest key handed out, by the client address's hash: minting is rate limited per IP."""
+    """A guest key handed out, by the client address's hash: minting is rate limited per IP,
+    and the guest message cap counts an address's keys together (persistence/guest_posts)."""
 
     __tablename__ = "guest_key_mints"
-    __table_args__ = (Index("ix_guest_key_mints_ip", "ip_hash", "created_at"),)
+    __table_args__ = (
+        Index("ix_guest_key_mints_ip", "ip_hash", "created_at"),
+        Index("ix_guest_key_mints_key", "guest_key_hash"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     ip_hash: Mapped[str] = mapped_column(String(64))
+    guest_key_hash: Mapped[str | None] = mapped_column(String(64))
+    """The key minted (its digest); null for mints recorded before it was kept."""
     created_at: Mapped[datetime] = mapped_column(default=_now)
 
 

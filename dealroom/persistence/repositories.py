@@ -241,31 +241,6 @@ class RoomRepository:
         )
         return set(rows)
 
-    async def guest_capped_rooms(self, room_ids: Sequence[uuid.UUID], cap: int) -> set[uuid.UUID]:
-        """Rooms whose visitor is an unclaimed guest whose key has made ``cap`` posts or more
-        across its rooms: the guest message cap rides on the login gate."""
-        other = aliased(Participant)
-        posts = (
-            select(func.count(Message.id))
-            .join(other, other.id == Message.participant_id)
-            .where(
-                other.guest_key_hash == Participant.guest_key_hash,
-                other.account_id.is_(None),
-                Message.author_kind == "participant",
-            )
-            .scalar_subquery()
-        )
-        rows = await self.db.scalars(
-            select(Participant.room_id).where(
-                Participant.room_id.in_(room_ids),
-                Participant.key == "visitor",
-                Participant.account_id.is_(None),
-                Participant.guest_key_hash.is_not(None),
-                posts >= cap,
-            )
-        )
-        return set(rows)
-
     async def held_effects(self, room_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, int]:
         """How many effects each room holds for its guest's sign-in."""
         rows = await self.db.execute(

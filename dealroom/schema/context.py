@@ -58,7 +58,9 @@ class Context:
 
     @functools.cached_property
     def loaders(self) -> Loaders:
-        return create_loaders(self.db, guest_cap=self.app.settings.guest_message_cap)
+        return create_loaders(
+            self.db, guest_cap=self.app.settings.guest_message_cap, now=self.app.clock.now
+        )
 
     @property
     def client_ip(self) -> str:

@@ -7,11 +7,13 @@ import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
 from strawberry.dataloader import DataLoader
 
 from dealroom.persistence.db import Db
+from dealroom.persistence.guest_posts import guest_capped_rooms
 from dealroom.persistence.models import Account, AccountMemory, Message, Offer, Participant
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import AccountRepository, MessageRepository, RoomRepository
@@ -49,7 +51,11 @@ class Loaders:
     """Keyed by room: its current written offer (the stage is derived from it)."""
 
 
-def create_loaders(db: Db, guest_cap: int | None = None) -> Loaders:
+def create_loaders(
+    db: Db, guest_cap: int | None = None, now: Callable[[], datetime] | None = None
+) -> Loaders:
+    """``now`` reads the clock for the guest cap's window (the app's clock)."""
+    now = now or (lambda: datetime.now(UTC))
     rooms = RoomRepository(db)
     accounts = AccountRepository(db)
     messages = MessageRepository(db)
@@ -75,7 +81,7 @@ def create_loaders(db: Db, guest_cap: int | None = None) -> Loaders:
     async def load_login_required(keys: Sequence[uuid.UUID]) -> list[bool]:
         held = await rooms.unclaimed_rooms_with_held_effects(list(keys))
         if guest_cap is not None:
-            held |= await rooms.guest_capped_rooms(list(keys), guest_cap)
+            held |= await guest_capped_rooms(db, list(keys), guest_cap, now())
         return [key in held for key in keys]
 
     async def load_held_effects(keys: Sequence[uuid.UUID]) -> list[int]:

@@ -9,6 +9,7 @@ gate follows), and not at all once the room is claimed.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import assert_never
 
 from sqlalchemy import select
 
@@ -40,6 +41,12 @@ def waiting_phrase(kinds: list[tuple[str, bool]], host: str) -> str:
                 phrase = "the written offer"
             case effects.EffectKind.OFFER_CLOSE:
                 phrase = "closing the written offer"
+            case effects.EffectKind.RELEASE:
+                # The host's yes to a send the firewall held on the host's side: it goes
+                # out to this pane once the guest signs in.
+                phrase = f"news from {host}"
+            case unknown:
+                assert_never(unknown)
         if phrase not in phrases:
             phrases.append(phrase)
     return "; ".join(phrases) or "an update"

@@ -13,9 +13,10 @@ from sqlalchemy import func, select
 
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.errors import DomainError, ErrorCode
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, GuestKeyMint, Message, Participant
+from dealroom.persistence.guest_posts import guest_posts
+from dealroom.persistence.models import AgentRun, GuestKeyMint, Participant
 from dealroom.persistence.offers import pane_end
 from dealroom.services.events import LoginRequiredChangedEvent, pane_channel
 from dealroom.services.identity import digest
@@ -46,22 +47,6 @@ async def login_required_changed(
     )
 
 
-async def guest_posts(db: Db, guest_key_hash: str) -> int:
-    """Posts made by a guest key across its rooms, while unclaimed."""
-    return int(
-        await db.scalar(
-            select(func.count(Message.id))
-            .join(Participant, Participant.id == Message.participant_id)
-            .where(
-                Participant.guest_key_hash == guest_key_hash,
-                Participant.account_id.is_(None),
-                Message.author_kind == AuthorKind.PARTICIPANT.value,
-            )
-        )
-        or 0
-    )
-
-
 async def check_guest_post(
     db: Db, participant: Participant, *, cap: int, now: datetime
 ) -> tuple[list[AgentRun], list[Publish]]:
@@ -70,7 +55,7 @@ async def check_guest_post(
     demo visitors are bound to an account and never counted."""
     if participant.account_id is not None or participant.guest_key_hash is None:
         return [], []
-    made = await guest_posts(db, participant.guest_key_hash)
+    made = await guest_posts(db, participant.guest_key_hash, now)
     if made >= cap:
         raise login_required(
             f"Guests may send {cap} messages; sign in or create an account to keep going."
@@ -82,8 +67,11 @@ async def check_guest_post(
     return [run], [changed]
 
 
-async def mint_allowed(db: Db, client_ip: str | None, *, per_hour: int, now: datetime) -> None:
-    """Count a guest key handed to ``client_ip``; RATE_LIMITED past ``per_hour`` an hour."""
+async def mint_allowed(
+    db: Db, client_ip: str | None, guest_key_hash: str, *, per_hour: int, now: datetime
+) -> None:
+    """Count a guest key handed to ``client_ip``; RATE_LIMITED past ``per_hour`` an hour.
+    The key is recorded with the address: the message cap counts the address's keys."""
     ip_hash = digest(client_ip or "unknown")
     since = now - timedelta(hours=1)
     minted = int(
@@ -100,4 +88,8 @@ async def mint_allowed(db: Db, client_ip: str | None, *, per_hour: int, now: dat
             "Too many new guest visits from this address; sign in or try again later.",
             retryAfterSeconds=3600,
         )
-    await db.add(GuestKeyMint(id=uuid.uuid4(), ip_hash=ip_hash, created_at=now))
+    await db.add(
+        GuestKeyMint(
+            id=uuid.uuid4(), ip_hash=ip_hash, guest_key_hash=guest_key_hash, created_at=now
+        )
+    )

@@ -229,14 +229,13 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
             await effects.emit(db, outbound, effects.Release(dispatch.id, str(trigger.id)))
             names.append(ctx.names.get(ctx.key_of(dispatch.to_participant_id), "them"))
         published += outbound.published
-        reply, event = await _agent_line(
-            db,
-            ctx.room_id,
-            ctx.pane,
-            f"Sent to {_joined(sorted(set(names)))} as written.",
-            f"run:{run.id}",
-            now,
+        to = _joined(sorted(set(names)))
+        said = (
+            f"Approved: it goes to {to} as written once they sign in."
+            if outbound.held  # a guest's room: the release waits for the claim too
+            else f"Sent to {to} as written."
         )
+        reply, event = await _agent_line(db, ctx.room_id, ctx.pane, said, f"run:{run.id}", now)
         published.append(event)
         row.status, row.finished_at, row.reply_message_id = RunStatus.DONE.value, now, reply.id
         row.error = None

@@ -107,11 +107,15 @@ async def open_visitor_room(
     if visitor is None:
         guest_key = identity.guest_key
         if guest_key is None:
+            guest_key = new_guest_key()
             if guest_keys_per_hour is not None:
                 await guests.mint_allowed(
-                    db, client_ip, per_hour=guest_keys_per_hour, now=clock.now()
+                    db,
+                    client_ip,
+                    digest(guest_key),
+                    per_hour=guest_keys_per_hour,
+                    now=clock.now(),
                 )
-            guest_key = new_guest_key()
     kind = visits.visitor_kind(host.id, visitor.id if visitor else None)
     guest_hash = digest(guest_key) if guest_key else None
 

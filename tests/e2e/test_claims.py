@@ -12,8 +12,11 @@ from tests.support.gate import (
     GATE_ROOM,
     arrange_held_sends,
     arrange_offer,
+    arrange_standing_counter,
     held,
     room_dispatches,
+    room_offers,
+    room_runs,
     sign_in_here,
     sign_up_here,
 )
@@ -135,6 +138,42 @@ async def test_racing_claims_from_two_tabs_replay_each_held_effect_once(
     await agent_server.settle()
 
     assert [r.status for r in await held(db, room_id)] == ["replayed"]
+    notes = [d for d in await room_dispatches(db, room_id) if d.chain_depth == 1]
+    assert len(notes) == 1
+    delivered = [m for m in await messages_in(db, room_id, "host") if m.relayed_dispatch_id]
+    assert [m.relayed_dispatch_id for m in delivered] == [notes[0].id]
+
+
+async def test_racing_claims_replay_a_held_mint_once_with_the_buyer_set(
+    agent_server: Server, db: Db
+) -> None:
+    """The racing tabs again, with a held Offer-Gen mint ahead of the held note: one written
+    offer, drawn once, for the account that claimed, and the note delivered once."""
+    await host_with_rules(agent_server)
+    brand = agent_server.client()
+    mara = (await sign_up(brand, "mara", "Mara Ellison"))["account"]["id"]
+    guest = agent_server.client()
+    room_id = (await open_room(guest, "devraman"))["room"]["id"]
+    await post(guest, room_id, "Hi, we'd like a sponsored post on 15 March 2027, 50% upfront")
+    await agent_server.settle()
+    await arrange_standing_counter(db, room_id, agent_server.clock.now())
+    await post(guest, room_id, "Yes, that works")
+    await agent_server.settle()
+    assert [(r.kind, r.status) for r in await held(db, room_id)] == [
+        ("offer_mint", "held"),
+        ("pane_send", "held"),
+    ]
+    assert await room_offers(db, room_id) == []
+    tabs = [guest, _same_guest(agent_server, guest), _same_guest(agent_server, guest)]
+
+    await asyncio.gather(*(sign_in_here(tab, "mara") for tab in tabs))
+    await asyncio.gather(*(tab.query(CLAIM, {"id": room_id}) for tab in tabs))
+    await agent_server.settle()
+
+    assert [r.status for r in await held(db, room_id)] == ["replayed", "replayed"]
+    offers = await room_offers(db, room_id)
+    assert [str(o.buyer_account_id) for o in offers] == [mara]
+    assert [r.agent for r in await room_runs(db, room_id)].count("offer_gen") == 1
     notes = [d for d in await room_dispatches(db, room_id) if d.chain_depth == 1]
     assert len(notes) == 1
     delivered = [m for m in await messages_in(db, room_id, "host") if m.relayed_dispatch_id]

@@ -5,6 +5,7 @@ in what a replay delivers."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -14,6 +15,7 @@ from dealroom.agents.models.offline import OfflineClient
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
+from dealroom.persistence.guest_posts import IP_WINDOW
 from dealroom.realtime import Broker
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
@@ -38,6 +40,7 @@ from tests.support.rooms import grant, only_error
 from tests.support.turns import host_with_rules, messages_in
 
 BID = "Hi, we'd like a sponsored post on 15 March 2027 and can pay $7,000"
+POST_ID = "mutation($i: PostMessageInput!) { postMessage(input: $i) { id } }"
 
 
 def _delivered(rows: list) -> list:  # type: ignore[type-arg]
@@ -123,10 +126,13 @@ async def test_the_guest_cap_gates_gently_then_refuses_across_rooms_until_sign_i
     assert gate_line.author_kind == AuthorKind.AGENT.value
     assert "sign in" in gate_line.body.lower()
     assert "Dev Raman" in gate_line.body  # composed for this room, not a frozen line
+    # The cap's gentler copy, not the held-effect one ("about to share an update").
+    assert "keep going" in gate_line.body
+    assert "about to share" not in gate_line.body
     assert (await guest.query(GATE_ROOM, {"id": room_id}))["room"]["loginRequired"] is True
     refused = await only_error(
         guest,
-        "mutation($i: PostMessageInput!) { postMessage(input: $i) { id } }",
+        POST_ID,
         {"i": {"roomId": room_id, "body": "One more?", "clientMessageId": "over-1"}},
     )
     assert refused["extensions"] == {
@@ -136,7 +142,7 @@ async def test_the_guest_cap_gates_gently_then_refuses_across_rooms_until_sign_i
     other = (await open_room(guest, "lena"))["room"]["id"]  # the cap is per key, across rooms
     refused = await only_error(
         guest,
-        "mutation($i: PostMessageInput!) { postMessage(input: $i) { id } }",
+        POST_ID,
         {"i": {"roomId": other, "body": "Hello?", "clientMessageId": "over-2"}},
     )
     assert refused["extensions"]["reason"] == "LOGIN_REQUIRED"
@@ -145,6 +151,38 @@ async def test_the_guest_cap_gates_gently_then_refuses_across_rooms_until_sign_i
     await sign_up_here(guest, "mara", "Mara Ellison")
     await post(guest, room_id, "Back, signed in")
     assert (await guest.query(GATE_ROOM, {"id": room_id}))["room"]["loginRequired"] is False
+
+
+async def test_a_fresh_guest_key_from_the_same_address_does_not_start_the_cap_over(
+    capped_server: Server,
+) -> None:
+    server = capped_server
+    await host_with_rules(server)
+    first = server.client()
+    room_id = (await open_room(first, "devraman"))["room"]["id"]
+    for line in ("Hi there", "What do you do?", "Tell me more"):
+        await post(first, room_id, line)
+    await server.settle()
+
+    fresh = server.client()  # no key: a new one, minted to the same address
+    opened = await open_room(fresh, "devraman", new=True)
+    assert opened["guestKey"] not in (None, first.headers["X-Guest-Key"])
+    other = opened["room"]["id"]
+    assert other != room_id
+    assert (await fresh.query(GATE_ROOM, {"id": other}))["room"]["loginRequired"] is True
+    refused = await only_error(
+        fresh, POST_ID, {"i": {"roomId": other, "body": "Hello?", "clientMessageId": "ip-1"}}
+    )
+    assert refused["extensions"]["reason"] == "LOGIN_REQUIRED"
+
+    # A day on, the address's other keys no longer count; each key's own posts still do.
+    server.clock.advance(IP_WINDOW + timedelta(minutes=1))
+    assert (await fresh.query(GATE_ROOM, {"id": other}))["room"]["loginRequired"] is False
+    await post(fresh, other, "Hello again")
+    refused = await only_error(
+        first, POST_ID, {"i": {"roomId": room_id, "body": "Me?", "clientMessageId": "ip-2"}}
+    )
+    assert refused["extensions"]["reason"] == "LOGIN_REQUIRED"
 
 
 async def test_guest_keys_are_handed_out_a_limited_number_of_times_per_address(

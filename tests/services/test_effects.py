@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 import dealroom
+from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Dispatch, Participant, PendingEffect
@@ -19,6 +20,7 @@ from dealroom.services import effects
 from tests.conftest import Server
 from tests.support.gate import sign_up_here
 from tests.support.graphql import open_room, sign_up
+from tests.support.turns import messages_in
 
 PERFORMERS = {
     "Dispatch": "a pane-to-pane send",
@@ -94,6 +96,41 @@ async def test_every_effect_kind_is_held_for_a_guest(
     assert (
         await guest.query("query($id: ID!) { room(id: $id) { loginRequired } }", {"id": room_id})
     )["room"]["loginRequired"] is True
+
+
+GATE_SAYS = {
+    effects.EffectKind.PANE_SEND: "a note for Dev Raman",
+    effects.EffectKind.OFFER_MINT: "the written offer",
+    effects.EffectKind.OFFER_CLOSE: "closing the written offer",
+    effects.EffectKind.RELEASE: "news from Dev Raman",
+}
+"""What the gate line says waits, by the room's first held effect (kind only)."""
+
+
+@pytest.mark.parametrize("kind", list(effects.EffectKind))
+async def test_the_gate_line_is_spoken_whatever_kind_is_held_first(
+    agent_server: Server, db: Db, kind: effects.EffectKind
+) -> None:
+    """The gate run itself, not just its queueing: the guest's agent asks for a sign-in and
+    says what waits, for every kind that can be the room's first held effect."""
+    host = agent_server.client()
+    await sign_up(host, "devraman", "Dev Raman")
+    guest = agent_server.client()
+    room_id = (await open_room(guest, "devraman"))["room"]["id"]
+    await agent_server.settle()
+    before = len(await messages_in(db, room_id, "visitor"))
+
+    outbound = await _emit(agent_server, room_id, kind)
+    assert [r.agent for r in outbound.runs] == ["gate"]
+    await agent_server.settle()
+
+    said = (await messages_in(db, room_id, "visitor"))[before:]
+    assert [(m.author_kind, m.client_message_id) for m in said] == [
+        (AuthorKind.AGENT.value, f"run:{outbound.runs[0].id}")
+    ]
+    assert "sign in" in said[0].body.lower()
+    assert GATE_SAYS[kind] in said[0].body
+    assert await messages_in(db, room_id, "host") == []
 
 
 @pytest.mark.parametrize("kind", list(effects.EffectKind))

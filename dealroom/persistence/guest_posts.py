@@ -1,0 +1,70 @@
+"""How many messages a guest has posted, for the guest message cap (issue 11): its key's own
+posts across its rooms, and, so that a fresh key does not start at zero, the posts made in
+the last :data:`IP_WINDOW` by every unclaimed key minted from the same client address.
+
+Only keys whose mint was recorded with the key (``guest_key_mints.guest_key_hash``) have an
+address; a key from before that (or minted with the allowance off) is counted on its own.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy.orm import InstrumentedAttribute, aliased
+
+from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import GuestKeyMint, Message, Participant
+
+IP_WINDOW = timedelta(hours=24)
+"""How far back one address's other keys count: a day, so a shared address (an office, a
+carrier's NAT) is not held to one guest's allowance for ever."""
+
+
+def posts_of(
+    key_hash: InstrumentedAttribute[str | None] | str, now: datetime
+) -> ColumnElement[int]:
+    """A scalar count of the guest posts charged to ``key_hash`` (a value or a column to
+    correlate on): its own, and its address's other unclaimed keys' within the window."""
+    by_key, by_ip = aliased(GuestKeyMint), aliased(GuestKeyMint)
+    author = aliased(Participant)
+    address = select(by_key.ip_hash).where(by_key.guest_key_hash == key_hash)
+    siblings = select(by_ip.guest_key_hash).where(by_ip.ip_hash.in_(address))
+    return (
+        select(func.count(Message.id))
+        .join(author, author.id == Message.participant_id)
+        .where(
+            author.account_id.is_(None),
+            Message.author_kind == AuthorKind.PARTICIPANT.value,
+            or_(
+                author.guest_key_hash == key_hash,
+                author.guest_key_hash.in_(siblings) & (Message.created_at >= now - IP_WINDOW),
+            ),
+        )
+        .scalar_subquery()
+    )
+
+
+async def guest_posts(db: Db, guest_key_hash: str, now: datetime) -> int:
+    """Posts charged to a guest key while unclaimed (see :func:`posts_of`)."""
+    return int(await db.scalar(select(posts_of(guest_key_hash, now))) or 0)
+
+
+async def guest_capped_rooms(
+    db: Db, room_ids: Sequence[uuid.UUID], cap: int, now: datetime
+) -> set[uuid.UUID]:
+    """Rooms whose visitor is an unclaimed guest charged ``cap`` posts or more: the guest
+    message cap rides on the login gate."""
+    rows = await db.scalars(
+        select(Participant.room_id).where(
+            Participant.room_id.in_(room_ids),
+            Participant.key == Seat.VISITOR.value,
+            Participant.account_id.is_(None),
+            Participant.guest_key_hash.is_not(None),
+            posts_of(Participant.guest_key_hash, now) >= cap,
+        )
+    )
+    return set(rows)
