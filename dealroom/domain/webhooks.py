@@ -67,6 +67,10 @@ def events_for_stage(
     return events
 
 
+MAX_DOUBLINGS = 32
+"""The exponent stops growing here: any sane cap is reached long before."""
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     base: timedelta
@@ -76,7 +80,8 @@ class RetryPolicy:
     def next_delay(self, attempts: int, rng: random.Random | None = None) -> timedelta:
         """W2: "equal" jitter under an exponential ceiling, ``attempts`` made so far (>= 1):
         uniform between half the ceiling and the ceiling, so a retry never comes at once."""
-        ceiling = min(self.cap, self.base * (1 << max(0, attempts - 1)))
+        doublings = min(max(0, attempts - 1), MAX_DOUBLINGS)  # 2**44 × 5 s overflows timedelta
+        ceiling = min(self.cap, self.base * (1 << doublings))
         fraction: float = (rng or random).uniform(0.5, 1.0)  # a floor: no retry storm
         return ceiling * fraction
 

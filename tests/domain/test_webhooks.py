@@ -62,6 +62,15 @@ def test_w2_backoff_is_exponential_jittered_and_capped() -> None:
     assert not policy.gives_up(timedelta(hours=23, minutes=59))
 
 
+@pytest.mark.parametrize("attempts", [44, 45, 100, 10_000])
+def test_w2_many_attempts_stay_at_the_cap(attempts: int) -> None:
+    """A day of failures at jittered 30-60 min apart is ~45 attempts; the ceiling must not
+    overflow timedelta on the way to the cap (it did at the 45th: the worker's batch raised)."""
+    policy = RetryPolicy(timedelta(seconds=5), timedelta(hours=1), timedelta(hours=24))
+    delay = policy.next_delay(attempts, random.Random(attempts))
+    assert timedelta(minutes=30) <= delay <= timedelta(hours=1)
+
+
 @pytest.mark.parametrize(
     "address",
     ["10.1.2.3", "172.16.0.1", "192.168.0.1", "169.254.169.254", "0.0.0.0", "fd00::1", "::"],
