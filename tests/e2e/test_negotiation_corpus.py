@@ -26,8 +26,10 @@ from typing import Any, Final
 import httpx
 import pytest
 
+from dealroom.agents.agreement import schedule
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind
+from dealroom.domain.terms import format_money
 from dealroom.persistence.db import Db
 from tests.conftest import Server
 from tests.support.graphql import Client, open_room, post, sign_up
@@ -152,14 +154,30 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
         problems.append(f"first counter {first} != {wanted}")
     if expect.get("floor"):
         pattern = floor_forms(expect["floor"])
-        # What the agents wrote: the pane's lines and the offer's terms (the payment quote's
-        # figures are code's arithmetic on the fee, and may equal anything).
-        shown = [*outcome["lines"], json.dumps((offer or {}).get("terms") or {})]
+        # What the agents wrote: the pane's lines, the offer's terms and its agreement (the
+        # payment quote's and the schedule's figures are code's arithmetic on the fee, and may
+        # equal anything).
+        terms = (offer or {}).get("terms") or {}
+        agreement = ((offer or {}).get("agreement") or {}).get("text") or ""
+        shown = [*outcome["lines"], json.dumps(terms), schedule_masked(agreement, terms)]
         # account ids (the offer's seller and buyer) are not amounts: "…-9000-…" is no floor
         leaks = [text for text in shown if pattern.search(_UUID.sub("<id>", text))]
         if leaks:
             problems.append(f"the floor {expect['floor']} reached the brand: {leaks[:2]}")
     return problems
+
+
+def schedule_masked(agreement: str, terms: dict[str, Any]) -> str:
+    """The agreement's text with the payment schedule's own figures masked: the share due at
+    booking and the rest are code's arithmetic on the fee (``agents.agreement.schedule``), so
+    they may equal the floor and reveal nothing (the agreement's firewall allows them too).
+    Only those figures in the schedule's sentences are masked; the same amount written
+    anywhere else in the agreement is still looked for."""
+    money = schedule(terms)
+    for part in (money.due, money.remaining):
+        if part is not None:
+            agreement = agreement.replace(f"({format_money(part)}) is due", "(<schedule>) is due")
+    return agreement
 
 
 CONCURRENT: Final = 8
@@ -217,3 +235,26 @@ async def test_every_script_writes_exactly_the_expected_terms(agent_server: Serv
     passed = len(SCRIPTS) - len(failures)
     print(f"\nnegotiation corpus: {passed}/{len(SCRIPTS)} scripts pass")
     assert not failures, "\n".join(failures)
+
+
+async def test_the_floor_check_reads_the_agreement_but_not_the_schedules_figures() -> None:
+    """The check itself: a floor written in the agreement's prose is a leak; the same figure
+    as the schedule's share due at booking ($2,500 with 40% due makes $1,000) is not."""
+    terms = {
+        "deliverables": ["Instagram story"],
+        "fee": {"amount": "2500.00", "currency": "USD"},
+        "dueSlicePercent": "40",
+    }
+    script = {"expect": {"offer": terms, "floor": "$1,000", "buyer": None}}
+    due = (
+        "40% of the fee ($1,000) is due at booking. The offer does not specify when the "
+        "remaining 60% ($1,500) is due."
+    )
+
+    def outcome(text: str) -> dict[str, Any]:
+        offer = {"terms": terms, "agreement": {"text": text}}
+        return {"offer": offer, "lines": [], "rulings": []}
+
+    assert check(script, outcome(due)) == []
+    [leak] = check(script, outcome(due + " The talent would not go below $1,000."))
+    assert leak.startswith("the floor $1,000 reached the brand")
