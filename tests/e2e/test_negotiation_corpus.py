@@ -2,13 +2,15 @@
 to end through the real server on the offline engine — the host teaches its rates in its home
 room, a guest brand opens a deal room and posts each line, the host answers in the deal
 room's own pane where the script says so — and the written offer must carry exactly the
-expected terms (or no offer, and a refusal in the brand's pane).
+expected terms (or no offer, and a refusal in the brand's pane; or, for a yes with nothing
+proposed, no offer and a request for a proposal).
 
 The scripts run concurrently in lock step (every script posts its k-th line, then the agents
 settle), so the whole corpus costs about as many agent rounds as its longest script.
 
 Checked for every script as well (floor safety): no line the brand's pane shows, no term of
-the written offer and no word of its agreement holds the host's floor in any written form,
+the written offer and no word of its agreement holds a floor the host taught (its rules' and
+any it stated in the deal room) in any written form, the schedule's own figures aside,
 and the first counter that crossed to the brand is the ask (unless the host named another
 figure for this deal).
 """
@@ -40,6 +42,7 @@ pytestmark = pytest.mark.asyncio
 
 CORPUS = Path(__file__).parents[1] / "data" / "negotiations"
 REFUSAL = "won't be able to take this one on"
+PROPOSAL_ASK = "What would you like to propose"
 
 
 def load_scripts() -> list[dict[str, Any]]:
@@ -133,6 +136,14 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
             problems.append(f"an offer was written: {offer['terms']}")
         if not any(REFUSAL in line for line in outcome["lines"]):
             problems.append(f"no refusal in the brand's pane: {outcome['lines'][-2:]}")
+    elif expect.get("asks_for_proposal"):
+        # a yes with nothing on the table: no offer, no ruling, a request for a proposal
+        if offer is not None:
+            problems.append(f"an offer was written: {offer['terms']}")
+        if outcome["rulings"]:
+            problems.append(f"the host's side ruled: {outcome['rulings']}")
+        if not any(PROPOSAL_ASK in line for line in outcome["lines"][-1:]):
+            problems.append(f"no request for a proposal: {outcome['lines'][-2:]}")
     else:
         if offer is None:
             return [f"no written offer; the brand's pane ends {outcome['lines'][-3:]}"]
@@ -152,8 +163,9 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
         or first["currency"] != wanted["currency"]
     ):
         problems.append(f"first counter {first} != {wanted}")
-    if expect.get("floor"):
-        pattern = floor_forms(expect["floor"])
+    floors = expect.get("floor") or []
+    for floor in [floors] if isinstance(floors, str) else floors:
+        pattern = floor_forms(floor)
         # What the agents wrote: the pane's lines, the offer's terms and its agreement (the
         # payment quote's and the schedule's figures are code's arithmetic on the fee, and may
         # equal anything).
@@ -163,7 +175,7 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
         # account ids (the offer's seller and buyer) are not amounts: "…-9000-…" is no floor
         leaks = [text for text in shown if pattern.search(_UUID.sub("<id>", text))]
         if leaks:
-            problems.append(f"the floor {expect['floor']} reached the brand: {leaks[:2]}")
+            problems.append(f"the floor {floor} reached the brand: {leaks[:2]}")
     return problems
 
 
@@ -217,8 +229,8 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 @pytest.fixture
 def agent_settings(settings: Settings) -> Settings:
-    """158 rooms from one loopback address: the per-address throttles (issue 9) are about
-    abuse, not about this corpus."""
+    """Every script's room from one loopback address: the per-address throttles (issue 9) are
+    about abuse, not about this corpus."""
     return settings.model_copy(
         update={
             "workers": 2,
