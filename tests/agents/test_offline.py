@@ -30,7 +30,7 @@ from dealroom.agents.render import Line, Party
 from dealroom.domain import memory as memdoc
 from dealroom.domain import offers as offer_rules
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import RoomKind
+from dealroom.domain.seats import GUEST_NAME, RoomKind
 from dealroom.domain.terms import Money
 from dealroom.domain.visibility import visible_memory
 from tests.support.recording import load_attacks
@@ -537,6 +537,30 @@ async def test_a_yes_with_nothing_on_the_table_asks_for_a_proposal() -> None:
     assert output.reply == (
         "Glad to hear it! What would you like to propose — which deliverable, what budget?"
     )
+
+
+def _as_guest(request: ModelRequest) -> ModelRequest:
+    """The same request from a guest, whose only name is the placeholder "A visitor"."""
+    guest = Party("visitor", GUEST_NAME).to_json()
+    return dataclasses.replace(request, context=dict(request.context) | {"speaking_with": guest})
+
+
+async def test_a_hello_greets_the_visitor_by_name_and_a_guest_without_the_placeholder() -> None:
+    """A guest's "Hi" used to get "Hi A visitor!": the placeholder is no name to address."""
+    named = await run_persona(persona_request("visitor", Trigger("message", "Hi")))
+    assert named.reply.startswith("Hi Dana Ortiz! ")
+    guest = await run_persona(_as_guest(persona_request("visitor", Trigger("message", "Hi"))))
+    assert guest.reply.startswith("Hi there! ")
+    assert GUEST_NAME not in guest.reply
+
+
+async def test_the_guest_cap_line_does_not_address_the_placeholder_name() -> None:
+    gate = Trigger(kind="gate", body="", reason="cap")
+    guest = await run_persona(_as_guest(persona_request("visitor", gate)))
+    assert guest.reply.startswith("I've enjoyed this — to keep going with Maya Lin")
+    assert GUEST_NAME not in guest.reply
+    named = await run_persona(persona_request("visitor", gate))
+    assert named.reply.startswith("I've enjoyed this, Dana Ortiz — ")
 
 
 async def test_a_yes_with_an_offer_written_points_to_it_and_the_next_step() -> None:

@@ -2,13 +2,15 @@
 to end through the real server on the offline engine — the host teaches its rates in its home
 room, a guest brand opens a deal room and posts each line, the host answers in the deal
 room's own pane where the script says so — and the written offer must carry exactly the
-expected terms (or no offer, and a refusal in the brand's pane).
+expected terms (or no offer, and a refusal in the brand's pane; or, for a yes with nothing
+proposed, no offer and a request for a proposal).
 
 The scripts run concurrently in lock step (every script posts its k-th line, then the agents
 settle), so the whole corpus costs about as many agent rounds as its longest script.
 
 Checked for every script as well (floor safety): no line the brand's pane shows, no term of
-the written offer and no word of its agreement holds the host's floor in any written form,
+the written offer and no word of its agreement holds a floor the host taught (its rules' and
+any it stated in the deal room) in any written form, the schedule's own figures aside,
 and the first counter that crossed to the brand is the ask (unless the host named another
 figure for this deal).
 """
@@ -26,8 +28,10 @@ from typing import Any, Final
 import httpx
 import pytest
 
+from dealroom.agents.agreement import schedule
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind
+from dealroom.domain.terms import format_money
 from dealroom.persistence.db import Db
 from tests.conftest import Server
 from tests.support.graphql import Client, open_room, post, sign_up
@@ -38,6 +42,7 @@ pytestmark = pytest.mark.asyncio
 
 CORPUS = Path(__file__).parents[1] / "data" / "negotiations"
 REFUSAL = "won't be able to take this one on"
+PROPOSAL_ASK = "What would you like to propose"
 
 
 def load_scripts() -> list[dict[str, Any]]:
@@ -131,6 +136,14 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
             problems.append(f"an offer was written: {offer['terms']}")
         if not any(REFUSAL in line for line in outcome["lines"]):
             problems.append(f"no refusal in the brand's pane: {outcome['lines'][-2:]}")
+    elif expect.get("asks_for_proposal"):
+        # a yes with nothing on the table: no offer, no ruling, a request for a proposal
+        if offer is not None:
+            problems.append(f"an offer was written: {offer['terms']}")
+        if outcome["rulings"]:
+            problems.append(f"the host's side ruled: {outcome['rulings']}")
+        if not any(PROPOSAL_ASK in line for line in outcome["lines"][-1:]):
+            problems.append(f"no request for a proposal: {outcome['lines'][-2:]}")
     else:
         if offer is None:
             return [f"no written offer; the brand's pane ends {outcome['lines'][-3:]}"]
@@ -150,16 +163,33 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
         or first["currency"] != wanted["currency"]
     ):
         problems.append(f"first counter {first} != {wanted}")
-    if expect.get("floor"):
-        pattern = floor_forms(expect["floor"])
-        # What the agents wrote: the pane's lines and the offer's terms (the payment quote's
-        # figures are code's arithmetic on the fee, and may equal anything).
-        shown = [*outcome["lines"], json.dumps((offer or {}).get("terms") or {})]
+    floors = expect.get("floor") or []
+    for floor in [floors] if isinstance(floors, str) else floors:
+        pattern = floor_forms(floor)
+        # What the agents wrote: the pane's lines, the offer's terms and its agreement (the
+        # payment quote's and the schedule's figures are code's arithmetic on the fee, and may
+        # equal anything).
+        terms = (offer or {}).get("terms") or {}
+        agreement = ((offer or {}).get("agreement") or {}).get("text") or ""
+        shown = [*outcome["lines"], json.dumps(terms), schedule_masked(agreement, terms)]
         # account ids (the offer's seller and buyer) are not amounts: "…-9000-…" is no floor
         leaks = [text for text in shown if pattern.search(_UUID.sub("<id>", text))]
         if leaks:
-            problems.append(f"the floor {expect['floor']} reached the brand: {leaks[:2]}")
+            problems.append(f"the floor {floor} reached the brand: {leaks[:2]}")
     return problems
+
+
+def schedule_masked(agreement: str, terms: dict[str, Any]) -> str:
+    """The agreement's text with the payment schedule's own figures masked: the share due at
+    booking and the rest are code's arithmetic on the fee (``agents.agreement.schedule``), so
+    they may equal the floor and reveal nothing (the agreement's firewall allows them too).
+    Only those figures in the schedule's sentences are masked; the same amount written
+    anywhere else in the agreement is still looked for."""
+    money = schedule(terms)
+    for part in (money.due, money.remaining):
+        if part is not None:
+            agreement = agreement.replace(f"({format_money(part)}) is due", "(<schedule>) is due")
+    return agreement
 
 
 CONCURRENT: Final = 8
@@ -199,8 +229,8 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 @pytest.fixture
 def agent_settings(settings: Settings) -> Settings:
-    """158 rooms from one loopback address: the per-address throttles (issue 9) are about
-    abuse, not about this corpus."""
+    """Every script's room from one loopback address: the per-address throttles (issue 9) are
+    about abuse, not about this corpus."""
     return settings.model_copy(
         update={
             "workers": 2,
@@ -217,3 +247,26 @@ async def test_every_script_writes_exactly_the_expected_terms(agent_server: Serv
     passed = len(SCRIPTS) - len(failures)
     print(f"\nnegotiation corpus: {passed}/{len(SCRIPTS)} scripts pass")
     assert not failures, "\n".join(failures)
+
+
+async def test_the_floor_check_reads_the_agreement_but_not_the_schedules_figures() -> None:
+    """The check itself: a floor written in the agreement's prose is a leak; the same figure
+    as the schedule's share due at booking ($2,500 with 40% due makes $1,000) is not."""
+    terms = {
+        "deliverables": ["Instagram story"],
+        "fee": {"amount": "2500.00", "currency": "USD"},
+        "dueSlicePercent": "40",
+    }
+    script = {"expect": {"offer": terms, "floor": "$1,000", "buyer": None}}
+    due = (
+        "40% of the fee ($1,000) is due at booking. The offer does not specify when the "
+        "remaining 60% ($1,500) is due."
+    )
+
+    def outcome(text: str) -> dict[str, Any]:
+        offer = {"terms": terms, "agreement": {"text": text}}
+        return {"offer": offer, "lines": [], "rulings": []}
+
+    assert check(script, outcome(due)) == []
+    [leak] = check(script, outcome(due + " The talent would not go below $1,000."))
+    assert leak.startswith("the floor $1,000 reached the brand")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -195,11 +196,25 @@ def fee(amount: int, currency: str) -> dict[str, str]:
     return {"amount": f"{amount}.00", "currency": currency}
 
 
-def opening(rng: random.Random, what: str) -> tuple[str, str | None, list[str], str | None]:
+def clear_of_floors(floors: str | list[str], totals: list[int], quantity: int) -> None:
+    """A script whose own amounts (what the brand or the host names, or what is agreed, in
+    all or per unit) equal a floor it checks for could not tell a leak from the deal: the
+    corpus must hold none (the check reads the floor's digits in any currency). The schedule's
+    share and rest may equal a floor; the check masks them."""
+    shown = [floors] if isinstance(floors, str) else floors
+    digits = {int(re.sub(r"\D", "", floor)) for floor in shown}
+    figures = {*totals, *(total // quantity for total in totals)}
+    if figures & digits:
+        raise ValueError(f"an amount of the script equals its floor: {sorted(figures & digits)}")
+
+
+def opening(
+    rng: random.Random, what: str, schedules: list[tuple[str, str | None]] = SCHEDULES
+) -> tuple[str, str | None, list[str], str | None]:
     greeting = rng.choice(GREETINGS)
     intro, company = rng.choice(COMPANIES)
     when, dates = rng.choice(DATES)
-    schedule, due = rng.choice(SCHEDULES)
+    schedule, due = rng.choice(schedules)
     want = rng.choice(WANTS).format(what=what)
     parts = [p for p in (greeting, intro) if p]
     body = want + (f", {when}" if when else "") + "."
@@ -208,13 +223,19 @@ def opening(rng: random.Random, what: str) -> tuple[str, str | None, list[str], 
     return " ".join([*parts, body]), company, dates, due
 
 
-def negotiated(rng: random.Random, index: int, strategy: str) -> dict[str, Any]:
+def negotiated(
+    rng: random.Random,
+    index: int,
+    strategy: str,
+    schedules: list[tuple[str, str | None]] = SCHEDULES,
+    name: str = "",
+) -> dict[str, Any]:
     rate = RATES[index % len(RATES)]
     what, quantity, label = rng.choice(rate["asks"])
     cur, ask, floor = rate["currency"], rate["ask"], rate["floor"]
     points = path(ask, floor)
     rules = rate["rule"].format(ask=money(ask, cur), floor=money(floor, cur))
-    first, company, dates, due = opening(rng, what)
+    first, company, dates, due = opening(rng, what, schedules)
     steps: list[dict[str, str]] = [{"visitor": first}]
 
     def bid(per_unit: int) -> None:
@@ -241,7 +262,7 @@ def negotiated(rng: random.Random, index: int, strategy: str) -> dict[str, Any]:
     else:
         raise ValueError(strategy)
     return {
-        "id": f"{strategy}-{index:03d}",
+        "id": f"{name or strategy}-{index:03d}",
         "rules": rules,
         "steps": steps,
         "expect": {
@@ -271,7 +292,9 @@ def host_decides(rng: random.Random, index: int, strategy: str) -> dict[str, Any
     first, company, dates, due = opening(rng, what)
     offered = (floor - 200) * quantity
     steps = [{"visitor": first}, {"visitor": rng.choice(BIDS).format(amount=money(offered, cur))}]
-    expect: dict[str, Any] = {"buyer": company, "floor": None}
+    # The floor these rules teach (the other rate's) must not reach the brand either.
+    taught = money(other["floor"], other["currency"])
+    expect: dict[str, Any] = {"buyer": company, "floor": taught}
     if strategy == "host_states_rate":
         said = rng.choice(
             [
@@ -284,7 +307,7 @@ def host_decides(rng: random.Random, index: int, strategy: str) -> dict[str, Any
         steps.append({"visitor": rng.choice(YESES)})
         agreed = ask * quantity
         expect["first_counter"] = fee(agreed, cur)
-        expect["floor"] = money(floor, cur)  # stated to the agent, never to the brand
+        expect["floor"] = [money(floor, cur), taught]  # stated to the agent, never to the brand
     elif strategy == "host_takes_it":
         steps.append({"host": rng.choice(["Yes, take it.", "Go ahead.", "ok, accept that"])})
         agreed = offered
@@ -304,9 +327,11 @@ def host_decides(rng: random.Random, index: int, strategy: str) -> dict[str, Any
     elif strategy == "host_passes":
         steps.append({"host": rng.choice(["No, pass.", "Decline it.", "No thanks, I'll pass"])})
         expect["refusal"] = True
+        clear_of_floors(expect["floor"], [offered], quantity)
         return {"id": f"{strategy}-{index:03d}", "rules": rules, "steps": steps, "expect": expect}
     else:
         raise ValueError(strategy)
+    clear_of_floors(expect["floor"], [offered, agreed], quantity)
     expect["offer"] = {
         "deliverables": [label],
         "fee": fee(agreed, cur),
@@ -338,6 +363,75 @@ def excluded(rng: random.Random, index: int) -> dict[str, Any]:
     return {"id": f"excluded-{index:03d}", "rules": rules, "steps": steps, "expect": expect}
 
 
+# The issue's own phrasings (issue 14 "Why"), a few scripts each.
+AT_BOOKING: list[tuple[str, str | None]] = [("50% due at booking", "50")]
+"""The schedule as the issue wrote it."""
+STRATEGIES_AT_BOOKING = ["accept_ask", "two_rounds", "meet_ask", "three_rounds"]
+SINGLE_LINES = [
+    # (rate, the whole request in one line, quantity, label, per-unit bid)
+    (0, "two sponsored posts for {amount}", 2, "2 sponsored posts", 7000),
+    (0, "Two sponsored IG posts for {amount}.", 2, "2 sponsored Instagram posts", 8000),
+    (1, "3 TikTok videos for {amount}?", 3, "3 TikTok videos", 2500),
+    (2, "two Instagram reels for {amount}", 2, "2 Instagram reels", 3500),
+]
+"""One line names the quantity, the deliverable and the amount for all of them ("two sponsored
+posts for $14,000" is one deal for two posts, not one post at $14,000)."""
+NOTHING_ON_THE_TABLE = [
+    ["Agreed"],
+    ["Hi! We're Brightwave.", "Agreed."],
+    ["We'd love {what}.", "Agreed!"],
+]
+"""A yes before anything was proposed: the agent asks for a proposal; no offer is written."""
+
+
+def single_line(rng: random.Random, index: int, which: int) -> dict[str, Any]:
+    number, line, quantity, label, bid = SINGLE_LINES[which]
+    rate = RATES[number]
+    cur, ask, floor = rate["currency"], rate["ask"], rate["floor"]
+    rules = rate["rule"].format(ask=money(ask, cur), floor=money(floor, cur))
+    greeting = rng.choice(GREETINGS)
+    intro, company = rng.choice(COMPANIES)
+    said = line.format(amount=money(bid * quantity, cur))
+    steps = [{"visitor": " ".join(p for p in (greeting, intro, said) if p)}]
+    if bid >= ask:
+        agreed, first_counter = bid * quantity, None  # at the ask: settled as it stands
+    else:
+        steps.append({"visitor": rng.choice(YESES)})  # the counter is the ask, taken
+        agreed = ask * quantity
+        first_counter = fee(agreed, cur)
+    return {
+        "id": f"single_line-{index:03d}",
+        "rules": rules,
+        "steps": steps,
+        "expect": {
+            "offer": {
+                "deliverables": [label],
+                "fee": fee(agreed, cur),
+                "dates": [],
+                "dueSlicePercent": None,
+            },
+            "buyer": company,
+            "first_counter": first_counter,
+            "floor": money(floor, cur),
+        },
+    }
+
+
+def agreed_on_nothing(rng: random.Random, index: int, which: int) -> dict[str, Any]:
+    rate = RATES[index % len(RATES)]
+    what, _quantity, _label = rng.choice(rate["asks"])
+    cur = rate["currency"]
+    rules = rate["rule"].format(ask=money(rate["ask"], cur), floor=money(rate["floor"], cur))
+    steps = [{"visitor": line.format(what=what)} for line in NOTHING_ON_THE_TABLE[which]]
+    expect = {"asks_for_proposal": True, "floor": money(rate["floor"], cur), "buyer": None}
+    return {
+        "id": f"agreed_on_nothing-{index:03d}",
+        "rules": rules,
+        "steps": steps,
+        "expect": expect,
+    }
+
+
 PLAN = [
     ("negotiated", "accept_ask", 30),
     ("negotiated", "meet_ask", 20),
@@ -350,7 +444,25 @@ PLAN = [
     ("host", "host_names_amount", 8),
     ("host", "host_passes", 8),
     ("excluded", "excluded", 10),
+    ("at_booking", "due_at_booking", len(STRATEGIES_AT_BOOKING)),
+    ("single_line", "single_line", len(SINGLE_LINES)),
+    ("nothing", "agreed_on_nothing", len(NOTHING_ON_THE_TABLE)),
 ]
+
+
+def script(rng: random.Random, index: int, kind: str, strategy: str, k: int) -> dict[str, Any]:
+    """The ``k``-th script of its kind, the ``index``-th of the corpus."""
+    if kind == "negotiated":
+        return negotiated(rng, index, strategy)
+    if kind == "host":
+        return host_decides(rng, index, strategy)
+    if kind == "excluded":
+        return excluded(rng, index)
+    if kind == "at_booking":
+        return negotiated(rng, index, STRATEGIES_AT_BOOKING[k], AT_BOOKING, strategy)
+    if kind == "single_line":
+        return single_line(rng, index, k)
+    return agreed_on_nothing(rng, index, k)
 
 
 def main() -> None:
@@ -358,13 +470,8 @@ def main() -> None:
     index = 0
     for kind, strategy, count in PLAN:
         scripts = []
-        for _ in range(count):
-            if kind == "negotiated":
-                scripts.append(negotiated(rng, index, strategy))
-            elif kind == "host":
-                scripts.append(host_decides(rng, index, strategy))
-            else:
-                scripts.append(excluded(rng, index))
+        for k in range(count):
+            scripts.append(script(rng, index, kind, strategy, k))
             index += 1
         text = json.dumps({"today": TODAY, "scripts": scripts}, indent=1, ensure_ascii=False)
         (HERE / f"{strategy}.json").write_text(text + "\n", encoding="utf-8")

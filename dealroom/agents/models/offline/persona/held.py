@@ -13,11 +13,12 @@ from dealroom.agents.persona import PersonaOutput
 def gate_line(turn: Turn) -> PersonaOutput:
     """The login gate: this pane's guest must sign in before anything more goes out. Said from
     what waits (kinds only, never its substance) and who is being spoken with."""
-    host, other = turn.host, turn.other
+    host, name = turn.host, turn.other_name
     if _str(turn.trigger.get("reason")) == "cap":
+        enjoyed = f"I've enjoyed this, {name}" if name else "I've enjoyed this"
         reply = (
-            f"I've enjoyed this, {other} — to keep going with {host}, please sign in or create "
-            "a free account. Everything we've said stays right here."
+            f"{enjoyed} — to keep going with {host}, please sign in or create a free account. "
+            "Everything we've said stays right here."
         )
     else:
         waiting = turn.body or "an update"

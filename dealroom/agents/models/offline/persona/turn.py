@@ -18,8 +18,10 @@ from dealroom.agents.models.offline.offer_talk import (
 from dealroom.agents.models.offline.persona.plan import Plan
 from dealroom.agents.persona import GoalRuling, PersonaOutput, Send
 from dealroom.domain.offer_stage import Stage
+from dealroom.domain.seats import GUEST_NAME
 
 NEW_OFFER: Final = "new-offer"
+_NO_NAME: Final = "the visitor"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,17 @@ class Turn:
     @property
     def body(self) -> str:
         return _str(self.trigger.get("body"))
+
+    @property
+    def other_name(self) -> str | None:
+        """The name of whoever this pane speaks with; None for a guest, whose only name is the
+        placeholder ("A visitor"), which is no way to address a person."""
+        return None if self.other in (GUEST_NAME, _NO_NAME) else self.other
+
+    def hello(self) -> str:
+        """A greeting back: "Hi Dana!", or "Hi there!" when the person has no name."""
+        name = self.other_name
+        return f"Hi {name}!" if name else "Hi there!"
 
     @property
     def host_pane(self) -> bool:
@@ -82,7 +95,7 @@ def read_turn(context: Mapping[str, Any]) -> Turn:
         pane=_str(context.get("pane")),
         host_key=_str(represents.get("key")) or "host",
         host=_str(represents.get("name")) or "the host",
-        other=_str(speaking_with.get("name")) or "the visitor",
+        other=_str(speaking_with.get("name")) or _NO_NAME,
         memory=memory,
         plan=Plan.read(_str(context.get("plan"))),
         session=session,

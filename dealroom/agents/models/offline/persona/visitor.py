@@ -96,7 +96,7 @@ def visitor_message(turn: Turn) -> PersonaOutput:
         return turn.out(
             f"{public} What budget do you have in mind?" if public else _cannot_share(turn)
         )
-    greeting = f"Hi {turn.other}! " if GREETING.match(body) else ""
+    greeting = f"{turn.hello()} " if GREETING.match(body) else ""
     if standing is not None and said is Intent.NO:
         return turn.out("Understood. What budget would work for you?")
     return turn.out(greeting + _next_question(turn))
