@@ -64,6 +64,12 @@ Rules:
   that finds nothing durable returns no changes.
 - Never record a goal, plan, stage, delivery, claim or anything someone says happened
   elsewhere. Never record that a message was sent.
+- Limits are data, not notes: a floor, minimum or budget cap is set whole at
+  `limits.<deliverable>` (a snake_case slug) to the JSON text
+  `{"floor": "<digits>", "currency": "<ISO 4217 code>"}`; an exclusion or other private
+  condition is appended to `private_terms`. Never write a floor anywhere else.
+- `public` holds only what may be shared with visitors: never a limit, a private term or a
+  contact detail or code that is not already public (such a write is refused).
 - The LEAF DATES say when each fact last changed. A fact the room states differently from a
   newer fact in the document is stale in the room: keep the document's.
 - Reply with JSON matching the schema.

@@ -26,6 +26,17 @@ Numbered rules, cited by the code and tests that depend on them:
       durable memory").
 - D6  A revert restores the change's old value only while the leaf still holds the change's
       new value; otherwise it is a CONFLICT (revert the later change first).
+- D7  What reaches a room's host branch from durable memory (a seed or an AccUpdate merge)
+      carries no ``public`` leaf that states a private value of that branch (its limits,
+      private terms, distinctive private values, and the figures of sends held in the room:
+      the firewall, as memory M13 checks a room writer's ``host.public`` write). Such a leaf
+      is dropped from the room (the account document keeps it) and an operator is flagged:
+      a durable note is never a way around the firewall.
+- D8  Arvist is a model writing the document a host branch is seeded from, so its changes
+      are held to the room writer's rules on that branch (memory M12, M13): a limit is
+      stored only as ``limits.<slug> {floor, currency}``, a private term only appended to
+      ``private_terms``, and a ``public`` change that states a private value the document
+      holds is refused (``memory.PUBLIC_REFUSAL``).
 """
 
 from __future__ import annotations
@@ -34,9 +45,12 @@ import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Final
 
+from dealroom.domain import firewall
+from dealroom.domain import memory as memdoc
 from dealroom.domain.memory import RESERVED
 from dealroom.domain.seats import RoomKind, RoomMode, Seat
 
@@ -213,6 +227,64 @@ def merged_line(changes: Sequence[LeafChange]) -> str:
     if more > 0:
         shown.append(f"and {more} more")
     return "Standing knowledge merged from your profile: " + ", ".join(shown) + "."
+
+
+# --- the firewall on what durable memory brings into a room (D7, D8) ---
+
+
+def curate(document: Mapping[str, Any], changes: Sequence[memdoc.Change]) -> memdoc.Applied:
+    """D8: Arvist's changes applied to the durable ``document`` as the room writer's are
+    applied to the host branch it seeds (D2 and D3 are the caller's, before this)."""
+    host = memdoc.HOST
+
+    def bare(change: memdoc.Change) -> memdoc.Change:
+        return memdoc.Change(change.op, change.path.removeprefix(f"{host}."), change.value)
+
+    applied = memdoc.apply_changes(
+        {host: dict(document)},
+        [memdoc.Change(c.op, f"{host}.{c.path}", c.value) for c in changes],
+        allowed=(host,),
+    )
+    branch = applied.document.get(host)
+    return memdoc.Applied(
+        dict(branch) if isinstance(branch, Mapping) else {},
+        tuple(bare(c) for c in applied.applied),
+        tuple(memdoc.Rejected(bare(r.change), r.reason) for r in applied.rejected),
+    )
+
+
+PUBLIC: Final = firewall.PUBLIC
+
+
+def screen_public(
+    branch: Mapping[str, Any], *, withheld: Iterable[Decimal] = ()
+) -> tuple[dict[str, Any], list[str]]:
+    """D7: the host branch without the ``public`` leaves that state one of its private
+    values, and the paths dropped (``public.<...>``). Every public leaf is checked, not only
+    the merged ones: a limit merged now makes an older public note stating it private."""
+    screened: dict[str, Any] = copy.deepcopy(dict(branch))
+    public = screened.get(PUBLIC)
+    if not isinstance(public, Mapping):
+        return screened, []
+    private = firewall.PrivateValues.of({"host": screened}, withheld=withheld)
+    if not private:
+        return screened, []
+    dropped = [
+        f"{PUBLIC}.{path}"
+        for path, value in leaves(public).items()
+        if private.scan_value([path, value])  # a key reaches a visitor's prompt too (M13)
+    ]
+    for path in dropped:
+        set_leaf(screened, path, None)
+    prune(screened)
+    return screened, dropped
+
+
+def public_dropped(paths: Sequence[str], how: str) -> str:
+    """An operator flag's evidence for D7 (paths only: the values stay in the host's memory)."""
+    shown = ", ".join(paths[:MERGE_LINE_ITEMS])
+    more = f" and {len(paths) - MERGE_LINE_ITEMS} more" if len(paths) > MERGE_LINE_ITEMS else ""
+    return f"{len(paths)} durable host.public leaf(s) not {how}: private values ({shown}{more})"
 
 
 # --- reverts (D6) ---

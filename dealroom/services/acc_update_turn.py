@@ -28,11 +28,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.agents import acc_update
 from dealroom.agents.acc_update import AccUpdateInput, AccUpdateOutput
 from dealroom.agents.models.base import AgentName
-from dealroom.domain import durable
+from dealroom.domain import durable, firewall
 from dealroom.domain.seats import RoomKind, RoomMode
 from dealroom.persistence.db import Db
 from dealroom.persistence.durable import DurableRepository, StaleParticipant
-from dealroom.persistence.models import AccountMemory, Participant, Room
+from dealroom.persistence.models import AccountMemory, Dispatch, Flag, Participant, Room
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import LEASE_POLL_SECONDS, LEASE_POLLS, MemoryLease, holds
@@ -239,8 +239,28 @@ class AccUpdate:
             for path in stale:
                 durable.set_leaf(merged, path, None)
             durable.prune(merged)
+            held = await db.scalars(
+                select(Dispatch.payload).where(
+                    Dispatch.room_id == room_id, Dispatch.status == "held"
+                )
+            )
+            merged, dropped = durable.screen_public(  # D7: no way around the firewall
+                merged, withheld=firewall.withheld_amounts(p or {} for p in held)
+            )
             changes = durable.diff(before, merged)  # D4: only this branch, account wins
             await DurableRepository(db).set_merged(participant.id, plan.version)
+            if dropped:
+                await db.add(
+                    Flag(
+                        room_id=room_id,
+                        participant_id=participant.id,
+                        run_id=site.run_id,
+                        level="firewall",
+                        evidence=durable.public_dropped(dropped, "merged"),
+                        created_at=now,
+                    )
+                )
+                log.warning("acc_update_public_dropped", room_id=str(room_id), leaves=dropped)
             published = None
             if changes:
                 memory[plan.branch_key] = merged

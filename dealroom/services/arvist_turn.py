@@ -33,7 +33,7 @@ from dealroom.domain.offer_stage import OfferStatus
 from dealroom.domain.seats import GUEST_NAME, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.durable import DurableRepository
-from dealroom.persistence.models import Account, AgentRun, Offer, Participant, Room
+from dealroom.persistence.models import Account, AgentRun, Flag, Offer, Participant, Room
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services import durable_memory
@@ -262,9 +262,16 @@ class ArvistTurn:
                 else:
                     changes.append(memdoc.Change(memdoc.Op(change.op), change.path, change.value))
 
+            public: list[str] = []
+
             def edit(document: dict[str, Any]) -> dict[str, Any]:
-                applied = memdoc.apply_changes(document, changes, allowed=None)
+                applied = durable.curate(document, changes)  # D8: M12, M13 as for Distil
                 refused.extend(f"{r.change.path} ({r.reason})" for r in applied.rejected)
+                public.extend(
+                    r.change.path
+                    for r in applied.rejected
+                    if r.reason.startswith(memdoc.PUBLIC_REFUSAL)
+                )
                 return applied.document
 
             written = await durable_memory.write(
@@ -287,6 +294,18 @@ class ArvistTurn:
             row.status, row.finished_at = RunStatus.DONE.value, now
             row.no_op = not wrote
             row.error = f"refused: {'; '.join(refused)}"[:2000] if refused else None
+            if public:  # D8 (M13): a public write that would reveal private values
+                await db.add(
+                    Flag(
+                        room_id=run.room_id,
+                        participant_id=run.participant_id,
+                        run_id=run.id,
+                        level="firewall",
+                        evidence=f"{len(public)} durable public write(s) refused: private "
+                        f"values ({', '.join(public[:8])})"[:2000],
+                        created_at=now,
+                    )
+                )
             await db.add(*site.rows)
             await db.commit()
             site.rows.clear()

@@ -40,7 +40,7 @@ from dealroom.services.ledger import CallSite
 from dealroom.services.offers import queue_agreement, record_stage, stage_of, state_of
 from dealroom.services.persona_turn import StaleRun, model_for
 from dealroom.services.publish import Publish, publish_all
-from dealroom.services.rooms import seed_host_memory
+from dealroom.services.rooms import seed_flag, seed_host_memory
 from dealroom.services.turn_context import RunSnapshot
 from dealroom.services.turns import RunStatus, TurnRunner, system_line
 
@@ -312,6 +312,8 @@ class OfferGenTurn(_Run):
                 created_at=now,
             ),
         )
+        if (flag := seed_flag(seeded, sibling.id, sibling_host.id, now, run.id)) is not None:
+            await db.add(flag)  # D7
         offer = await _mint(
             db, sibling, run.id, extracted.terms, extracted, new_print, visitor.account_id, now
         )

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-import copy
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import structlog
 
 from dealroom.domain import access, greeting, visits
 from dealroom.domain.cursors import parse_room_cursor
+from dealroom.domain.durable import public_dropped, screen_public
 from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.domain.seats import AuthorKind, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Message, Participant, Room
+from dealroom.persistence.models import Flag, Message, Participant, Room
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.services import guests
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Identity, digest, new_guest_key
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,16 +162,17 @@ async def open_visitor_room(
         guest_key_hash=guest_hash,
         created_at=now,
     )
-    await db.add(
-        Participant(
-            room_id=room.id,
-            key=Seat.HOST,
-            account_id=host.id,
-            last_merged_memory_version=seeded.version,
-            created_at=now,
-        ),
-        visitor_pane,
+    host_pane = Participant(
+        id=uuid.uuid4(),
+        room_id=room.id,
+        key=Seat.HOST,
+        account_id=host.id,
+        last_merged_memory_version=seeded.version,
+        created_at=now,
     )
+    await db.add(host_pane, visitor_pane)
+    if (flag := seed_flag(seeded, room.id, host_pane.id, now)) is not None:
+        await db.add(flag)
     if greet:
         # The welcome is the room's first event (``event_seq`` 1): nobody can be subscribed
         # to a room that did not exist, so it is stored and read as history, never published.
@@ -193,6 +201,29 @@ class SeededMemory:
     version: int
     """The durable version the seed reflects: the host participant's
     ``last_merged_memory_version``, so AccUpdate merges only what changes after it."""
+    dropped: tuple[str, ...] = ()
+    """D7: the ``public`` leaves left out because they state a private value."""
+
+
+def seed_flag(
+    seeded: SeededMemory,
+    room_id: uuid.UUID,
+    host_participant_id: uuid.UUID,
+    now: datetime,
+    run_id: uuid.UUID | None = None,
+) -> Flag | None:
+    """D7: the operator flag for the public leaves a seed left out (None when none were)."""
+    if not seeded.dropped:
+        return None
+    log.warning("seed_public_dropped", room_id=str(room_id), leaves=list(seeded.dropped))
+    return Flag(
+        room_id=room_id,
+        participant_id=host_participant_id,
+        run_id=run_id,
+        level="firewall",
+        evidence=public_dropped(seeded.dropped, "seeded"),
+        created_at=now,
+    )
 
 
 async def seed_host_memory(db: Db, host_id: uuid.UUID) -> SeededMemory:
@@ -215,9 +246,14 @@ async def seed_host_memory(db: Db, host_id: uuid.UUID) -> SeededMemory:
         and home.memory_updated_at is not None
         and (durable is None or not durable.document or home.memory_updated_at > durable.updated_at)
     ):
-        return SeededMemory({"host": copy.deepcopy(home_branch)}, version)
-    document = durable.document if durable is not None else {}
-    return SeededMemory({"host": copy.deepcopy(document)} if document else {}, version)
+        branch: Mapping[str, Any] = home_branch
+    else:
+        branch = durable.document if durable is not None and durable.document else {}
+    if not branch:
+        return SeededMemory({}, version)
+    # D7: a public note that states a limit or a private value never seeds a room.
+    screened, dropped = screen_public(branch)
+    return SeededMemory({"host": screened}, version, tuple(dropped))
 
 
 @dataclass(frozen=True, slots=True)

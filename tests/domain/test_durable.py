@@ -1,13 +1,15 @@
-"""The durable-memory rules D1-D6 (dealroom.domain.durable), pure."""
+"""The durable-memory rules D1-D8 (dealroom.domain.durable), pure."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dealroom.domain import durable
+from dealroom.domain import memory as memdoc
 from dealroom.domain.durable import LeafChange, SystemLineKind
 from dealroom.domain.seats import RoomKind, RoomMode
 
@@ -120,3 +122,52 @@ def test_the_merge_line_and_its_kind() -> None:
     assert durable.system_line_kind(key) is SystemLineKind.MEMORY_MERGED
     assert durable.system_line_kind("run:x:fail:1") is SystemLineKind.NOTICE
     assert durable.system_line_kind(None) is SystemLineKind.NOTICE
+
+
+def test_d7_a_public_leaf_stating_a_private_value_is_dropped_and_named() -> None:
+    branch: dict[str, Any] = {
+        "limits": {"post": {"floor": "6137", "currency": "USD"}},
+        "contact": "dev@studio.example",
+        "public": {
+            "card": "posts from 9500 USD",
+            "notes": {"low": "six thousand one hundred thirty-seven at a push"},
+            "mail": ["write to DEV@studio.example"],
+            "floor_6137": "ask me",  # a key reaches a visitor's prompt too
+        },
+    }
+    screened, dropped = durable.screen_public(branch)
+    assert screened["public"] == {"card": "posts from 9500 USD"}
+    assert sorted(dropped) == ["public.floor_6137", "public.mail", "public.notes.low"]
+    assert branch["public"]["notes"]  # the input is not touched
+    held, dropped = durable.screen_public(
+        {"public": {"card": "9,400 USD"}}, withheld=[Decimal(9400)]
+    )
+    assert dropped == ["public.card"]
+    assert "public" not in held
+    assert durable.screen_public({"public": {"card": "9400"}}) == ({"public": {"card": "9400"}}, [])
+
+
+def test_d8_the_curator_is_held_to_the_writers_limit_and_public_rules() -> None:
+    document = {"limits": {"post": {"floor": "6137", "currency": "USD"}}}
+    applied = durable.curate(
+        document,
+        [
+            memdoc.Change(memdoc.Op.SET, "public.note", "I take 6,137"),
+            memdoc.Change(memdoc.Op.SET, "limits.story", "never below 2400"),
+            memdoc.Change(memdoc.Op.SET, "limits.reel", '{"floor": "3000", "currency": "usd"}'),
+            memdoc.Change(memdoc.Op.APPEND, "private_terms", "no alcohol"),
+            memdoc.Change(memdoc.Op.SET, "public.card", "posts from 9500 USD"),
+        ],
+    )
+    assert applied.document == {
+        "limits": {
+            "post": {"floor": "6137", "currency": "USD"},
+            "reel": {"floor": "3000", "currency": "USD"},
+        },
+        "private_terms": [{"text": "no alcohol", "source": None}],
+        "public": {"card": "posts from 9500 USD"},
+    }
+    refused = {r.change.path: r.reason for r in applied.rejected}
+    assert set(refused) == {"public.note", "limits.story"}
+    assert refused["public.note"].startswith(memdoc.PUBLIC_REFUSAL)
+    assert document == {"limits": {"post": {"floor": "6137", "currency": "USD"}}}

@@ -132,7 +132,8 @@ async def test_a_paid_deal_reaches_the_next_room_and_nothing_of_the_host_reaches
     assert "sponsored" in deal["deliverables"].lower()
     assert deal["date"] == server.clock.now().date().isoformat()
     assert host_doc["rates"] == host_before.document["rates"]  # nothing else moved
-    assert private in host_doc["private_terms"]  # the host's own, to its own document
+    # the host's own, to its own document, as data (D8, memory M12)
+    assert {"text": private, "source": None} in host_doc["private_terms"]
 
     brand_doc = (await durable(db, brand_id)).document
     assert brand_doc.get("company") == "Acme"  # the brand's own fact from its own pane

@@ -8,10 +8,12 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
+from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from dealroom.agents.models.base import AgentName, ModelClient
+from dealroom.agents.models.base import AgentName, ModelClient, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
+from dealroom.agents.persona import PersonaOutput, Send
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
@@ -295,3 +297,62 @@ async def test_no_host_canary_in_the_gate_copy_or_the_replayed_deliveries(
     # The host-facing side did see them: the planting worked.
     host_side = " ".join(everything_sent(r) for r in model.where(visitor_facing=False))
     assert found_in(host_side, planted.values()) == set(planted.values())
+
+
+STORY_OFFER = "A story would be $2,400, happy to do it."
+
+
+async def test_a_held_send_stating_a_limit_added_before_the_claim_is_held_for_the_principal(
+    agent_server: Server, db: Db, model: ModelClient
+) -> None:
+    """Issue 10, held replays: the host's free-text send to a guest passed the firewall when
+    it was composed and waited behind the gate; the host then set that figure as a floor.
+    At the claim the replay is screened against the room as it is now: the send is held for
+    the principal (the question in the host's pane), never delivered to the visitor."""
+    assert isinstance(model, RecordingClient)
+    host, _home = await host_with_rules(agent_server)
+    guest = agent_server.client()
+    room_id = (await open_room(guest, "devraman"))["room"]["id"]
+    sent: list[str] = []
+
+    def host_offers_a_story(request: ModelRequest) -> BaseModel | None:
+        trigger = request.context.get("trigger") or {}
+        if (
+            request.agent is AgentName.PERSONA
+            and request.context.get("pane") == "host"
+            and trigger.get("kind") != "delivery"
+            and not sent
+        ):
+            sent.append(STORY_OFFER)
+            return PersonaOutput(
+                reply="I'll tell them.", sends=[Send(to="visitor", substance=STORY_OFFER)]
+            )
+        return None
+
+    model.script = host_offers_a_story
+    await post(host, room_id, "Tell them a story is $2,400.")
+    await agent_server.settle()
+    model.script = None
+    [pending] = [r for r in await held(db, room_id) if r.kind == "pane_send"]
+    assert STORY_OFFER in pending.payload["substance"]  # clean when composed: behind the gate
+
+    memory = await room_memory(db, room_id)  # the host makes that figure a floor
+    memory["host"]["limits"]["story"] = {"floor": "2400", "currency": "USD", "source": "m9"}
+    await write_room_memory(db, room_id, memory)
+    await sign_up_here(guest, "mara", "Mara Ellison")
+    await agent_server.settle()
+
+    [dispatch] = [d for d in await room_dispatches(db, room_id) if d.substance == STORY_OFFER]
+    assert dispatch.status == "held"
+    asked = dispatch.payload["held"]["askedMessageId"]
+    [question] = [m for m in await messages_in(db, room_id, "host") if str(m.id) == asked]
+    assert "Shall I send it as written?" in question.body
+    assert "2400 USD" in question.body  # the host is told which limit it would reveal
+    for message in await messages_in(db, room_id, "visitor"):
+        assert "2,400" not in message.body
+        assert message.relayed_dispatch_id != dispatch.id
+    visitor_facing = model.where(visitor_facing=True)
+    assert visitor_facing  # the gate's line, at least
+    for request in visitor_facing:
+        assert "2,400" not in everything_sent(request)
+        assert "2400" not in everything_sent(request)

@@ -3,13 +3,14 @@ deals code derived; name the legacy floor a merged limit replaces."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from dealroom.agents.acc_update import AccUpdateOutput
 from dealroom.agents.arvist import ArvistOutput, DurableChange
 from dealroom.agents.models.offline.common import _at, _list, _map, _str, _strings
-from dealroom.domain import durable
+from dealroom.domain import durable, limits
 
 TRANSIENT = frozenset({"claims"})
 """What someone said happened elsewhere is about this sitting, never a durable fact."""
@@ -19,9 +20,21 @@ def arvist_output(context: Mapping[str, Any]) -> ArvistOutput:
     current = _map(context.get("durable"))
     branch = _map(context.get("branch"))
     changes: list[DurableChange] = []
+    held_limits = _map(current.get(limits.LIMITS))
+    for slug, entry in _map(branch.get(limits.LIMITS)).items():
+        # D8 (memory M12): a limit is set whole, as data, never leaf by leaf
+        limit = limits.parse_limit(json.dumps(_map(entry)))
+        if limit is not None:
+            limit.pop("source", None)  # a message id of the room it was said in
+            if _map(held_limits.get(slug)) != limit:
+                changes.append(
+                    DurableChange(op="set", path=f"{limits.LIMITS}.{slug}", value=json.dumps(limit))
+                )
     for path, value in durable.leaves(branch).items():
         if not durable.durable_path_allowed(path) or path.split(".")[0] in TRANSIENT:
             continue
+        if path.split(".")[0] == limits.LIMITS:
+            continue  # set whole above
         if path.endswith(".source"):
             continue  # a message id of the room it was said in, meaningless in any other
         held = _at(current, path)
@@ -29,7 +42,9 @@ def arvist_output(context: Mapping[str, Any]) -> ArvistOutput:
             if held != value and not isinstance(held, Mapping):
                 changes.append(DurableChange(op="set", path=path, value=value))
         elif isinstance(value, list):
-            present = {s.casefold() for s in _strings(held)}
+            present = {s.casefold() for s in _strings(held)} | {
+                s.casefold() for s in _strings([_map(e).get("text") for e in _list(held)])
+            }
             if isinstance(held, Mapping):
                 continue
             for entry in value:
