@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     model_engine: str = "auto"
     """``offline`` (deterministic rules, no network), ``gemini``, or ``auto``: Gemini when
     ``GEMINI_API_KEY`` is set, offline otherwise."""
+    offline_stream_ms: int = Field(default=80, ge=0)
+    """Pause between the offline engine's streamed reply pieces (a few words each), so a
+    browser shows the typing indicator and the reply growing; 0 streams with no pause (the
+    reply then reaches the page as one delta). The suite runs with 0."""
     gemini_base_url: str | None = None
     """Override the Gemini endpoint (tests point it at a local fake server)."""
     persona_model: str = "gemini-2.5-flash"

@@ -45,6 +45,10 @@ hypothesis.settings.register_profile(
 )
 hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
+# The offline engine streams unpaced in the suite, also in the servers it starts as
+# subprocesses with this environment (as served, it pauses between reply pieces).
+os.environ.setdefault("DEALROOM_OFFLINE_STREAM_MS", "0")
+
 
 @pytest.fixture(scope="session")
 async def database_url() -> AsyncIterator[str]:
@@ -110,6 +114,7 @@ def settings(database_url: str) -> Settings:
         redis_url=REDIS_URL,
         debug=False,
         model_engine="offline",
+        offline_stream_ms=0,
         workers=0,
         webhook_workers=0,
         # Panes start empty: what a test reads there is what it caused. The welcome's own

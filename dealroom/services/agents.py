@@ -44,7 +44,7 @@ def create_model_client(settings: Settings) -> ModelClient:
         )
     from dealroom.agents.models.offline import OfflineClient
 
-    return OfflineClient()
+    return OfflineClient(stream_delay=settings.offline_stream_ms / 1000)
 
 
 def create_payment_provider(settings: Settings, clock: Clock) -> PaymentProvider:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from collections.abc import AsyncIterator
 from typing import Final, assert_never
 
@@ -28,15 +30,24 @@ from dealroom.agents.models.offline.persona import persona_output
 CHUNK_CHARS: Final = 16
 """How the offline stream splits its output: small pieces, like a model's token deltas."""
 
+WORDS_PER_PIECE: Final = 3
+"""With pacing on, the reply streams this many words a piece."""
+
+REPLY_HEAD: Final = '{"reply":"'
+
 
 class OfflineClient:
     """A ``ModelClient`` whose answers come from rules instead of a model."""
 
     engine: str = "offline"
 
-    def __init__(self, *, delay: float = 0.0) -> None:
+    def __init__(self, *, delay: float = 0.0, stream_delay: float = 0.0) -> None:
         self.delay = delay
         """Seconds each call waits before answering (benchmarks model latency; default 0)."""
+        self.stream_delay = stream_delay
+        """Seconds between the pieces of a streamed reply (0: no pause, so the pipeline's
+        coalescing makes the reply one delta). ``dealroom serve`` paces it
+        (``DEALROOM_OFFLINE_STREAM_MS``) so the demo shows typing and a streamed reply."""
 
     async def generate(self, request: ModelRequest) -> Generation:
         await self._wait()
@@ -51,8 +62,14 @@ class OfflineClient:
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         await self._wait()
         text = respond(request)
-        for start in range(0, len(text), CHUNK_CHARS):
-            yield Chunk(text[start : start + CHUNK_CHARS])
+        if self.stream_delay > 0:
+            for number, piece in enumerate(paced_pieces(text)):
+                if number:
+                    await asyncio.sleep(self.stream_delay)
+                yield Chunk(piece)
+        else:
+            for start in range(0, len(text), CHUNK_CHARS):
+                yield Chunk(text[start : start + CHUNK_CHARS])
         yield Chunk("", usage=_usage(request, text))
 
     async def close(self) -> None:
@@ -61,6 +78,23 @@ class OfflineClient:
     async def _wait(self) -> None:
         if self.delay > 0:
             await asyncio.sleep(self.delay)
+
+
+def paced_pieces(text: str) -> list[str]:
+    """``text`` cut for a paced stream: the reply a few words a piece (the first piece carries
+    the object's opening), then the rest of the object in one piece. JSON escapes hold no
+    whitespace, so cutting the encoded reply after whitespace never splits one. Output that
+    does not open with the reply is one piece."""
+    if not text.startswith(REPLY_HEAD):
+        return [text]
+    _, end = json.JSONDecoder().raw_decode(text, len(REPLY_HEAD) - 1)  # end: after the quote
+    words = re.findall(r"\S+\s*", text[len(REPLY_HEAD) : end - 1])
+    pieces = [
+        "".join(words[start : start + WORDS_PER_PIECE])
+        for start in range(0, len(words), WORDS_PER_PIECE)
+    ] or [""]
+    pieces[0] = REPLY_HEAD + pieces[0]
+    return [*pieces, text[end - 1 :]]
 
 
 def _usage(request: ModelRequest, text: str) -> Usage:
