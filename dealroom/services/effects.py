@@ -42,6 +42,8 @@ log = structlog.get_logger(__name__)
 HELD = "held"
 FIREWALL_HELD = "held"
 """A dispatch's status while the firewall holds it for the principal (issue 10)."""
+FIREWALL_NOTE = "firewall"
+"""The payload key of the firewall's note on a held send (``held_sends.ASKED``)."""
 PERFORMED = "performed"
 REPLAYED = "replayed"
 
@@ -245,7 +247,10 @@ async def _release(db: Db, room: Outbound, release: Release) -> None:
     if dispatch is None or dispatch.status != FIREWALL_HELD:
         return
     dispatch.status = "pending"
-    dispatch.payload = dict(dispatch.payload or {}) | {
+    # the firewall's note names the private values the send reveals: it was for the
+    # principal's question only, and the payload now goes to the recipient's agent
+    payload = {k: v for k, v in (dispatch.payload or {}).items() if k != FIREWALL_NOTE}
+    dispatch.payload = payload | {
         "released": {"byMessageId": release.by_message_id, "at": room.now.isoformat()}
     }
     room.runs.append(

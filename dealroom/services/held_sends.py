@@ -10,8 +10,10 @@ yes, as the next thing they write in that pane (``confirm``), releases it: the d
 records which message released it and crosses once, through the ordinary delivery path. Code
 decides all of it; no model reads or writes a held send's fate.
 
-Other host→visitor paths (Guard sends, stage notices, held replays, webhooks) call
-``firewall.check`` (or ``screen``) where their text is composed.
+Guard sends and held replays go through the same screen at the choke point (``screener``,
+with the room's still-held sends for F6); webhook payloads, Offer-Gen terms and agreement
+drafts call ``firewall.check`` where they are composed; stage notices are fixed text written by
+code. A released send's payload loses the firewall's note (``ASKED``) before it is delivered.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ from dealroom.services.turns import RunnerDeps, RunStatus
 log = structlog.get_logger(__name__)
 
 HELD: Final = "held"
+"""A dispatch's status while the firewall holds it for the principal."""
+ASKED: Final = effects.FIREWALL_NOTE
+"""The payload key of the firewall's note on a held dispatch (what it would reveal, the
+question's id). Not ``held``: that key is the login gate's ``{at, stage}`` marker, which the
+recipient's agent is shown, and the note names the host's private values. The note is
+dropped when the send is released (``effects._release``)."""
 FLAG_LEVEL: Final = "firewall"
 VISITOR_SIDE_LINES: Final = 200
 """How much of the visitor's pane C4 reads for the deliverables named there."""
@@ -165,7 +173,7 @@ async def notify(
         )
         message, event = await _agent_line(db, room_id, pane, text, f"held:{item.dispatch.id}", now)
         item.dispatch.payload = dict(item.dispatch.payload) | {
-            HELD: {"reveals": item.reveals, "askedMessageId": str(message.id)}
+            ASKED: {"reveals": item.reveals, "askedMessageId": str(message.id)}
         }
         await db.add(
             Flag(
@@ -216,7 +224,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
                 )
                 .order_by(Dispatch.created_at, Dispatch.position)
             )
-            if str((d.payload or {}).get(HELD, {}).get("askedMessageId")) in asked
+            if str((d.payload or {}).get(ASKED, {}).get("askedMessageId")) in asked
         ]
         if not held:
             await db.rollback()

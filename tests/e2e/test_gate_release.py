@@ -51,7 +51,7 @@ async def _arrange_firewall_held_send(db: Db, room_id: str, now: Any) -> uuid.UU
             source_run_id=uuid.uuid4(),
             position=0,
             substance=SUBSTANCE,
-            payload={"held": {"reveals": ["the floor"], "askedMessageId": str(asked.id)}},
+            payload={"firewall": {"reveals": ["the floor"], "askedMessageId": str(asked.id)}},
             status="held",
             chain_depth=1,
             created_at=now,

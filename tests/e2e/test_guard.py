@@ -477,11 +477,20 @@ async def test_a_guard_send_carrying_a_held_figure_is_held_for_the_principal(
 
     # The principal's explicit yes releases it, once, through the ordinary delivery path.
     model.script = None
+    before = len(model.requests)
     await post(d.host, d.room_id, "Yes, send it.")
     await agent_server.settle()
     released = next(x for x in await dispatches(db, d.room_id) if x.id == sent.id)
     assert released.status == "delivered"
     assert released.payload["released"]["byMessageId"]
+    # What the yes approved crosses, and nothing of the question's reasons: the firewall's
+    # note ("at or under your floor of 6000 USD") never reaches the visitor's agent.
+    delivered = [r for r in model.requests[before:] if r.visitor_facing]
+    assert delivered  # the released sends were delivered to the visitor's agent
+    for request in delivered:
+        sent_text = everything_sent(request)
+        assert "6000" not in sent_text
+        assert "6,000" not in sent_text
 
 
 # --- operators -------------------------------------------------------------------------------

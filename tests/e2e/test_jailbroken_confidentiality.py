@@ -350,7 +350,7 @@ async def test_nothing_private_crosses_under_a_fully_jailbroken_model(
         held = [d for d in await dispatches(db, room_id) if d.status == "held"]
         assert held, "nothing was held in this room"
         for d in held:
-            asked = d.payload["held"]["askedMessageId"]
+            asked = d.payload["firewall"]["askedMessageId"]
             assert asked in notices, d.payload
             assert d.substance[:60] in notices[asked]  # the host sees what it would send
         held_total += len(held)

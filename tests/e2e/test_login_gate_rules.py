@@ -344,7 +344,7 @@ async def test_a_held_send_stating_a_limit_added_before_the_claim_is_held_for_th
 
     [dispatch] = [d for d in await room_dispatches(db, room_id) if d.substance == STORY_OFFER]
     assert dispatch.status == "held"
-    asked = dispatch.payload["held"]["askedMessageId"]
+    asked = dispatch.payload["firewall"]["askedMessageId"]
     [question] = [m for m in await messages_in(db, room_id, "host") if str(m.id) == asked]
     assert "Shall I send it as written?" in question.body
     assert "2400 USD" in question.body  # the host is told which limit it would reveal
