@@ -38,7 +38,7 @@ from dealroom.persistence.models import (
     Room,
 )
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.persistence.runs import RunRepository
+from dealroom.persistence.runs import DispatchRepository, RunRepository
 from dealroom.services import effects, held_sends
 from dealroom.services.clock import Clock
 from dealroom.services.guests import login_required_changed
@@ -219,7 +219,9 @@ class ReplayTurn:
             room = await RoomRepository(db).by_id(run.room_id)
             seats = await RoomRepository(db).participants(run.room_id)
             outbound.screen = held_sends.screener(
-                room.memory if room else {}, {p.id: p.key for p in seats}
+                room.memory if room else {},
+                {p.id: p.key for p in seats},
+                await DispatchRepository(db).held(run.room_id),  # F6, as for live sends
             )
             await effects.perform(db, outbound, effects.effect_of(head))
             host = next((p for p in seats if p.key == Seat.HOST.value), None)
