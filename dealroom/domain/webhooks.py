@@ -67,8 +67,8 @@ def events_for_stage(
     return events
 
 
-MAX_DOUBLINGS = 32
-"""The exponent stops growing here: any sane cap is reached long before."""
+MAX_DOUBLINGS = 64
+"""The exponent stops growing here: any cap is reached long before."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +80,11 @@ class RetryPolicy:
     def next_delay(self, attempts: int, rng: random.Random | None = None) -> timedelta:
         """W2: "equal" jitter under an exponential ceiling, ``attempts`` made so far (>= 1):
         uniform between half the ceiling and the ceiling, so a retry never comes at once."""
-        doublings = min(max(0, attempts - 1), MAX_DOUBLINGS)  # 2**44 × 5 s overflows timedelta
-        ceiling = min(self.cap, self.base * (1 << doublings))
+        doublings = min(max(0, attempts - 1), MAX_DOUBLINGS)
+        # in float seconds: base × 2**doublings overflows timedelta long before the cap matters
+        ceiling = timedelta(
+            seconds=min(self.cap.total_seconds(), self.base.total_seconds() * 2.0**doublings)
+        )
         fraction: float = (rng or random).uniform(0.5, 1.0)  # a floor: no retry storm
         return ceiling * fraction
 
