@@ -47,7 +47,7 @@ hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 # The offline engine streams unpaced in the suite, also in the servers it starts as
 # subprocesses with this environment (as served, it pauses between reply pieces).
-os.environ.setdefault("DEALROOM_OFFLINE_STREAM_MS", "0")
+os.environ["DEALROOM_OFFLINE_STREAM_MS"] = "0"  # not setdefault: a shell export must not pace it
 
 
 @pytest.fixture(scope="session")
