@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/dealroom serve
 
-# Two workers, each with its own database (the session fixture makes one per process);
+# Two workers, each with its own database (the session fixture makes one per process): the
+# suite is CPU-bound, so one per core (the negotiation corpus is 8 tests so both share it);
 # `make test PYTEST_ARGS=` runs the suite serially, which must pass too.
 PYTEST_ARGS ?= -n 2
 

@@ -34,7 +34,7 @@ from dealroom.services.payments import PaymentProvider
 from dealroom.services.turns import TurnRunner
 from tests.support.backends import REDIS_URL, create_database, drop_database
 from tests.support.clock import ManualClock
-from tests.support.graphql import Client
+from tests.support.graphql import TLS, Client
 
 # No deadlines and no "too slow" health checks: the suite runs on shared 2-core machines
 # (and in parallel under pytest-xdist), where a slow example is the machine, not the test.
@@ -145,6 +145,7 @@ class Server:
         http = httpx.AsyncClient(
             base_url=self.base_url,
             timeout=30,
+            verify=TLS,
             # Drop idle connections well before uvicorn's 5 s keep-alive closes them, so a
             # request never goes out on a socket the server is closing (httpx.ReadError).
             limits=httpx.Limits(keepalive_expiry=1.0),

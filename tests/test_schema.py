@@ -15,6 +15,7 @@ from graphql import (
     GraphQLUnionType,
 )
 
+from dealroom.config import Settings
 from dealroom.schema.root import create_schema
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema.graphql"
@@ -87,3 +88,22 @@ def test_every_input_field_has_a_description() -> None:
     ]
 
     assert undescribed == []
+
+
+async def test_a_schema_is_built_once_per_limits_and_keeps_its_own_limits() -> None:
+    """Servers in one process share a schema when the settings it reads agree (building one
+    costs about 35 ms of CPU); a server with other limits gets its own, and each refuses by
+    its own limits."""
+    base = Settings(max_tokens=50)
+    other_database = base.model_copy(update={"database_url": "sqlite+aiosqlite:///other.db"})
+    tighter = base.model_copy(update={"max_tokens": 5})
+    shared, again, own = create_schema(base), create_schema(other_database), create_schema(tighter)
+    assert again is shared
+    assert own is not shared
+    query = "{ a b c d e f g h }"  # more than 5 tokens, fewer than 50
+    [refused] = (await own.execute(query)).errors or []
+    assert refused.extensions == {"code": "BAD_USER_INPUT"}
+    assert not any(
+        (e.extensions or {}).get("code") == "BAD_USER_INPUT" and "token" in e.message.lower()
+        for e in (await shared.execute(query)).errors or []
+    )

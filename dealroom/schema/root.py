@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import strawberry
 from graphql import GraphQLError
@@ -366,8 +366,35 @@ async def _refused(result: PreExecutionError) -> AsyncGenerator[PreExecutionErro
     yield result
 
 
+SCHEMA_SETTINGS: Final = (
+    "debug",
+    "max_query_depth",
+    "max_introspection_depth",
+    "max_aliases",
+    "max_tokens",
+    "max_query_chars",
+    "max_literal_chars",
+)
+"""Every setting the schema reads (its limits and error masking): the key of the process's
+schemas. A setting the schema starts reading belongs here."""
+
+
 def create_schema(settings: Settings | None = None) -> strawberry.Schema:
+    """The schema for ``settings``, built once per distinct ``SCHEMA_SETTINGS`` in a process:
+    building one costs about 35 ms of CPU, which a served process pays once but the test
+    suite paid for every server it started. A schema holds no state of its own between
+    operations (each gets fresh extensions), so apps may share one."""
     settings = settings or Settings()
+    key = tuple(getattr(settings, name) for name in SCHEMA_SETTINGS)
+    if (schema := _SCHEMAS.get(key)) is None:
+        schema = _SCHEMAS[key] = _build_schema(settings)
+    return schema
+
+
+_SCHEMAS: dict[tuple[object, ...], strawberry.Schema] = {}
+
+
+def _build_schema(settings: Settings) -> strawberry.Schema:
     # The limiters build their validator classes in __init__. Build them once and hand each
     # operation a fresh extension over the same classes: the validation cache is keyed by
     # them, so a class per request would never hit.

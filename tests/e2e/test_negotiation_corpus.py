@@ -5,8 +5,10 @@ room's own pane where the script says so — and the written offer must carry ex
 expected terms (or no offer, and a refusal in the brand's pane; or, for a yes with nothing
 proposed, no offer and a request for a proposal).
 
-The scripts run concurrently in lock step (every script posts its k-th line, then the agents
-settle), so the whole corpus costs about as many agent rounds as its longest script.
+The corpus is played in ``CHUNKS`` chunks, each a test with its own server, so pytest-xdist
+spreads it over its workers. Within a chunk the scripts run concurrently in lock step (every
+script posts its k-th line, then the agents settle), so a chunk costs about as many agent
+rounds as its longest script.
 
 Checked for every script as well (floor safety): no line the brand's pane shows, no term of
 the written offer and no word of its agreement holds a floor the host taught (its rules' and
@@ -197,9 +199,13 @@ CONCURRENT: Final = 8
 request waits on the database longer than a client's timeout on a busy machine."""
 
 
-async def play_corpus(server: Server, db: Db, scripts: list[dict[str, Any]]) -> list[str]:
-    """Play every script; one line per failing script."""
-    played = [Played(script, index) for index, script in enumerate(scripts)]
+async def play_corpus(
+    server: Server, db: Db, scripts: list[dict[str, Any]], numbers: list[int] | None = None
+) -> list[str]:
+    """Play every script (``numbers``: each one's number for its host's handle, by default
+    its index); one line per failing script."""
+    numbers = numbers or list(range(len(scripts)))
+    played = [Played(script, n) for n, script in zip(numbers, scripts, strict=True)]
     gate = asyncio.Semaphore(CONCURRENT)
 
     async def each(act: Callable[[Played], Awaitable[None]]) -> None:
@@ -241,11 +247,36 @@ def agent_settings(settings: Settings) -> Settings:
     )
 
 
-async def test_every_script_writes_exactly_the_expected_terms(agent_server: Server, db: Db) -> None:
+CHUNKS: Final = 8
+"""The corpus is played in this many chunks, each a test of its own with its own server, so
+pytest-xdist spreads it over its workers (played whole, it was one test of about 4 minutes on
+one worker while the other ran out of tests). Every script is in exactly one chunk."""
+
+
+def chunk(number: int) -> list[dict[str, Any]]:
+    """Every ``CHUNKS``-th script from ``number``: each chunk gets its share of every file's
+    kind of negotiation, and of the long scripts, so the chunks cost about the same."""
+    return SCRIPTS[number::CHUNKS]
+
+
+async def test_the_chunks_hold_the_whole_corpus_once() -> None:
     assert len(SCRIPTS) >= 150
-    failures = await play_corpus(agent_server, db, SCRIPTS)
-    passed = len(SCRIPTS) - len(failures)
-    print(f"\nnegotiation corpus: {passed}/{len(SCRIPTS)} scripts pass")
+    played = [script["id"] for number in range(CHUNKS) for script in chunk(number)]
+    assert sorted(played) == sorted(script["id"] for script in SCRIPTS)
+    assert len(set(played)) == len(played)
+
+
+@pytest.mark.parametrize("number", range(CHUNKS), ids=lambda n: f"chunk{n}")
+async def test_every_script_writes_exactly_the_expected_terms(
+    agent_server: Server, db: Db, number: int
+) -> None:
+    scripts = chunk(number)
+    assert scripts
+    # numbered as in the whole corpus: script i is host ``corpus{i}`` in whichever chunk
+    numbers = list(range(number, len(SCRIPTS), CHUNKS))
+    failures = await play_corpus(agent_server, db, scripts, numbers)
+    passed = len(scripts) - len(failures)
+    print(f"\nnegotiation corpus chunk {number}/{CHUNKS}: {passed}/{len(scripts)} scripts pass")
     assert not failures, "\n".join(failures)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import httpx
 import websockets
@@ -19,6 +20,10 @@ EVENT_SECONDS = 20.0
 """How long a test waits for an expected websocket message: generous, because a busy shared
 machine is slow, and it costs nothing when the message comes (a missing one still fails)."""
 LEGACY_WS = "graphql-ws"
+TLS: Final = ssl.create_default_context()
+"""One TLS context for every test client (``verify=TLS``): httpx otherwise builds a new one per
+client and loads the CA bundle into it, about 45 ms of CPU each, for servers that are plain
+HTTP on loopback anyway."""
 
 
 class GraphQLErrors(AssertionError):

@@ -10,6 +10,8 @@ import time
 
 import httpx
 
+from tests.support.graphql import TLS
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -27,7 +29,7 @@ async def wait_healthy(
     base_url: str, process: subprocess.Popen[bytes], seconds: float = STARTUP_SECONDS
 ) -> None:
     deadline = time.monotonic() + seconds
-    async with httpx.AsyncClient(base_url=base_url) as http:
+    async with httpx.AsyncClient(base_url=base_url, verify=TLS) as http:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise AssertionError(f"server exited with {process.returncode}")
