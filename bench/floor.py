@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from _client import (
+    DEALROOM,
     DEFAULT_PG_URL,
     DEFAULT_REDIS_URL,
+    UNTHROTTLED_ENV,
     ServerProcess,
     create_pg_database,
     drop_pg_database,
@@ -105,6 +107,8 @@ async def main_async(args: argparse.Namespace) -> None:
         "DEALROOM_DEMO": "0",
         "FLOOR_DATABASE_URL": pg_url,
         "FLOOR_REDIS_URL": args.redis_url,
+        # the guest cap and the cross-room throttle (issues 9, 11) would refuse the load
+        **UNTHROTTLED_ENV,
     }
     servers: dict[str, ServerProcess] = {}
     try:
@@ -113,7 +117,10 @@ async def main_async(args: argparse.Namespace) -> None:
             folder = logs / name
             folder.mkdir()
             port = free_port()
-            command = None
+            # one process each: `dealroom serve` defaults to one per core with Redis, and
+            # its CPU is read from the process it starts
+            command = [str(DEALROOM), "serve", "--host", "127.0.0.1", "--port", str(port)]
+            command += ["--processes", "1"]
             if name != "dealroom":
                 command = [sys.executable, str(HERE / "floor_apps.py"), name, str(port)]
             servers[name] = ServerProcess(env=env, port=port, log_dir=folder, command=command)

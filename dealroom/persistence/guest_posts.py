@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy import BindParameter, ColumnElement, bindparam, func, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from dealroom.domain.seats import AuthorKind, Seat
@@ -24,33 +24,54 @@ IP_WINDOW = timedelta(hours=24)
 carrier's NAT) is not held to one guest's allowance for ever."""
 
 
+_BY_KEY, _BY_IP = aliased(GuestKeyMint), aliased(GuestKeyMint)
+_AUTHOR = aliased(Participant)
+
+
 def posts_of(
     key_hash: InstrumentedAttribute[str | None] | str, now: datetime
 ) -> ColumnElement[int]:
     """A scalar count of the guest posts charged to ``key_hash`` (a value or a column to
-    correlate on): its own, and its address's other unclaimed keys' within the window."""
-    by_key, by_ip = aliased(GuestKeyMint), aliased(GuestKeyMint)
-    author = aliased(Participant)
-    address = select(by_key.ip_hash).where(by_key.guest_key_hash == key_hash)
-    siblings = select(by_ip.guest_key_hash).where(by_ip.ip_hash.in_(address))
+    correlate on): its own, and its address's other unclaimed keys' within the
+    window."""
+    return _posts_since(key_hash, now - IP_WINDOW)
+
+
+def _posts_since(
+    key_hash: InstrumentedAttribute[str | None] | BindParameter[str] | str,
+    since: BindParameter[datetime] | datetime,
+) -> ColumnElement[int]:
+    address = select(_BY_KEY.ip_hash).where(_BY_KEY.guest_key_hash == key_hash)
+    siblings = select(_BY_IP.guest_key_hash).where(_BY_IP.ip_hash.in_(address))
     return (
         select(func.count(Message.id))
-        .join(author, author.id == Message.participant_id)
+        .join(_AUTHOR, _AUTHOR.id == Message.participant_id)
         .where(
-            author.account_id.is_(None),
+            _AUTHOR.account_id.is_(None),
             Message.author_kind == AuthorKind.PARTICIPANT.value,
             or_(
-                author.guest_key_hash == key_hash,
-                author.guest_key_hash.in_(siblings) & (Message.created_at >= now - IP_WINDOW),
+                _AUTHOR.guest_key_hash == key_hash,
+                _AUTHOR.guest_key_hash.in_(siblings) & (Message.created_at >= since),
             ),
         )
         .scalar_subquery()
     )
 
 
+# Built once: on the hot path (every guest post) building this statement cost more CPU than
+# running it (issue 17, py-spy).
+_GUEST_POSTS = select(
+    _posts_since(
+        bindparam("key_hash", type_=Participant.guest_key_hash.type),
+        bindparam("since", type_=Message.created_at.type),
+    )
+)
+
+
 async def guest_posts(db: Db, guest_key_hash: str, now: datetime) -> int:
     """Posts charged to a guest key while unclaimed (see :func:`posts_of`)."""
-    return int(await db.scalar(select(posts_of(guest_key_hash, now))) or 0)
+    result = await db.execute(_GUEST_POSTS, {"key_hash": guest_key_hash, "since": now - IP_WINDOW})
+    return int(result.scalar() or 0)
 
 
 async def guest_capped_rooms(

@@ -201,6 +201,9 @@ class Room(Base):
     deal rooms (ZLY-1897)."""
     event_seq: Mapped[int] = mapped_column(Integer, default=0)
     """The room's event sequence: the last number handed out, under the room's row lock."""
+    stage_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The cursor of the room's newest stage change (kept by a trigger on ``offer_events``,
+    migration 0011): half of every pane's end (``services.pane_log``)."""
     model_picks: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(default=_now)
     last_activity_at: Mapped[datetime] = mapped_column(default=_now)
@@ -227,6 +230,18 @@ class Participant(Base):
     first_spoke_at: Mapped[datetime | None]
     """When this participant first posted: a visitor who has spoken ends empty-room reuse."""
     created_at: Mapped[datetime] = mapped_column(default=_now)
+    # The pane's tail and its post counter, kept by a trigger on ``messages`` (migration 0011)
+    # so that every writer keeps them; read by ``services.pane_log`` instead of the messages.
+    pane_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The cursor of the pane's newest message (0: none)."""
+    pane_session_no: Mapped[int | None] = mapped_column(Integer)
+    """The session of the pane's newest message."""
+    pane_last_at: Mapped[datetime | None]
+    """When the pane's newest message was stored."""
+    posts_window_start: Mapped[datetime | None]
+    """When the participant's current one-minute posting window opened (the rate limit)."""
+    posts_in_window: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """How many posts the participant made in that window."""
 
 
 class Message(Base):

@@ -11,6 +11,7 @@ from typing import cast
 from sqlalchemy import func, select
 
 from dealroom.persistence.db import Db
+from dealroom.persistence.messages import MessageRepository
 from dealroom.persistence.models import (
     Agreement,
     Message,
@@ -158,12 +159,9 @@ class OfferRepository:
 
 async def pane_end(db: Db, room_id: uuid.UUID, participant_id: uuid.UUID) -> int:
     """The cursor of a pane's last stored event: its newest message or the room's newest
-    stage change, whichever is later (both panes see every stage change)."""
-    message = select(func.max(Message.seq)).where(Message.participant_id == participant_id)
-    stage = select(func.max(OfferEvent.seq)).where(OfferEvent.room_id == room_id)
-    result = await db.execute(select(message.scalar_subquery(), stage.scalar_subquery()))
-    last_message, last_stage = cast(tuple[int | None, int | None], tuple(result.one()))
-    return max(int(last_message or 0), int(last_stage or 0))
+    stage change, whichever is later (both panes see every stage change). Kept on the
+    participant and room rows (``persistence.messages``)."""
+    return await MessageRepository(db).pane_end(room_id, participant_id)
 
 
 async def stage_prevs(

@@ -1,29 +1,34 @@
-"""Every query lives here. Repositories flush, never commit."""
+"""Every query lives here. Repositories flush, never commit. (A pane's messages are in
+``persistence.messages``; ``MessageRepository`` is re-exported for its callers.)"""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.orm import aliased
 
 from dealroom.persistence.db import Db
+from dealroom.persistence.messages import MessageRepository
 from dealroom.persistence.models import (
     Account,
     AccountManager,
     AccountMemory,
     AuthSession,
     Credential,
-    Message,
-    OfferEvent,
     Participant,
     PendingEffect,
     Room,
 )
+
+__all__ = [
+    "AccountRepository",
+    "MessageRepository",
+    "RoomRepository",
+    "SessionRepository",
+]
 
 
 class AccountRepository:
@@ -249,115 +254,3 @@ class RoomRepository:
             .group_by(PendingEffect.room_id)
         )
         return {room_id: int(count) for room_id, count in (tuple(r) for r in rows)}
-
-
-@dataclass(frozen=True, slots=True)
-class PaneTail:
-    """What a post needs to know about its pane, read in one statement (``pane_tail``)."""
-
-    last_session_no: int | None
-    """The pane's newest message's session (None: the pane is empty)."""
-    last_at: datetime | None
-    """When the pane's newest message was stored."""
-    end: int
-    """The cursor of the pane's last event: its newest message or the room's newest stage
-    change, whichever is later (``persistence.offers.pane_end``)."""
-    nth_post_at: datetime | None
-    """When the participant posted its n-th newest message here (the rate limit)."""
-
-
-class MessageRepository:
-    def __init__(self, db: Db) -> None:
-        self.db = db
-
-    async def by_client_id(self, participant_id: uuid.UUID, client_id: str) -> Message | None:
-        return await self.db.scalar(
-            select(Message).where(
-                Message.participant_id == participant_id, Message.client_message_id == client_id
-            )
-        )
-
-    async def page(
-        self,
-        participant_id: uuid.UUID,
-        *,
-        after: int | None,
-        before: int | None,
-        limit: int,
-        newest_first: bool,
-    ) -> list[Message]:
-        statement = select(Message).where(Message.participant_id == participant_id)
-        if after is not None:
-            statement = statement.where(Message.seq > after)
-        if before is not None:
-            statement = statement.where(Message.seq < before)
-        order = Message.seq.desc() if newest_first else Message.seq.asc()
-        return list(await self.db.scalars(statement.order_by(order).limit(limit)))
-
-    async def last_in_pane(self, participant_id: uuid.UUID) -> Message | None:
-        return await self.db.scalar(
-            select(Message)
-            .where(Message.participant_id == participant_id)
-            .order_by(Message.seq.desc())
-            .limit(1)
-        )
-
-    async def last_in_panes(self, participant_ids: Sequence[uuid.UUID]) -> list[Message]:
-        """The newest message of each pane, in one statement."""
-        newest = (
-            select(Message.participant_id, func.max(Message.seq).label("seq"))
-            .where(Message.participant_id.in_(participant_ids))
-            .group_by(Message.participant_id)
-            .subquery()
-        )
-        return list(
-            await self.db.scalars(
-                select(Message).join(
-                    newest,
-                    and_(
-                        Message.participant_id == newest.c.participant_id,
-                        Message.seq == newest.c.seq,
-                    ),
-                )
-            )
-        )
-
-    async def pane_tail(self, room_id: uuid.UUID, participant_id: uuid.UUID, n: int) -> PaneTail:
-        """The pane's newest message, its end cursor and the participant's n-th newest post,
-        in one round trip (the hot path's reads of the pane, issue 17)."""
-        newest = (
-            select(Message)
-            .where(Message.participant_id == participant_id)
-            .order_by(Message.seq.desc())
-            .limit(1)
-            .subquery()
-        )
-        stage = select(func.max(OfferEvent.seq)).where(OfferEvent.room_id == room_id)
-        nth = (
-            select(Message.created_at)
-            .where(Message.participant_id == participant_id, Message.author_kind == "participant")
-            .order_by(Message.seq.desc())
-            .offset(n - 1)
-            .limit(1)
-        )
-        row = (
-            await self.db.execute(
-                select(
-                    select(newest.c.session_no).scalar_subquery(),
-                    select(newest.c.created_at).scalar_subquery(),
-                    select(newest.c.seq).scalar_subquery(),
-                    stage.scalar_subquery(),
-                    nth.scalar_subquery(),
-                )
-            )
-        ).one()
-        session_no, last_at, last_seq, stage_seq, nth_at = cast(
-            tuple[int | None, datetime | None, int | None, int | None, datetime | None],
-            tuple(row),
-        )
-        return PaneTail(
-            last_session_no=session_no,
-            last_at=last_at,
-            end=max(int(last_seq or 0), int(stage_seq or 0)),
-            nth_post_at=nth_at,
-        )

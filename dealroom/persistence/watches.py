@@ -6,8 +6,10 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import Executable, bindparam, or_, select
+from sqlalchemy.dialects.postgresql import Insert as PgInsert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from dealroom.persistence.db import Db
@@ -18,6 +20,31 @@ CURATOR = "curator"
 DONE = "done"
 
 
+def _arm(insert: PgInsert | SqliteInsert) -> Executable:
+    now = bindparam("now", type_=RoomWatch.armed_at.type)
+    return (
+        insert.values(
+            room_id=bindparam("room_id", type_=RoomWatch.room_id.type),
+            generation=1,
+            step=GUARD,
+            armed_at=now,
+        )
+        .on_conflict_do_update(
+            index_elements=[RoomWatch.room_id],
+            set_={"generation": RoomWatch.generation + 1, "step": GUARD, "armed_at": now},
+        )
+        .returning(RoomWatch.generation)
+    )
+
+
+# Built once per dialect: every post and reply re-arms (issue 17: building it per call cost
+# more CPU than the statement's round trip).
+_ARM: dict[str, Executable] = {
+    "postgresql": _arm(pg_insert(RoomWatch)),
+    "sqlite": _arm(sqlite_insert(RoomWatch)),
+}
+
+
 class WatchRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
@@ -26,17 +53,10 @@ class WatchRepository:
         """Re-arm the room's watch: the next generation, quiet from ``now``, Guard next; the
         new generation. One statement (an upsert: the first reply of a room inserts it). The
         caller holds the room's row lock (a reply's transaction does)."""
-        insert = pg_insert if self.db.dialect == "postgresql" else sqlite_insert
-        statement = (
-            insert(RoomWatch)
-            .values(room_id=room_id, generation=1, step=GUARD, armed_at=now)
-            .on_conflict_do_update(
-                index_elements=[RoomWatch.room_id],
-                set_={"generation": RoomWatch.generation + 1, "step": GUARD, "armed_at": now},
-            )
-            .returning(RoomWatch.generation)
+        statement = _ARM[self.db.dialect]
+        return int(
+            (await self.db.execute(statement, {"room_id": room_id, "now": now})).scalar_one()
         )
-        return int((await self.db.execute(statement)).scalar_one())
 
     async def locked(self, room_id: uuid.UUID) -> RoomWatch | None:
         return await self.db.scalar(

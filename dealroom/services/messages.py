@@ -14,14 +14,14 @@ from dealroom.domain import access, validation
 from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
 from dealroom.domain.redaction import redact_secrets
 from dealroom.domain.seats import AuthorKind, Seat
-from dealroom.domain.sessions import DEFAULT_PAUSE, session_number
+from dealroom.domain.sessions import DEFAULT_PAUSE
 from dealroom.jobs import watches
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Message, OfferEvent
-from dealroom.persistence.offers import OfferRepository, pane_end
-from dealroom.persistence.repositories import MessageRepository, RoomRepository
+from dealroom.persistence.messages import MessageRepository
+from dealroom.persistence.models import AgentRun, Message, OfferEvent
+from dealroom.persistence.offers import OfferRepository
 from dealroom.realtime.broker import RESYNC, Broker
-from dealroom.services import guests
+from dealroom.services import guests, pane_log
 from dealroom.services.clock import Clock
 from dealroom.services.events import (
     EphemeralEvent,
@@ -33,7 +33,9 @@ from dealroom.services.events import (
     pane_channel,
     stage_event,
 )
+from dealroom.services.guests import Publish
 from dealroom.services.identity import Identity
+from dealroom.services.pane_log import NotStored
 from dealroom.services.publish import publish_after_commit
 from dealroom.services.rooms import RoomAccess, room_for_reader
 from dealroom.services.turns import retry_failed, runs_for_message
@@ -76,51 +78,51 @@ async def post_message(
     participant = room.participant(pane)
     if participant is None:
         raise not_found("Pane")
-    messages = MessageRepository(db)
     now = clock.now()
-    seq = await RoomRepository(db).next_event_seq(room.room.id, now)
-    # Under the room lock, so a concurrent retry cannot slip between check and insert. (A
-    # retry spends a sequence number; cursors only need to grow, not to be contiguous.)
-    existing = await messages.by_client_id(participant.id, client_message_id)
-    if existing is not None:
-        return MessageView.from_row(existing, pane)
-    # The pane's tail in one read: its newest message (the session), its end cursor and, for
-    # the rate limit, the participant's n-th newest post.
-    tail = await messages.pane_tail(room.room.id, participant.id, limits.per_minute)
-    # Rate limit per pane (a retry above is never limited): the n-th newest post must be older
-    # than a minute. Raising rolls the sequence number back with the rest.
-    nth = tail.nth_post_at
-    if nth is not None and now - nth < timedelta(minutes=1):
-        raise DomainError(
-            ErrorCode.RATE_LIMITED,
-            f"At most {limits.per_minute} messages a minute in one pane; wait a moment.",
-            retryAfterSeconds=max(1, int(60 - (now - nth).total_seconds())),
-        )
-    gate_runs, gate_events = (
-        await guests.check_guest_post(db, participant, cap=guest_cap, now=now)
-        if guest_cap is not None
-        else ([], [])
-    )
-    row = Message(
-        id=uuid.uuid4(),
-        room_id=room.room.id,
-        participant_id=participant.id,
-        seq=seq,
-        author_kind=AuthorKind.PARTICIPANT,
+    # The guest cap is decided here and applied in the append: a retry of a post that reached
+    # the cap still returns the original (idempotency first, then the rate limit, then the cap).
+    refused: DomainError | None = None
+    gate_runs: list[AgentRun] = []
+    gate_events: list[Publish] = []
+    if guest_cap is not None:
+        try:
+            gate_runs, gate_events = await guests.check_guest_post(
+                db, participant, cap=guest_cap, now=now
+            )
+        except DomainError as error:
+            refused = error
+    done = await pane_log.append(
+        db,
+        participant,
+        author_kind=AuthorKind.PARTICIPANT.value,
         author_account_id=identity.account.id if identity.account else None,
         body=body,
-        session_no=session_number(tail.last_session_no, tail.last_at, now, limits.session_pause),
         client_message_id=client_message_id,
-        created_at=now,
+        now=now,
+        per_minute=limits.per_minute,
+        session_pause=limits.session_pause,
+        allowed=refused is None,
     )
-    if participant.first_spoke_at is None:
-        participant.first_spoke_at = now
+    if isinstance(done, NotStored):
+        if done.existing is not None:
+            return MessageView.from_row(done.existing, pane)
+        if done.retry_after is not None:
+            # Rate limit per pane (a retry above is never limited). Raising rolls the
+            # sequence number back with the rest.
+            raise DomainError(
+                ErrorCode.RATE_LIMITED,
+                f"At most {limits.per_minute} messages a minute in one pane; wait a moment.",
+                retryAfterSeconds=done.retry_after,
+            )
+        assert refused is not None
+        raise refused
+    row = done.row
     # The turn is queued in the same transaction as the message: a crash after commit loses
-    # neither. The mutation never waits for it.
-    await db.add(row, *runs_for_message(row, now), *gate_runs)
+    # neither. The mutation never waits for it. (first_spoke_at is stamped by the pane log.)
+    await db.add(*runs_for_message(row, now), *gate_runs)
     await watches.arm(db, room.room.id, now)  # W1: the room is not quiet
     view = MessageView.from_row(row, pane)
-    event = MessageAddedEvent(cursor=seq, prev=tail.end, message=view)
+    event = MessageAddedEvent(cursor=row.seq, prev=done.prev, message=view)
     channel = pane_channel(room.room.id, pane)
     payload = event.encode()
 
@@ -245,7 +247,7 @@ async def _pane_end(
 ) -> int:
     db = Db(sessionmaker)
     try:
-        return await pane_end(db, room_id, participant_id)
+        return await pane_log.pane_end(db, room_id, participant_id)
     finally:
         await db.close()
 

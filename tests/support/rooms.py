@@ -13,10 +13,15 @@ from typing import Any
 
 import httpx
 from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AccountMemory, PendingEffect, Room
+from dealroom.services import accounts, rooms
 from dealroom.services.accounts import grant_manager
+from dealroom.services.clock import Clock
+from dealroom.services.identity import Identity, new_guest_key
 from tests.support.graphql import Client, sign_up
 
 PASSWORD = "correct horse battery"
@@ -154,3 +159,29 @@ async def hold_effect(db: Db, room_id: str, *, status: str = "held") -> None:
 async def room_ids(client: Client, first: int = 100) -> list[str]:
     data = await client.query(ROOMS, {"first": first})
     return [edge["node"]["id"] for edge in data["rooms"]["edges"]]
+
+
+async def guest_room_in_process(
+    engine: AsyncEngine, clock: Clock, handle: str
+) -> tuple[Identity, rooms.OpenedRoom]:
+    """A host ``handle`` and a guest's deal room with it (no welcome), through the services
+    and no server: for tests that call a service directly."""
+    db = Db(create_sessionmaker(engine))
+    try:
+        await accounts.sign_up(
+            db,
+            clock,
+            email=f"{handle}@example.com",
+            password=PASSWORD,
+            handle=handle,
+            display_name=handle.title(),
+            ttl_days=1,
+        )
+        guest = Identity(signed_in=None, account=None, guest_key=new_guest_key())
+        opened = await rooms.open_visitor_room(
+            db, clock, guest, handle=handle, new_conversation=False, greet=False
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    return guest, opened

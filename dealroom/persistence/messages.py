@@ -1,0 +1,242 @@
+"""The pane log's queries: a pane's messages, its tail and the one-round-trip append.
+
+A pane's tail (its newest message's cursor, session and time, and the participant's post
+counter) lives on the participant row and the room's newest stage change on the room row,
+both kept by triggers on every insert (migration 0011), so reading a pane's end never scans
+its messages and no writer can forget to keep them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import cast
+
+from sqlalchemy import and_, func, select, text, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Message, Participant, Room
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """What an append stores; ``seq`` and (on PostgreSQL) ``session_no`` are decided by it."""
+
+    id: uuid.UUID
+    room_id: uuid.UUID
+    participant_id: uuid.UUID
+    author_kind: str
+    author_account_id: uuid.UUID | None
+    body: str
+    client_message_id: str
+    created_at: datetime
+
+    def columns(self, seq: int, session_no: int) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "room_id": self.room_id,
+            "participant_id": self.participant_id,
+            "seq": seq,
+            "author_kind": self.author_kind,
+            "author_account_id": self.author_account_id,
+            "body": self.body,
+            "session_no": session_no,
+            "client_message_id": self.client_message_id,
+            "created_at": self.created_at,
+        }
+
+    def row(self, seq: int, session_no: int) -> Message:
+        """The stored message as a detached row (for views; never added to a session)."""
+        return Message(**self.columns(seq, session_no))
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """The outcome of one append, with the pane's tail as it was before it."""
+
+    seq: int
+    """The event number the append took (spent, not stored, when ``session_no`` is None)."""
+    prev: int
+    """The pane's end before the append: the previous event's cursor."""
+    session_no: int | None
+    """The stored message's session; None when nothing was stored (a retry or a refusal)."""
+    window_start: datetime | None
+    """The participant's posting window as it was before the append (the rate limit)."""
+    in_window: int
+
+
+# One round trip on PostgreSQL: the room's row lock and sequence bump, the pane's tail read
+# under that lock (FOR UPDATE, in a LATERAL that runs after the bump: a plain read would see
+# the statement's snapshot, taken before the lock wait), the insert unless refused or a retry
+# (ON CONFLICT on the pane's client id), and the tail as it was.
+_PG_APPEND = text(
+    """
+WITH s AS (
+    UPDATE rooms SET event_seq = event_seq + 1, last_activity_at = :now
+    WHERE id = :room_id
+    RETURNING event_seq, stage_seq
+), t AS (
+    SELECT s.event_seq, s.stage_seq, p.pane_seq, p.pane_session_no, p.pane_last_at,
+           p.posts_window_start, p.posts_in_window
+    FROM s CROSS JOIN LATERAL (
+        SELECT pane_seq, pane_session_no, pane_last_at, posts_window_start, posts_in_window
+        FROM participants WHERE id = :participant_id AND s.event_seq > 0
+        FOR UPDATE
+    ) AS p
+), m AS (
+    INSERT INTO messages (id, room_id, participant_id, seq, author_kind, author_account_id,
+                          body, session_no, client_message_id, created_at)
+    SELECT :id, :room_id, :participant_id, t.event_seq, :author_kind, :author_account_id,
+           :body,
+           CASE WHEN t.pane_last_at IS NULL OR t.pane_session_no IS NULL THEN 1
+                WHEN t.pane_last_at < :session_floor THEN t.pane_session_no + 1
+                ELSE t.pane_session_no END,
+           :client_message_id, :now
+    FROM t
+    WHERE :allowed AND NOT (t.posts_window_start IS NOT NULL
+                            AND t.posts_window_start > :window_floor
+                            AND t.posts_in_window >= :per_window)
+    ON CONFLICT (participant_id, client_message_id) DO NOTHING
+    RETURNING session_no
+)
+SELECT t.event_seq, t.stage_seq, t.pane_seq, t.posts_window_start, t.posts_in_window,
+       m.session_no
+FROM t LEFT JOIN m ON true
+"""
+)
+
+
+class MessageRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def by_client_id(self, participant_id: uuid.UUID, client_id: str) -> Message | None:
+        return await self.db.scalar(
+            select(Message).where(
+                Message.participant_id == participant_id, Message.client_message_id == client_id
+            )
+        )
+
+    async def page(
+        self,
+        participant_id: uuid.UUID,
+        *,
+        after: int | None,
+        before: int | None,
+        limit: int,
+        newest_first: bool,
+    ) -> list[Message]:
+        statement = select(Message).where(Message.participant_id == participant_id)
+        if after is not None:
+            statement = statement.where(Message.seq > after)
+        if before is not None:
+            statement = statement.where(Message.seq < before)
+        order = Message.seq.desc() if newest_first else Message.seq.asc()
+        return list(await self.db.scalars(statement.order_by(order).limit(limit)))
+
+    async def last_in_pane(self, participant_id: uuid.UUID) -> Message | None:
+        return await self.db.scalar(
+            select(Message)
+            .where(Message.participant_id == participant_id)
+            .order_by(Message.seq.desc())
+            .limit(1)
+        )
+
+    async def last_in_panes(self, participant_ids: Sequence[uuid.UUID]) -> list[Message]:
+        """The newest message of each pane, in one statement."""
+        newest = (
+            select(Message.participant_id, func.max(Message.seq).label("seq"))
+            .where(Message.participant_id.in_(participant_ids))
+            .group_by(Message.participant_id)
+            .subquery()
+        )
+        return list(
+            await self.db.scalars(
+                select(Message).join(
+                    newest,
+                    and_(
+                        Message.participant_id == newest.c.participant_id,
+                        Message.seq == newest.c.seq,
+                    ),
+                )
+            )
+        )
+
+    async def pane_end(self, room_id: uuid.UUID, participant_id: uuid.UUID) -> int:
+        """The cursor of a pane's last stored event, its newest message or the room's newest
+        stage change (both panes see every stage change): two columns, one statement."""
+        row = (
+            await self.db.execute(
+                select(Participant.pane_seq, Room.stage_seq)
+                .join(Room, Room.id == Participant.room_id)
+                .where(Participant.id == participant_id, Room.id == room_id)
+            )
+        ).one_or_none()
+        if row is None:
+            return 0
+        pane_seq, stage_seq = cast(tuple[int, int], tuple(row))
+        return max(pane_seq, stage_seq)
+
+    async def append_pg(
+        self,
+        message: NewMessage,
+        *,
+        allowed: bool,
+        session_floor: datetime,
+        window_floor: datetime,
+        per_window: int,
+    ) -> Appended:
+        """The append in one statement (``_PG_APPEND``); the caller decides nothing after."""
+        row = (
+            await self.db.execute(
+                _PG_APPEND,
+                {
+                    "id": message.id,
+                    "room_id": message.room_id,
+                    "participant_id": message.participant_id,
+                    "author_kind": message.author_kind,
+                    "author_account_id": message.author_account_id,
+                    "body": message.body,
+                    "client_message_id": message.client_message_id,
+                    "now": message.created_at,
+                    "allowed": allowed,
+                    "session_floor": session_floor,
+                    "window_floor": window_floor,
+                    "per_window": per_window,
+                },
+            )
+        ).one()
+        seq, stage_seq, pane_seq, window_start, in_window, session_no = cast(
+            tuple[int, int, int, datetime | None, int, int | None], tuple(row)
+        )
+        return Appended(
+            seq=seq,
+            prev=max(pane_seq, stage_seq),
+            session_no=session_no,
+            window_start=window_start,
+            in_window=in_window,
+        )
+
+    async def bump(self, room_id: uuid.UUID, now: datetime) -> tuple[int, int]:
+        """SQLite's first half of the append: the room's next event number and its newest
+        stage change (the transaction already holds SQLite's one write lock)."""
+        result = await self.db.execute(
+            update(Room)
+            .where(Room.id == room_id)
+            .values(event_seq=Room.event_seq + 1, last_activity_at=now)
+            .returning(Room.event_seq, Room.stage_seq)
+        )
+        seq, stage_seq = cast(tuple[int, int], tuple(result.one()))
+        return seq, stage_seq
+
+    async def insert_unless_stored(self, message: NewMessage, seq: int, session_no: int) -> bool:
+        """SQLite's second half: the insert, skipped when the pane holds the client id."""
+        result = await self.db.execute(
+            sqlite_insert(Message)
+            .values(**message.columns(seq, session_no))
+            .on_conflict_do_nothing(index_elements=["participant_id", "client_message_id"])
+            .returning(Message.seq)
+        )
+        return result.first() is not None

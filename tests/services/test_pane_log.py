@@ -1,0 +1,196 @@
+"""The pane log (issue 17): one append that links each event to the pane's previous one,
+whoever wrote that, and keeps idempotency, the rate limit and the guest cap in their order."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.domain.errors import DomainError, ErrorCode
+from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.models import Message, Participant
+from dealroom.persistence.repositories import RoomRepository
+from dealroom.realtime.broker import Broker
+from dealroom.services import messages, pane_log
+from dealroom.services.events import MessageAddedEvent, decode, pane_channel
+from dealroom.services.identity import Identity
+from dealroom.services.messages import PostLimits
+from dealroom.services.pane_log import NotStored, Stored
+from tests.support.clock import ManualClock
+from tests.support.rooms import guest_room_in_process
+
+
+async def _post(
+    engine: AsyncEngine,
+    broker: Broker,
+    clock: ManualClock,
+    who: Identity,
+    room_id: uuid.UUID,
+    cid: str,
+    *,
+    per_minute: int = 1000,
+    guest_cap: int | None = None,
+) -> uuid.UUID:
+    db = Db(create_sessionmaker(engine))
+    try:
+        view = await messages.post_message(
+            db,
+            broker,
+            clock,
+            who,
+            room_id=room_id,
+            body=f"body {cid}",
+            client_message_id=cid,
+            seat=None,
+            limits=PostLimits(per_minute=per_minute),
+            guest_cap=guest_cap,
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    return view.id
+
+
+async def _visitor_pane(engine: AsyncEngine, room_id: uuid.UUID) -> uuid.UUID:
+    db = Db(create_sessionmaker(engine))
+    try:
+        return (await RoomRepository(db).participants(room_id))[-1].id  # host < visitor
+    finally:
+        await db.close()
+
+
+async def _append(
+    engine: AsyncEngine, clock: ManualClock, pane_id: uuid.UUID, *, allowed: bool
+) -> Stored | NotStored:
+    """One participant post through the pane log, committed."""
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.get(Participant, pane_id)
+        assert pane is not None
+        done = await pane_log.append(
+            db,
+            pane,
+            author_kind=AuthorKind.PARTICIPANT.value,
+            body="hello",
+            client_message_id="c-1",
+            now=clock.now(),
+            allowed=allowed,
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    return done
+
+
+async def _agent_line(engine: AsyncEngine, clock: ManualClock, pane_id: uuid.UUID) -> int:
+    """A line stored the way the turn stores its reply (an ORM row, not the pane log)."""
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.get(Participant, pane_id)
+        assert pane is not None
+        seq = await RoomRepository(db).next_event_seq(pane.room_id, clock.now())
+        await db.add(
+            Message(
+                room_id=pane.room_id,
+                participant_id=pane.id,
+                seq=seq,
+                author_kind=AuthorKind.AGENT.value,
+                body="an agent's line",
+                session_no=1,
+                client_message_id=f"run:{uuid.uuid4()}",
+                created_at=clock.now(),
+            )
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    return seq
+
+
+async def test_a_post_links_to_a_line_another_writer_stored(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    _, opened = await guest_room_in_process(engine, clock, "panelog")
+    pane_id = await _visitor_pane(engine, opened.room.id)
+    line = await _agent_line(engine, clock, pane_id)
+
+    done = await _append(engine, clock, pane_id, allowed=True)
+
+    assert isinstance(done, Stored)
+    assert done.prev == line  # the tail the turn's insert left, not a scan of the pane
+    assert done.row.seq == line + 1
+    db = Db(create_sessionmaker(engine))
+    try:
+        assert await pane_log.pane_end(db, opened.room.id, pane_id) == done.row.seq
+    finally:
+        await db.close()
+
+
+async def test_concurrent_posts_in_one_pane_chain_each_event_to_the_one_before(
+    engine: AsyncEngine, clock: ManualClock, broker: Broker
+) -> None:
+    guest, opened = await guest_room_in_process(engine, clock, "panelog")
+    async with broker.subscribe([pane_channel(opened.room.id, Seat.VISITOR)]) as subscription:
+        await asyncio.sleep(0.05)
+        await asyncio.gather(
+            *(_post(engine, broker, clock, guest, opened.room.id, f"c-{i}") for i in range(8))
+        )
+        received: list[MessageAddedEvent] = []
+        stream = aiter(subscription)
+        while len(received) < 8:
+            event = decode(await asyncio.wait_for(anext(stream), 5))
+            assert isinstance(event, MessageAddedEvent)
+            received.append(event)
+
+    chain = sorted(received, key=lambda e: e.cursor)
+    # Each event's prev is the cursor of the pane's event before it: read under the room's
+    # lock, never from a snapshot taken before another post committed.
+    assert [e.prev for e in chain[1:]] == [e.cursor for e in chain[:-1]]
+
+
+async def test_a_retry_at_the_rate_limit_returns_the_original_and_a_new_post_waits(
+    engine: AsyncEngine, clock: ManualClock, broker: Broker
+) -> None:
+    guest, opened = await guest_room_in_process(engine, clock, "panelog")
+    room_id = opened.room.id
+    await _post(engine, broker, clock, guest, room_id, "a", per_minute=2)
+    clock.advance(timedelta(seconds=20))
+    second = await _post(engine, broker, clock, guest, room_id, "b", per_minute=2)
+
+    assert await _post(engine, broker, clock, guest, room_id, "b", per_minute=2) == second
+    with pytest.raises(DomainError) as refused:
+        await _post(engine, broker, clock, guest, room_id, "c", per_minute=2)
+    assert refused.value.code == ErrorCode.RATE_LIMITED
+    # the window opened at "a", 20 s (and a few of the clock's millisecond steps) ago
+    assert refused.value.extensions["retryAfterSeconds"] == 39
+
+    clock.advance(timedelta(seconds=40))
+    await _post(engine, broker, clock, guest, room_id, "c", per_minute=2)
+
+
+async def test_a_retry_of_the_post_that_reached_the_guest_cap_returns_the_original(
+    engine: AsyncEngine, clock: ManualClock, broker: Broker
+) -> None:
+    guest, opened = await guest_room_in_process(engine, clock, "panelog")
+    room_id = opened.room.id
+    await _post(engine, broker, clock, guest, room_id, "a", guest_cap=2)
+    capped = await _post(engine, broker, clock, guest, room_id, "b", guest_cap=2)
+
+    assert await _post(engine, broker, clock, guest, room_id, "b", guest_cap=2) == capped
+    with pytest.raises(DomainError) as refused:
+        await _post(engine, broker, clock, guest, room_id, "c", guest_cap=2)
+    assert refused.value.code == ErrorCode.FORBIDDEN
+
+
+async def test_a_refused_append_stores_nothing_and_reports_no_wait(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    _, opened = await guest_room_in_process(engine, clock, "panelog")
+    done = await _append(engine, clock, await _visitor_pane(engine, opened.room.id), allowed=False)
+    assert done == NotStored(existing=None, retry_after=None)
