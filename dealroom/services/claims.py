@@ -46,7 +46,7 @@ from dealroom.services.identity import digest
 from dealroom.services.persona_turn import StaleRun
 from dealroom.services.publish import Publish, publish_all
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunStatus, TurnRunner, new_run
+from dealroom.services.turns import RunnerDeps, RunStatus, new_run
 
 log = structlog.get_logger(__name__)
 
@@ -160,9 +160,8 @@ async def _rows_left(db: Db, room_id: uuid.UUID) -> bool:
 class ReplayTurn:
     """Performs a claimed room's held effects in ``seq`` order (a ``replay`` run)."""
 
-    def __init__(self, runner: TurnRunner) -> None:
-        self.runner = runner
-        self.deps = runner.deps
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
 
     async def __call__(self, run: RunSnapshot) -> None:
         while await self._step(run):
@@ -242,7 +241,7 @@ class ReplayTurn:
             await db.close()
         await publish_all(deps.broker, published)
         if queued:
-            await self.runner.announce()
+            await self.deps.signal.announce()  # committed above
         return True
 
 
