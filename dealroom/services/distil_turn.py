@@ -189,8 +189,8 @@ class DistilTurn:
         site: CallSite,
     ) -> None:
         deps = self.deps
-        db = Db(deps.sessionmaker)
-        try:
+        async with deps.unit() as uow:
+            db = uow.db
             now = deps.clock.now()
             row, room = await fenced_write(db, run, token, now)
             before = room.memory or {}
@@ -262,12 +262,9 @@ class DistilTurn:
                     )
                 )
             await db.add(*site.rows)
-            await db.commit()
-            site.rows.clear()  # stored: nothing left for the failure path to keep
             if promote is not None:
-                self.deps.signal.wake()  # committed just above
-        finally:
-            await db.close()
+                uow.wake()  # the promoted Arvist run, once committed
+        site.rows.clear()  # stored: nothing left for the failure path to keep
 
     async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:
         await finish_run(self.deps, run, no_op=no_op)
