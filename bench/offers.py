@@ -241,10 +241,10 @@ class Recorder:
         return run
 
     def install(self, runner: TurnRunner) -> None:
-        runner.register(AgentName.PERSONA, self.wrap(PersonaTurn(runner)))
-        runner.register(AgentName.DISTIL, self.wrap(DistilTurn(runner)))
-        runner.register(AgentName.OFFER_GEN, self.wrap(OfferGenTurn(runner)))
-        runner.register(AgentName.AGREEMENT, self.wrap(AgreementTurn(runner)))
+        runner.register(AgentName.PERSONA, self.wrap(PersonaTurn(runner.deps)))
+        runner.register(AgentName.DISTIL, self.wrap(DistilTurn(runner.deps)))
+        runner.register(AgentName.OFFER_GEN, self.wrap(OfferGenTurn(runner.deps)))
+        runner.register(AgentName.AGREEMENT, self.wrap(AgreementTurn(runner.deps)))
 
 
 @dataclass

@@ -292,8 +292,8 @@ SCENARIOS = {
 def ordered_handlers(runner: TurnRunner) -> None:
     """Register the shipped handlers so that a message's Distil run starts only after its
     persona run (what concurrent workers give when the model takes seconds)."""
-    persona_turn = PersonaTurn(runner)
-    distil_turn = DistilTurn(runner)
+    persona_turn = PersonaTurn(runner.deps)
+    distil_turn = DistilTurn(runner.deps)
     done: set[uuid.UUID] = set()
 
     async def run_persona(run: RunSnapshot) -> None:

@@ -204,9 +204,10 @@ def is_query(statement: str) -> bool:
 
 
 def is_claim_scan(statement: str) -> bool:
-    """The ``RunRepository.due`` query: one per claim attempt."""
+    """The claim's scan for a due run: one per claim attempt (the ``SKIP LOCKED`` candidate
+    on PostgreSQL, the claim's ``UPDATE … RETURNING`` itself on SQLite)."""
     return (
-        statement.startswith("SELECT agent_runs.id")
+        statement.startswith(("SELECT agent_runs.id", "UPDATE agent_runs SET status="))
         and "agent_runs.not_before <=" in statement
         and "LIMIT" in statement
     )
@@ -282,7 +283,7 @@ class TimedPersonaTurn(PersonaTurn):
     """The persona handler as shipped, with phase marks around its steps."""
 
     def __init__(self, runner: TurnRunner, probe: Probe) -> None:
-        super().__init__(runner)
+        super().__init__(runner.deps)
         self.probe = probe
 
     async def request(self, run: RunSnapshot, ctx: TurnContext, site: CallSite) -> ModelRequest:
@@ -311,7 +312,7 @@ class TimedDistilTurn(DistilTurn):
     """The Distil handler as shipped, with phase marks around its steps."""
 
     def __init__(self, runner: TurnRunner, probe: Probe) -> None:
-        super().__init__(runner)
+        super().__init__(runner.deps)
         self.probe = probe
 
     async def _take(self, run: RunSnapshot) -> tuple[int, TurnContext | None] | None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.render import Line, Party, document, transcript
@@ -156,10 +156,16 @@ class Trigger:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class PersonaInput:
+class PersonaInput(BaseModel):
     """Everything the persona may see. ``memory`` is already visibility-filtered for this
-    pane (domain.visibility) and, when large, narrowed by the context filter."""
+    pane (domain.visibility) and, when large, narrowed by the context filter.
+
+    Typed end to end: :func:`build` renders it into the request's ``context`` (the documented
+    JSON form a model sees) and also carries it on the request, so a reader in code (the
+    offline engine) takes the object itself, or :meth:`of` validates the JSON form back into
+    it (``model_validate``), never reading the context by untyped lookups."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     room_kind: str
     pane: str
@@ -175,6 +181,32 @@ class PersonaInput:
     deliveries: Sequence[Mapping[str, Any]]
     """The dispatch record this pane may see: what was actually delivered."""
     stage: offer_stage.Stage
+
+    @field_validator("trigger", mode="before")
+    @classmethod
+    def _trigger(cls, value: object) -> object:
+        """The JSON form names the sender ``from`` (:meth:`Trigger.to_json`)."""
+        if isinstance(value, Mapping):
+            fields = dict(value)
+            if "from" in fields:
+                fields["sender"] = fields.pop("from")
+            fields["open_questions"] = tuple(fields.get("open_questions") or ())
+            return Trigger(**fields)
+        return value
+
+    @field_validator("stage", mode="before")
+    @classmethod
+    def _stage(cls, value: object) -> object:
+        """The JSON form is ``{"stage": …, "gloss": …}``."""
+        return value.get("stage") if isinstance(value, Mapping) else value
+
+    @classmethod
+    def of(cls, request: ModelRequest) -> PersonaInput:
+        """The typed input of a persona request: the object it was built from, or its JSON
+        context validated back (a recorded or hand-built request)."""
+        if isinstance(request.input, PersonaInput):
+            return request.input
+        return cls.model_validate(request.context)
 
 
 HELD_DIRECTIVE = (
@@ -289,4 +321,5 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         context=context,
         output=PersonaOutput,
         visitor_facing=inputs.pane != inputs.represents.key,
+        input=inputs,
     )

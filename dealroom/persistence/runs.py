@@ -3,13 +3,21 @@ frustration flags and the memory writer's lease. Repositories flush, never commi
 
 from __future__ import annotations
 
-import functools
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, cast
 
-from sqlalchemy import Select, and_, bindparam, func, or_, select, update
-from sqlalchemy.orm import aliased
+from sqlalchemy import (
+    Row,
+    Table,
+    func,
+    or_,
+    select,
+    update,
+)
 
+from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
     AgentRun,
@@ -17,7 +25,18 @@ from dealroom.persistence.models import (
     Lease,
     Message,
     Participant,
+    Room,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """What :meth:`RunRepository.finish` read back with its write."""
+
+    memory_version: int
+    memory: dict[str, Any]
+    """The room's memory as it is now (the caller holds the room's row lock)."""
+    applied_before: bool
 
 
 class RunRepository:
@@ -34,7 +53,94 @@ class RunRepository:
         """Due runs that may start now: the oldest queued run of their (pane, agent), with no
         run of that (pane, agent) running. Runs of a busy pane never hide other panes' runs.
         PostgreSQL skips rows another worker is claiming; SQLite has one writer anyway."""
-        return list(await self.db.scalars(_claimable(), {"now": now, "limit": limit}))
+        return list(await self.db.scalars(q.claimable(), {"now": now, "limit": limit}))
+
+    async def claim(
+        self, now: datetime, lease_until: datetime, *, run_id: uuid.UUID | None = None
+    ) -> Row[Any] | None:
+        """Mark one due run running and return its row with what a turn reads first (the
+        room's head and memory, the pane's takeover, whether a durable merge may be due, the
+        current offer's stage inputs; :data:`CLAIM_LOAD`), in one statement (``UPDATE …
+        RETURNING``). Without ``run_id`` the oldest claimable run is chosen inside the
+        statement (SQLite: one writer, so the choice cannot race). With ``run_id`` (a candidate
+        PostgreSQL chose with ``SKIP LOCKED`` and whose pane is locked by the caller) the
+        statement re-checks, under a fresh snapshot, that no sibling of the pane started."""
+        table = q.runs()
+        target = table.c.id == (run_id if run_id is not None else q.claimable_id())
+        statement = (
+            update(table)
+            .where(target, table.c.status == "queued", ~q.sibling_running())
+            .values(status="running", attempts=table.c.attempts + 1, lease_until=lease_until)
+            .returning(*table.c, *q.claim_load())
+        )
+        params: dict[str, Any] = {"now": now} if run_id is not None else {"now": now, "limit": 1}
+        result = await self.db.execute(statement, params)
+        return result.first()
+
+    async def finish(
+        self,
+        run_id: uuid.UUID,
+        attempts: int,
+        now: datetime,
+        *,
+        applied_key: tuple[uuid.UUID, str],
+        reply_message_id: uuid.UUID,
+    ) -> Finished | None:
+        """Mark the run done, only while it is still this claim (status running, same
+        attempt): one ``UPDATE … RETURNING`` is the stale-run check, the write, the read of
+        the room's memory as it is now (under the caller's room lock), and whether the pane
+        already holds the message keyed ``applied_key`` (pane, client message id): a worker
+        that vanished after its commit left the run to be claimed again. None when another
+        worker owns the run now. The caller holds the room's row lock."""
+        table = q.runs()
+        rooms = cast(Table, Room.__table__)
+        room = "SELECT rooms.{} FROM rooms WHERE rooms.id = agent_runs.room_id"
+        version = q.correlated(
+            room.format("memory_version"), "memory_version", rooms.c.memory_version
+        )
+        memory = q.correlated(room.format("memory"), "memory", rooms.c.memory)
+        messages = cast(Table, Message.__table__)
+        pane, key = applied_key
+        applied = (
+            select(messages.c.id)
+            .where(messages.c.participant_id == pane, messages.c.client_message_id == key)
+            .scalar_subquery()
+        )
+        result = await self.db.execute(
+            update(table)
+            .where(table.c.id == run_id, table.c.status == "running", table.c.attempts == attempts)
+            .values(
+                status="done",
+                finished_at=now,
+                error=None,
+                # the reply already stored, if any, stays the run's reply
+                reply_message_id=func.coalesce(applied, reply_message_id),
+            )
+            .returning(version, memory, applied)
+        )
+        row = result.first()
+        if row is None:
+            return None
+        found: tuple[Any, ...] = tuple(row)
+        return Finished(int(found[0] or 0), dict(found[1] or {}), found[2] is not None)
+
+    async def write_memory(
+        self, room_id: uuid.UUID, document: dict[str, Any], now: datetime
+    ) -> int:
+        """Store the room's memory document and bump its version (``UPDATE … RETURNING``);
+        the caller holds the room's row lock."""
+        rooms = cast(Table, Room.__table__)
+        result = await self.db.execute(
+            update(rooms)
+            .where(rooms.c.id == room_id)
+            .values(
+                memory=document,
+                memory_version=rooms.c.memory_version + 1,
+                memory_updated_at=now,
+            )
+            .returning(rooms.c.memory_version)
+        )
+        return int(result.scalar_one())
 
     async def lock_pane(self, participant_id: uuid.UUID) -> None:
         """Serialise claims per pane: the participant row lock (PostgreSQL)."""
@@ -193,39 +299,3 @@ class TranscriptRepository:
 
     async def by_id(self, message_id: uuid.UUID) -> Message | None:
         return await self.db.get(Message, message_id)
-
-
-@functools.cache
-def _claimable() -> Select[AgentRun]:
-    """Built once: comparing aliased columns costs milliseconds of Python per build, more
-    than the query itself."""
-    other = aliased(AgentRun)
-    same_pane = (other.participant_id == AgentRun.participant_id) & (other.agent == AgentRun.agent)
-    busy = select(other.id).where(same_pane, other.status == "running").exists()
-    older = (
-        select(other.id)
-        .where(
-            same_pane,
-            other.status == "queued",
-            or_(
-                other.created_at < AgentRun.created_at,
-                and_(other.created_at == AgentRun.created_at, other.id < AgentRun.id),
-            ),
-        )
-        .exists()
-    )
-    return (
-        select(AgentRun)
-        .where(
-            AgentRun.status == "queued",
-            AgentRun.not_before <= bindparam("now"),
-            ~busy,
-            ~older,
-        )
-        # Due first: a run put back to wait (for the memory lease, say) is due from the time
-        # it was put back, so the runs it was queued beside go before it instead of behind
-        # it again and again (issue 12: the Guard holds the lease while it thinks).
-        .order_by(AgentRun.not_before, AgentRun.created_at, AgentRun.id)
-        .limit(bindparam("limit"))
-        .with_for_update(skip_locked=True)
-    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from dealroom.services.distil_turn import LEASE_POLL_SECONDS, LEASE_POLLS, Memor
 from dealroom.services.ledger import CallSite
 from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunStatus, TurnRunner, new_run, system_line
+from dealroom.services.turns import RunnerDeps, RunStatus, new_run, system_line
 
 log = structlog.get_logger(__name__)
 
@@ -66,10 +67,9 @@ def _due(stale: StaleParticipant) -> bool:
 
 
 class AccUpdate:
-    def __init__(self, runner: TurnRunner) -> None:
-        self.runner = runner
-        self.deps = runner.deps
-        self.lease = MemoryLease(runner)
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
+        self.lease = MemoryLease(deps)
 
     # --- entry points ---------------------------------------------------------------------
 
@@ -77,7 +77,10 @@ class AccUpdate:
         """``handler`` (the persona turn) with the room's due merges run first."""
 
         async def merged_first(run: RunSnapshot) -> None:
-            await self.before_turn(run)
+            if run.loaded is None or run.loaded.merge_maybe_due:
+                await self.before_turn(run)
+                # a merge may have changed the room's memory since the claim read it
+                run = dataclasses.replace(run, loaded=None)
             await handler(run)
 
         return merged_first
@@ -297,9 +300,8 @@ class AccUpdate:
     # --- queued runs ----------------------------------------------------------------------
 
     async def _queue(self, participant_id: uuid.UUID, room_id: uuid.UUID) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
-            await db.add(
+        async with self.deps.unit() as uow:
+            await uow.db.add(
                 new_run(
                     room_id=room_id,
                     participant_id=participant_id,
@@ -307,23 +309,16 @@ class AccUpdate:
                     now=self.deps.clock.now(),
                 )
             )
-            await db.commit()
-        finally:
-            await db.close()
-        self.runner.wake()
+            uow.wake()
 
     async def _requeue(self, run: RunSnapshot) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
-            row = await RunRepository(db).by_id(run.id, lock=True)
+        async with self.deps.unit() as uow:
+            row = await RunRepository(uow.db).by_id(run.id, lock=True)
             if row is not None and row.status == RunStatus.RUNNING and row.attempts == run.attempts:
                 row.status = RunStatus.QUEUED.value
                 row.attempts -= 1
                 row.not_before = self.deps.clock.now()
-            await db.commit()
-        finally:
-            await db.close()
-        self.runner.wake()
+            uow.wake()
 
 
 async def sync_stale_account_memory(

@@ -73,22 +73,23 @@ def create_runner(
             ledger=Ledger(client, sessionmaker, clock),
         )
     )
-    acc = AccUpdate(runner)
+    deps = runner.deps
+    acc = AccUpdate(deps)
     handlers: dict[AgentName, Handler] = {
         # AccUpdate merges newer durable memory before the turn reads memory (seed 000); an
         # operator speaking in a pane's agent seat silences the agent there, the login gate's
         # line included (issue 16).
         AgentName.PERSONA: acc.before(
-            silenced_when_taken_over(PersonaTurn(runner), sessionmaker, clock)
+            silenced_when_taken_over(PersonaTurn(deps), sessionmaker, clock)
         ),
-        AgentName.DISTIL: DistilTurn(runner),
-        AgentName.OFFER_GEN: OfferGenTurn(runner),
-        AgentName.AGREEMENT: AgreementTurn(runner),
-        AgentName.GATE: silenced_when_taken_over(GateTurn(runner), sessionmaker, clock),
-        AgentName.REPLAY: ReplayTurn(runner),
-        AgentName.ARVIST: ArvistTurn(runner),
+        AgentName.DISTIL: DistilTurn(deps),
+        AgentName.OFFER_GEN: OfferGenTurn(deps),
+        AgentName.AGREEMENT: AgreementTurn(deps),
+        AgentName.GATE: silenced_when_taken_over(GateTurn(deps), sessionmaker, clock),
+        AgentName.REPLAY: ReplayTurn(deps),
+        AgentName.ARVIST: ArvistTurn(deps),
         AgentName.ACC_UPDATE: acc,
-        AgentName.GUARD: GuardTurn(runner),
+        AgentName.GUARD: GuardTurn(deps),
     }
     for agent, handler in handlers.items():
         runner.register(agent, metrics.timed(agent.value, handler))  # /metrics: time, failures

@@ -39,7 +39,7 @@ from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services import durable_memory
 from dealroom.services.ledger import CallSite
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunStatus, TurnRunner, new_run
+from dealroom.services.turns import RunnerDeps, RunStatus, new_run
 
 log = structlog.get_logger(__name__)
 
@@ -175,8 +175,8 @@ class _Loaded:
 
 
 class ArvistTurn:
-    def __init__(self, runner: TurnRunner) -> None:
-        self.deps = runner.deps
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
 
     async def __call__(self, run: RunSnapshot) -> None:
         loaded = await self._load(run)

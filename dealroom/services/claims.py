@@ -44,9 +44,9 @@ from dealroom.services.clock import Clock
 from dealroom.services.guests import login_required_changed
 from dealroom.services.identity import digest
 from dealroom.services.persona_turn import StaleRun
-from dealroom.services.publish import Publish, publish_all
+from dealroom.services.publish import Publish
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunStatus, TurnRunner, new_run
+from dealroom.services.turns import RunnerDeps, RunStatus, new_run
 
 log = structlog.get_logger(__name__)
 
@@ -160,9 +160,8 @@ async def _rows_left(db: Db, room_id: uuid.UUID) -> bool:
 class ReplayTurn:
     """Performs a claimed room's held effects in ``seq`` order (a ``replay`` run)."""
 
-    def __init__(self, runner: TurnRunner) -> None:
-        self.runner = runner
-        self.deps = runner.deps
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
 
     async def __call__(self, run: RunSnapshot) -> None:
         while await self._step(run):
@@ -171,10 +170,8 @@ class ReplayTurn:
     async def _step(self, run: RunSnapshot) -> bool:
         """One held row, in its own transaction. True when the next row may go now."""
         deps = self.deps
-        db = Db(deps.sessionmaker)
-        published: list[Publish] = []
-        queued = False
-        try:
+        async with deps.unit() as uow:
+            db = uow.db
             row = await RunRepository(db).by_id(run.id, lock=True)
             if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
                 raise StaleRun(str(run.id))
@@ -191,7 +188,6 @@ class ReplayTurn:
             )
             if visitor is None or head is None:
                 row.status, row.finished_at = RunStatus.DONE.value, now  # nothing (left) to do
-                await db.commit()
                 return False
             if head.status == effects.PERFORMED:
                 if await _still_working(db, head.spawned_run_ids or []):
@@ -206,10 +202,8 @@ class ReplayTurn:
                             deps.settings.replay_poll_seconds,
                         )
                     )
-                    await db.commit()
                     return False
                 head.status = effects.REPLAYED
-                await db.commit()
                 return True
             outbound = effects.Outbound(
                 run.room_id, head.source_run_id, now, deps.settings, replay=True
@@ -229,20 +223,15 @@ class ReplayTurn:
                 held = held_sends.held_of(
                     outbound, {d.to_participant_id: "them" for d, _ in outbound.screened}
                 )
-                published = await held_sends.notify(db, run.room_id, host, run.id, held, now)
+                uow.publish(*await held_sends.notify(db, run.room_id, host, run.id, held, now))
             head.status = effects.PERFORMED if outbound.runs else effects.REPLAYED
             head.spawned_run_ids = [str(r.id) for r in outbound.runs]
             head.performed_at = now
             await db.add(*outbound.runs)
-            published += outbound.published
-            queued = bool(outbound.runs)
+            uow.publish(*outbound.published)
+            if outbound.runs:
+                uow.announce()
             log.info("effect_replayed", room_id=str(run.room_id), seq=head.seq, kind=head.kind)
-            await db.commit()
-        finally:
-            await db.close()
-        await publish_all(deps.broker, published)
-        if queued:
-            await self.runner.announce()
         return True
 
 

@@ -26,7 +26,7 @@ from dealroom.services.arvist_turn import home_arvist_run
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import StaleRun, model_for
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner
+from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
 
@@ -38,8 +38,8 @@ class MemoryLease:
     """The room memory writer's lease. A grant bumps ``token``; a write checks its token is
     still the current one, so a writer whose lease expired and was re-granted cannot write."""
 
-    def __init__(self, runner: TurnRunner) -> None:
-        self.deps = runner.deps
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
 
     async def acquire(self, room_id: uuid.UUID, holder: str) -> int | None:
         db = Db(self.deps.sessionmaker)
@@ -106,10 +106,9 @@ async def holds(db: Db, room_id: uuid.UUID, token: int, now: datetime) -> Lease 
 
 
 class DistilTurn:
-    def __init__(self, runner: TurnRunner) -> None:
-        self.runner = runner
-        self.deps = runner.deps
-        self.lease = MemoryLease(runner)
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
+        self.lease = MemoryLease(deps)
 
     async def __call__(self, run: RunSnapshot) -> None:
         taken = await self._take(run)
@@ -190,8 +189,8 @@ class DistilTurn:
         site: CallSite,
     ) -> None:
         deps = self.deps
-        db = Db(deps.sessionmaker)
-        try:
+        async with deps.unit() as uow:
+            db = uow.db
             now = deps.clock.now()
             row, room = await fenced_write(db, run, token, now)
             before = room.memory or {}
@@ -263,18 +262,15 @@ class DistilTurn:
                     )
                 )
             await db.add(*site.rows)
-            await db.commit()
-            site.rows.clear()  # stored: nothing left for the failure path to keep
             if promote is not None:
-                self.runner.wake()
-        finally:
-            await db.close()
+                uow.wake()  # the promoted Arvist run, once committed
+        site.rows.clear()  # stored: nothing left for the failure path to keep
 
     async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:
         await finish_run(self.deps, run, no_op=no_op)
 
     async def _wait_for_lease(self, run: RunSnapshot) -> None:
-        await requeue_for_lease(self.runner, run)
+        await requeue_for_lease(self.deps, run)
 
 
 async def fenced_write(
@@ -298,23 +294,18 @@ async def fenced_write(
 
 async def finish_run(deps: RunnerDeps, run: RunSnapshot, *, no_op: bool) -> None:
     """Mark a run done (while it is still this claim) with nothing to apply."""
-    db = Db(deps.sessionmaker)
-    try:
-        row = await RunRepository(db).by_id(run.id, lock=True)
+    async with deps.unit() as uow:
+        row = await RunRepository(uow.db).by_id(run.id, lock=True)
         if row is not None and row.attempts == run.attempts:
             row.status, row.finished_at = RunStatus.DONE.value, deps.clock.now()
             row.no_op = no_op
-        await db.commit()
-    finally:
-        await db.close()
 
 
-async def requeue_for_lease(runner: TurnRunner, run: RunSnapshot) -> None:
+async def requeue_for_lease(deps: RunnerDeps, run: RunSnapshot) -> None:
     """Another writer holds the room's memory: try again shortly, without spending an
     attempt."""
-    db = Db(runner.deps.sessionmaker)
-    try:
-        row = await RunRepository(db).by_id(run.id, lock=True)
+    async with deps.unit() as uow:
+        row = await RunRepository(uow.db).by_id(run.id, lock=True)
         if (
             row is not None
             and row.status == RunStatus.RUNNING
@@ -322,8 +313,5 @@ async def requeue_for_lease(runner: TurnRunner, run: RunSnapshot) -> None:
         ):
             row.status = RunStatus.QUEUED.value
             row.attempts -= 1
-            row.not_before = runner.deps.clock.now()
-        await db.commit()
-    finally:
-        await db.close()
-    runner.wake()
+            row.not_before = deps.clock.now()
+        uow.wake()

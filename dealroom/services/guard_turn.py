@@ -67,7 +67,6 @@ from dealroom.services.guard_repairs import GuardRepairs, Outcome
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import room_stage
 from dealroom.services.persona_turn import model_for
-from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import (
     RECENT_DISPATCHES,
     RunSnapshot,
@@ -75,7 +74,8 @@ from dealroom.services.turn_context import (
     names_of,
     people,
 )
-from dealroom.services.turns import RunStatus, TurnRunner
+from dealroom.services.turns import RunnerDeps, RunStatus
+from dealroom.services.unit_of_work import UnitOfWork
 
 log = structlog.get_logger(__name__)
 
@@ -94,11 +94,10 @@ class Audit:
 
 
 class GuardTurn:
-    def __init__(self, runner: TurnRunner) -> None:
-        self.runner = runner
-        self.deps = runner.deps
-        self.lease = MemoryLease(runner)
-        self.repairs = GuardRepairs(runner.deps.settings)
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
+        self.lease = MemoryLease(deps)
+        self.repairs = GuardRepairs(deps.settings)
 
     async def __call__(self, run: RunSnapshot) -> None:
         taken = await self._take(run)
@@ -252,73 +251,80 @@ class GuardTurn:
     async def _apply(
         self, run: RunSnapshot, token: int, audit: Audit, output: GuardOutput, site: CallSite
     ) -> None:
-        deps = self.deps
-        db = Db(deps.sessionmaker)
-        try:
-            now = deps.clock.now()
-            row, room = await fenced_write(db, run, token, now)
-            if await self._spoke_again(db, run):
-                # G1 again, under the room lock: a reply came in while the Guard thought, so
-                # the room it audited is not the room there is. A later quiet audits it.
-                row.status, row.finished_at, row.no_op, row.error = (
-                    RunStatus.DONE.value,
-                    now,
-                    True,
-                    None,
-                )
-                await db.add(*site.rows)
-                await db.commit()
-                site.rows.clear()
-                log.info("guard_stale", room_id=str(run.room_id))
-                return
-            before = dict(room.memory or {})
-            outcome = Outcome(findings=[f"{f.pane}: {f.problem}" for f in output.findings])
-            repairs = self.repairs
-            document = await repairs.reopen_goals(db, run, output, before, outcome, now)
-            document = repairs.fix_memory(document, audit.participants, output, outcome)
-            outbound = effects.Outbound(run.room_id, run.id, now, self.deps.settings)
-            # G3: the same firewall screen as a persona's send (issue 10), in the choke point.
-            outbound.screen = held_sends.screener(
-                before, {p.id: p.key for p in audit.participants}, audit.held
+        async with self.deps.unit() as uow:
+            outcome = await self._write(uow, run, token, audit, output, site)
+        site.rows.clear()  # stored: nothing left for the failure path to keep
+        if outcome is not None:
+            log.info("guard_verdict", room_id=str(run.room_id), verdict=outcome.verdict)
+
+    async def _write(
+        self,
+        uow: UnitOfWork,
+        run: RunSnapshot,
+        token: int,
+        audit: Audit,
+        output: GuardOutput,
+        site: CallSite,
+    ) -> Outcome | None:
+        """The verdict's writes in ``uow``; None when the room moved on (G1 again)."""
+        db = uow.db
+        now = self.deps.clock.now()
+        row, room = await fenced_write(db, run, token, now)
+        if await self._spoke_again(db, run):
+            # G1 again, under the room lock: a reply came in while the Guard thought, so
+            # the room it audited is not the room there is. A later quiet audits it.
+            row.status, row.finished_at, row.no_op, row.error = (
+                RunStatus.DONE.value,
+                now,
+                True,
+                None,
             )
-            await repairs.deliver(
-                db, run, audit.participants, output, before, audit.held, outcome, outbound
-            )
-            published = list(outbound.published)
-            host = next((p for p in audit.participants if p.key == Seat.HOST.value), None)
-            if outbound.screened and host is not None:
-                # Asked in the host's pane like a persona's held send; the yes releases it.
-                held = held_sends.held_of(outbound, self._names(audit))
-                published += await held_sends.notify(db, run.room_id, host, run.id, held, now)
-            repairs.flag_unruled(run, audit.participants, audit.unruled, before, outcome, now)
-            if document != before:
-                room.memory = document
-                room.memory_version += 1
-                room.memory_updated_at = now
-            await db.add(
-                GuardVerdict(
-                    id=uuid.uuid4(),
-                    room_id=run.room_id,
-                    run_id=run.id,
-                    verdict=outcome.verdict,
-                    findings=[*outcome.findings, *outcome.refused],
-                    edits=outcome.edits,
-                    created_at=now,
-                ),
-                *outcome.flags,
-                *outbound.runs,
-                *site.rows,
-            )
-            row.status, row.finished_at, row.error = RunStatus.DONE.value, now, None
-            row.no_op = not outcome.edits and not outcome.flags  # G5
-            await db.commit()
-            site.rows.clear()
-        finally:
-            await db.close()
-        log.info("guard_verdict", room_id=str(run.room_id), verdict=outcome.verdict)
-        await publish_all(self.deps.broker, published)
+            await db.add(*site.rows)
+            log.info("guard_stale", room_id=str(run.room_id))
+            return None
+        before = dict(room.memory or {})
+        outcome = Outcome(findings=[f"{f.pane}: {f.problem}" for f in output.findings])
+        repairs = self.repairs
+        document = await repairs.reopen_goals(db, run, output, before, outcome, now)
+        document = repairs.fix_memory(document, audit.participants, output, outcome)
+        outbound = effects.Outbound(run.room_id, run.id, now, self.deps.settings)
+        # G3: the same firewall screen as a persona's send (issue 10), in the choke point.
+        outbound.screen = held_sends.screener(
+            before, {p.id: p.key for p in audit.participants}, audit.held
+        )
+        await repairs.deliver(
+            db, run, audit.participants, output, before, audit.held, outcome, outbound
+        )
+        uow.publish(*outbound.published)
+        host = next((p for p in audit.participants if p.key == Seat.HOST.value), None)
+        if outbound.screened and host is not None:
+            # Asked in the host's pane like a persona's held send; the yes releases it.
+            held = held_sends.held_of(outbound, self._names(audit))
+            uow.publish(*await held_sends.notify(db, run.room_id, host, run.id, held, now))
+        repairs.flag_unruled(run, audit.participants, audit.unruled, before, outcome, now)
+        if document != before:
+            room.memory = document
+            room.memory_version += 1
+            room.memory_updated_at = now
+        await db.add(
+            GuardVerdict(
+                id=uuid.uuid4(),
+                room_id=run.room_id,
+                run_id=run.id,
+                verdict=outcome.verdict,
+                findings=[*outcome.findings, *outcome.refused],
+                edits=outcome.edits,
+                created_at=now,
+            ),
+            *outcome.flags,
+            *outbound.runs,
+            *site.rows,
+        )
+        row.status, row.finished_at, row.error = RunStatus.DONE.value, now, None
+        row.no_op = not outcome.edits and not outcome.flags  # G5
         if outbound.runs:
-            await self.runner.announce()
+            uow.announce()
+        return outcome
 
     @staticmethod
     def _names(audit: Audit) -> dict[uuid.UUID, str]:
@@ -330,7 +336,7 @@ class GuardTurn:
 
     async def _requeue(self, run: RunSnapshot) -> None:
         """Distil still holds the memory: try again shortly, without spending an attempt."""
-        await requeue_for_lease(self.runner, run)
+        await requeue_for_lease(self.deps, run)
 
 
 def _run_of(client_message_id: str) -> uuid.UUID | None:

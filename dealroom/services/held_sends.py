@@ -40,7 +40,6 @@ from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services import effects
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
-from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot, TurnContext
 from dealroom.services.turns import RunnerDeps, RunStatus
 
@@ -204,11 +203,11 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
         or not is_explicit_yes(trigger.body)
     ):
         return False
-    db = Db(deps.sessionmaker)
-    published: list[tuple[str, str]] = []
-    try:
+    async with deps.unit() as uow:
+        db = uow.db
         row = await RunRepository(db).by_id(run.id, lock=True)
         if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+            uow.discard()
             return False
         now = deps.clock.now()
         await RoomRepository(db).next_event_seq(ctx.room_id, now)  # the room's row lock
@@ -227,7 +226,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
             if str((d.payload or {}).get(ASKED, {}).get("askedMessageId")) in asked
         ]
         if not held:
-            await db.rollback()
+            uow.discard()
             return False
         # The release is an outbound effect like any other: through the choke point, so a
         # guest's room holds it until the claim (issue 11).
@@ -236,7 +235,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
         for dispatch in held:
             await effects.emit(db, outbound, effects.Release(dispatch.id, str(trigger.id)))
             names.append(ctx.names.get(ctx.key_of(dispatch.to_participant_id), "them"))
-        published += outbound.published
+        uow.publish(*outbound.published)
         to = _joined(sorted(set(names)))
         said = (
             f"Approved: it goes to {to} as written once they sign in."
@@ -244,15 +243,12 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
             else f"Sent to {to} as written."
         )
         reply, event = await _agent_line(db, ctx.room_id, ctx.pane, said, f"run:{run.id}", now)
-        published.append(event)
+        uow.publish(event)
         row.status, row.finished_at, row.reply_message_id = RunStatus.DONE.value, now, reply.id
         row.error = None
         log.info("held_sends_released", room_id=str(ctx.room_id), count=len(held))
         await db.add(*outbound.runs)
-        await db.commit()
-    finally:
-        await db.close()
-    await publish_all(deps.broker, published)
+        uow.announce()  # the released sends' runs, in every process
     return True
 
 

@@ -39,10 +39,10 @@ from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import queue_agreement, record_stage, stage_of, state_of
 from dealroom.services.persona_turn import StaleRun, model_for
-from dealroom.services.publish import Publish, publish_all
+from dealroom.services.publish import Publish
 from dealroom.services.rooms import seed_flag, seed_host_memory
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunStatus, TurnRunner, system_line
+from dealroom.services.turns import RunnerDeps, RunStatus, system_line
 
 log = structlog.get_logger(__name__)
 
@@ -82,9 +82,8 @@ def _screened(
 class _Run:
     """Shared by both specialists: the stale-run check and marking the run done."""
 
-    def __init__(self, runner: TurnRunner) -> None:
-        self.runner = runner
-        self.deps = runner.deps
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
 
     async def _own(self, db: Db, run: RunSnapshot) -> Any:
         row = await RunRepository(db).by_id(run.id, lock=True)
@@ -93,20 +92,13 @@ class _Run:
         return row
 
     async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
-            row = await self._own(db, run)
+        async with self.deps.unit() as uow:
+            row = await self._own(uow.db, run)
             row.status, row.finished_at, row.no_op = (
                 RunStatus.DONE.value,
                 self.deps.clock.now(),
                 no_op,
             )
-            await db.commit()
-        finally:
-            await db.close()
-
-    async def _publish(self, published: list[Publish]) -> None:
-        await publish_all(self.deps.broker, published)
 
 
 class OfferGenTurn(_Run):
@@ -167,10 +159,10 @@ class OfferGenTurn(_Run):
         self, run: RunSnapshot, extracted: offer_gen.ExtractedTerms, site: CallSite
     ) -> None:
         deps = self.deps
-        db = Db(deps.sessionmaker)
         published: list[Publish] = []
         new_runs: list[Any] = []
-        try:
+        async with deps.unit() as uow:
+            db = uow.db
             row = await self._own(db, run)
             now = deps.clock.now()
             offers = OfferRepository(db)
@@ -178,7 +170,6 @@ class OfferGenTurn(_Run):
             room = await db.get(Room, run.room_id)
             if room is None or await offers.by_source_run(run.id) is not None:
                 row.status, row.finished_at = RunStatus.DONE.value, now  # applied before
-                await db.commit()
                 return
             participants = await RoomRepository(db).participants(room.id)
             host = _seat(participants, Seat.HOST)
@@ -213,13 +204,10 @@ class OfferGenTurn(_Run):
                 new_runs.append(queue_agreement(room.id, host.id, now))
             row.status, row.finished_at = RunStatus.DONE.value, now
             await db.add(*site.rows, *new_runs)
-            await db.commit()
-            site.rows.clear()
-        finally:
-            await db.close()
-        await self._publish(published)
-        if new_runs:
-            await self.runner.announce()
+            uow.publish(*published)
+            if new_runs:
+                uow.announce()
+        site.rows.clear()  # stored: nothing left for the failure path to keep
 
     async def _write(
         self,
@@ -392,8 +380,8 @@ class AgreementTurn(_Run):
         site: CallSite,
     ) -> None:
         offer_id, fingerprint, version, _terms = snapshot
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with self.deps.unit() as uow:
+            db = uow.db
             row = await self._own(db, run)
             now = self.deps.clock.now()
             if await OfferRepository(db).agreement(offer_id, fingerprint) is None:
@@ -409,10 +397,7 @@ class AgreementTurn(_Run):
                 )
             row.status, row.finished_at = RunStatus.DONE.value, now
             await db.add(*site.rows)
-            await db.commit()
-            site.rows.clear()
-        finally:
-            await db.close()
+        site.rows.clear()
 
 
 async def _mint(

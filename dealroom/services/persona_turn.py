@@ -22,7 +22,7 @@ from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.jobs import watches
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Dispatch, GoalEvent, Message, Room
+from dealroom.persistence.models import Dispatch, GoalEvent, Message
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import DispatchRepository, RunRepository
@@ -35,9 +35,8 @@ from dealroom.services.events import (
     pane_channel,
 )
 from dealroom.services.ledger import CallSite
-from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunnerDeps, RunStatus, TurnRunner
+from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
 
@@ -68,14 +67,13 @@ def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:
 
 
 class PersonaTurn:
-    def __init__(self, runner: TurnRunner) -> None:
-        self.runner = runner
-        self.deps = runner.deps
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
 
     async def __call__(self, run: RunSnapshot) -> None:
         db = Db(self.deps.sessionmaker)
         try:
-            ctx = await load(db, run, line_cap=self.deps.settings.session_line_cap)
+            ctx = await load(db, run, line_cap=self.deps.settings.session_line_cap, claimed=True)
         finally:
             await db.close()
         if ctx is None:
@@ -90,8 +88,7 @@ class PersonaTurn:
 
     async def _turn(self, run: RunSnapshot, ctx: TurnContext, site: CallSite) -> None:
         if await held_sends.confirm(self.deps, run, ctx):
-            await self.runner.announce()  # the principal's yes released held sends: no model
-            return
+            return  # the principal's yes released held sends: no model
         request = await self.request(run, ctx, site)
         message_id = uuid.uuid4()
         channel = pane_channel(ctx.room_id, Seat(ctx.pane_key))
@@ -211,24 +208,29 @@ class PersonaTurn:
         site: CallSite,
     ) -> None:
         deps = self.deps
-        clock = deps.clock
-        db = Db(deps.sessionmaker)
-        published: list[tuple[str, str]] = []
-        try:
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
-                raise StaleRun(str(run.id))
-            now = clock.now()
-            rooms = RoomRepository(db)
-            seq = await rooms.next_event_seq(ctx.room_id, now)  # the room's row lock
-            messages = MessageRepository(db)
+        now = deps.clock.now()
+        async with deps.unit() as uow:
+            db = uow.db
+            runs = RunRepository(db)
             key = f"run:{run.id}"
-            if await messages.by_client_id(ctx.pane.id, key) is not None:
-                row.status, row.finished_at = RunStatus.DONE.value, now  # applied before
-                await db.commit()
+            seq = await RoomRepository(db).next_event_seq(ctx.room_id, now)  # the room's row lock
+            # The stale-run check, the run's own write and the room's memory as it is now in one
+            # statement (UPDATE … RETURNING); rolled back with the rest on error.
+            finished = await runs.finish(
+                run.id,
+                run.attempts,
+                now,
+                applied_key=(ctx.pane.id, key),
+                reply_message_id=message_id,
+            )
+            if finished is None:
+                raise StaleRun(str(run.id))
+            if finished.applied_before:
+                # A worker that vanished after its commit: done, nothing applied twice (the
+                # reply stays the one already stored).
                 return
-            room = await db.get(Room, ctx.room_id)
-            assert room is not None
+            memory = finished.memory
+            messages = MessageRepository(db)
             previous = await messages.last_in_pane(ctx.pane.id)
             prev = await pane_end(db, ctx.room_id, ctx.pane.id)
             dispatch = ctx.trigger_dispatch
@@ -246,26 +248,26 @@ class PersonaTurn:
                 relayed_dispatch_id=dispatch.id if dispatch else None,
                 created_at=now,
             )
-            await db.add(reply)
+            rows: list[object] = [reply]  # inserted together, in one flush
             if not guard_push(dispatch):
                 await watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms
             view = MessageView.from_row(reply, Seat(ctx.pane_key))
-            published.append(
+            uow.publish(
                 (
                     pane_channel(ctx.room_id, Seat(ctx.pane_key)),
                     MessageAddedEvent(cursor=seq, prev=prev, message=view).encode(),
                 )
             )
-            before = memdoc.goal_statuses(room.memory or {})
+            before = memdoc.goal_statuses(memory)
             # A plan is the model's own note: an overlong one is cut, never a failed turn.
             plan = output.plan[: memdoc.MAX_VALUE_CHARS]
-            document = memdoc.set_plan(room.memory or {}, ctx.pane_key, plan)
+            document = memdoc.set_plan(memory, ctx.pane_key, plan)
             document, _rejected = memdoc.rule_goals(
                 document, [(g.key, g.status, g.reason) for g in output.goals], by=ctx.pane_key
             )
             # Every outbound effect of the turn goes through the choke point (held for a guest).
             outbound = effects.Outbound(ctx.room_id, run.id, now, deps.settings)
-            await self._goal_flips(db, run, ctx, before, document, now, outbound)
+            await self._goal_flips(db, run, ctx, before, document, now, outbound, rows)
             if dispatch is not None:
                 live = await DispatchRepository(db).by_id(dispatch.id)
                 if live is not None and live.status != "delivered":
@@ -279,32 +281,19 @@ class PersonaTurn:
                             document, ctx.pane_key, ruling, str(live.id)
                         )
             await self._sends(db, run, ctx, output, outbound)
-            new_runs = outbound.runs
-            published += outbound.published
+            uow.publish(*outbound.published)
             names = {
                 d.to_participant_id: ctx.names.get(ctx.key_of(d.to_participant_id), "them")
                 for d, _reveals in outbound.screened
             }
             held = held_sends.held_of(outbound, names)
-            published += await held_sends.notify(db, ctx.room_id, ctx.pane, run.id, held, now)
-            if document != room.memory:
-                room.memory = document
-                room.memory_version += 1
-                room.memory_updated_at = now
-            row.status, row.finished_at, row.reply_message_id = (
-                RunStatus.DONE.value,
-                now,
-                message_id,
-            )
-            row.error = None
-            await db.add(*site.rows, *new_runs)
-            await db.commit()
-            site.rows.clear()  # stored: nothing left for the failure path to keep
-        finally:
-            await db.close()
-        await publish_all(deps.broker, published)
-        if new_runs:
-            await self.runner.announce()
+            uow.publish(*await held_sends.notify(db, ctx.room_id, ctx.pane, run.id, held, now))
+            if document != memory:
+                await runs.write_memory(ctx.room_id, document, now)
+            await db.add(*rows, *site.rows, *outbound.runs)
+            if outbound.runs:
+                uow.announce()
+        site.rows.clear()  # stored: nothing left for the failure path to keep
 
     async def _goal_flips(
         self,
@@ -315,6 +304,7 @@ class PersonaTurn:
         document: dict[str, Any],
         now: datetime,
         outbound: effects.Outbound,
+        rows: list[object],
     ) -> None:
         """Every flip of a goal's status is a ``goal_events`` row; code fires the effect of a
         flip once, here, in the transaction that records it (seed 000 "Goals are structured
@@ -325,7 +315,7 @@ class PersonaTurn:
             if before.get(key) == status:
                 continue
             entry = document.get(memdoc.GOALS, {}).get(key, {})
-            await db.add(
+            rows.append(
                 GoalEvent(
                     id=uuid.uuid4(),
                     room_id=ctx.room_id,
@@ -445,15 +435,11 @@ class PersonaTurn:
             )
 
     async def _finish_orphan(self, run: RunSnapshot) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
-            row = await RunRepository(db).by_id(run.id, lock=True)
+        async with self.deps.unit() as uow:
+            row = await RunRepository(uow.db).by_id(run.id, lock=True)
             if row is not None:
                 row.status, row.finished_at = RunStatus.DONE.value, self.deps.clock.now()
                 row.no_op = True
-            await db.commit()
-        finally:
-            await db.close()
 
 
 GUARD_ORIGIN = "guard"

@@ -20,6 +20,9 @@ def silenced_when_taken_over(
     handler: Handler, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock
 ) -> Handler:
     async def run(snapshot: RunSnapshot) -> None:
+        if snapshot.loaded is not None and not snapshot.loaded.taken_over:
+            await handler(snapshot)  # the claim read that no operator holds the pane
+            return
         db = Db(sessionmaker)
         try:
             if await taken_over(db, snapshot.participant_id):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, cast
 
 from sqlalchemy import select
 
@@ -32,6 +33,33 @@ on; older ones were distilled long ago. Keeps a turn's input flat as a room grow
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimLoad:
+    """What the claim statement read with the run (``RunRepository.claim``): a turn's first
+    reads, so the handler does not make them again."""
+
+    room_kind: str | None
+    """None when the room is gone."""
+    model_picks: dict[str, Any]
+    memory: dict[str, Any]
+    memory_version: int
+    taken_over: bool
+    """An operator holds the pane (issue 16)."""
+    merge_maybe_due: bool
+    """Some bound participant's account memory is newer than its last merge."""
+    offer_status: str | None
+    offer_brand_approved_at: datetime | None
+
+    @property
+    def stage(self) -> offer_stage.Stage:
+        if self.offer_status is None:
+            return offer_stage.derive_stage(None)
+        row = offer_stage.OfferRow(
+            offer_stage.OfferStatus(self.offer_status), self.offer_brand_approved_at
+        )
+        return offer_stage.derive_stage(row)
+
+
+@dataclass(frozen=True, slots=True)
 class RunSnapshot:
     """A claimed run, detached from any session."""
 
@@ -47,6 +75,8 @@ class RunSnapshot:
     """A stage notice: the offer event the persona is told (issue 12)."""
     watch_generation: int | None = None
     """A Guard run: the room watch generation it fired for."""
+    loaded: ClaimLoad | None = None
+    """Read with the claim; None once something may have changed it (a merge ran)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,15 +137,19 @@ class TurnContext:
 
 async def people(db: Db, room_id: uuid.UUID) -> tuple[list[Participant], dict[uuid.UUID, Account]]:
     """A room's participants (by key) and the accounts bound to them."""
-    participants = list(
-        await db.scalars(
-            select(Participant).where(Participant.room_id == room_id).order_by(Participant.key)
-        )
+    rows = await db.execute(
+        select(Participant, Account)
+        .outerjoin(Account, Account.id == Participant.account_id)
+        .where(Participant.room_id == room_id)
+        .order_by(Participant.key)
     )
-    account_ids = [p.account_id for p in participants if p.account_id is not None]
-    accounts = {
-        a.id: a for a in await db.scalars(select(Account).where(Account.id.in_(account_ids)))
-    }
+    participants: list[Participant] = []
+    accounts: dict[uuid.UUID, Account] = {}
+    for found in rows:
+        participant, account = cast(tuple[Participant, Account | None], tuple(found))
+        participants.append(participant)
+        if account is not None:
+            accounts[account.id] = account
     return participants, accounts
 
 
@@ -132,13 +166,28 @@ def names_of(
 
 
 async def load(
-    db: Db, run: RunSnapshot, *, line_cap: int, host_facts: bool = True
+    db: Db,
+    run: RunSnapshot,
+    *,
+    line_cap: int,
+    host_facts: bool = True,
+    claimed: bool = False,
 ) -> TurnContext | None:
-    """``host_facts=False`` skips the host's services (only personas read account facts)."""
-    room = await db.get(Room, run.room_id)
-    if room is None:
-        return None
-    participants, accounts = await people(db, room.id)
+    """``host_facts=False`` skips the host's services (only personas read account facts);
+    ``claimed`` takes the room and the stage from what the claim read (the persona: nothing
+    writes them between its claim and here but a merge, which drops ``run.loaded``)."""
+    head = run.loaded if claimed else None
+    if head is not None:
+        if head.room_kind is None:
+            return None
+        kind, picks, memory, stage = head.room_kind, head.model_picks, head.memory, head.stage
+    else:
+        room = await db.get(Room, run.room_id)
+        if room is None:
+            return None
+        kind, picks, memory = room.kind, room.model_picks or {}, room.memory or {}
+        stage = await _stage(db, room.id)
+    participants, accounts = await people(db, run.room_id)
     pane = next((p for p in participants if p.id == run.participant_id), None)
     if pane is None:
         return None
@@ -171,10 +220,10 @@ async def load(
         await dispatches.by_id(run.trigger_dispatch_id) if run.trigger_dispatch_id else None
     )
     return TurnContext(
-        room_id=room.id,
-        kind=RoomKind(room.kind),
-        model_picks=dict(room.model_picks or {}),
-        memory=dict(room.memory or {}),
+        room_id=run.room_id,
+        kind=RoomKind(kind),
+        model_picks=dict(picks),
+        memory=dict(memory),
         pane=pane,
         participants=participants,
         names=names,
@@ -183,9 +232,9 @@ async def load(
         last_seq=messages[-1].seq if messages else 0,
         trigger_message=trigger_message,
         trigger_dispatch=trigger_dispatch,
-        dispatches=await dispatches.recent(room.id, RECENT_DISPATCHES),
+        dispatches=await dispatches.recent(run.room_id, RECENT_DISPATCHES),
         # The live offers row, projected at call time (ST1); memory never holds a stage.
-        stage=await _stage(db, room.id),
+        stage=stage,
         session_ids=[str(m.id) for m in messages],
         trigger_event=(
             await db.get(OfferEvent, run.trigger_event_id) if run.trigger_event_id else None

@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 import structlog
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import AgentName, ModelError
@@ -32,12 +34,12 @@ from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import Ledger
-from dealroom.services.publish import publish_all
-from dealroom.services.turn_context import RunSnapshot
+from dealroom.services.turn_context import ClaimLoad, RunSnapshot
+from dealroom.services.unit_of_work import RUNS_CHANNEL, RunSignal, UnitOfWork
 
 log = structlog.get_logger(__name__)
 
-RUNS_CHANNEL = "agent-runs"
+__all__ = ["RUNS_CHANNEL", "Handler", "RunStatus", "RunnerDeps", "TurnRunner", "new_run"]
 
 
 class RunStatus(StrEnum):
@@ -107,6 +109,15 @@ class RunnerDeps:
     broker: Broker
     clock: Clock
     ledger: Ledger
+    signal: RunSignal = field(init=False)
+    """Wakes the workers; a handler sets it only through its unit of work."""
+
+    def __post_init__(self) -> None:
+        self.signal = RunSignal(self.broker)
+
+    def unit(self) -> UnitOfWork:
+        """A job's unit of work: commit on exit, publishes and wake-ups after the commit."""
+        return UnitOfWork(self.sessionmaker, self.broker, self.signal)
 
 
 class TurnRunner:
@@ -115,8 +126,6 @@ class TurnRunner:
     def __init__(self, deps: RunnerDeps) -> None:
         self.deps = deps
         self._tasks: list[asyncio.Task[None]] = []
-        self._generation = 0
-        self._changed = asyncio.Event()
         self._closing = False
         self._handlers: dict[str, Handler] = {}
         self._last_sweep: datetime | None = None
@@ -177,17 +186,11 @@ class TurnRunner:
 
     def wake(self) -> None:
         """New runs may be due: wake idle workers now instead of at the next poll."""
-        self._generation += 1
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        self.deps.signal.wake()
 
     async def announce(self) -> None:
         """Tell every process's runner (and this one) that runs were queued."""
-        self.wake()
-        try:
-            await self.deps.broker.publish(RUNS_CHANNEL, "1")
-        except Exception:
-            log.warning("runs_announce_failed")  # other processes still poll
+        await self.deps.signal.announce()
 
     async def _listen(self) -> None:
         async with self.deps.broker.subscribe([RUNS_CHANNEL]) as subscription:
@@ -197,13 +200,14 @@ class TurnRunner:
     async def _worker(self) -> None:
         poll = self.deps.settings.worker_poll_seconds
         while not self._closing:
-            generation, changed = self._generation, self._changed
+            signal = self.deps.signal
+            generation, changed = signal.generation, signal.changed
             try:
                 ran = await self.run_once()
             except Exception:
                 log.exception("agent_worker_error")
                 ran = False
-            if ran or self._generation != generation:
+            if ran or signal.generation != generation:
                 continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), poll)
@@ -272,55 +276,37 @@ class TurnRunner:
                 log.warning("run_heartbeat_failed", run_id=str(run.id))
 
     async def _claim(self) -> RunSnapshot | None:
+        """One statement on SQLite (``UPDATE … RETURNING`` choosing the run inside it); on
+        PostgreSQL a ``SKIP LOCKED`` candidate, its pane's row lock, then the same ``UPDATE …
+        RETURNING`` re-checking under a fresh snapshot that no sibling of the pane started."""
         settings = self.deps.settings
-        db = Db(self.deps.sessionmaker)
-        try:
-            runs = RunRepository(db)
+        async with self.deps.unit() as uow:
+            runs = RunRepository(uow.db)
             now = self.deps.clock.now()
             if self._last_sweep is None or now - self._last_sweep > timedelta(seconds=5):
                 self._last_sweep = now
                 await runs.requeue_expired(now, settings.turn_attempts)
-            concurrent = db.dialect != "sqlite"  # SQLite: one writer, claims are serial
+            lease_until = now + timedelta(seconds=settings.run_lease_seconds)
+            if uow.db.dialect == "sqlite":  # one writer: claims are serial
+                return _snapshot(await runs.claim(now, lease_until))
             # One candidate per transaction: holding one pane's lock while waiting for
             # another's could deadlock two workers.
-            for run in await runs.claimable(now, limit=1):
-                if concurrent:
-                    # Another worker may have claimed a sibling run of this pane since the
-                    # query's snapshot: under the pane's row lock, look again.
-                    await runs.lock_pane(run.participant_id)
-                    if await runs.pane_busy(run.participant_id, run.agent):
-                        continue  # one persona (one Distil) per pane at a time, in order
-                run.status = RunStatus.RUNNING.value
-                run.attempts += 1
-                run.lease_until = now + timedelta(seconds=settings.run_lease_seconds)
-                snapshot = RunSnapshot(
-                    id=run.id,
-                    room_id=run.room_id,
-                    participant_id=run.participant_id,
-                    agent=run.agent,
-                    trigger_message_id=run.trigger_message_id,
-                    trigger_dispatch_id=run.trigger_dispatch_id,
-                    chain_depth=run.chain_depth,
-                    attempts=run.attempts,
-                    trigger_event_id=run.trigger_event_id,
-                    watch_generation=run.watch_generation,
-                )
-                await db.commit()
-                return snapshot
-            await db.commit()
+            for candidate in await runs.claimable(now, limit=1):
+                await runs.lock_pane(candidate.participant_id)
+                # one persona (one Distil) per pane at a time, in order
+                return _snapshot(await runs.claim(now, lease_until, run_id=candidate.id))
             return None
-        finally:
-            await db.close()
 
     async def _fail(self, run: RunSnapshot, exc: BaseException) -> None:
         """Schedule a retry (or give up) and tell the pane. The user's message is stored
         already; nothing of the failed attempt was committed, so a re-run has no double
         effects."""
         settings = self.deps.settings
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with self.deps.unit() as uow:
+            db = uow.db
             row = await RunRepository(db).by_id(run.id, lock=True)
             if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+                uow.discard()
                 return  # another worker owns it now
             now = self.deps.clock.now()
             retry = row.attempts < settings.turn_attempts and (
@@ -331,26 +317,48 @@ class TurnRunner:
                 row.status = RunStatus.QUEUED.value
                 delay = settings.turn_retry_seconds * (2 ** (row.attempts - 1))
                 row.not_before = now + timedelta(seconds=delay)
+                uow.wake()
             else:
                 row.status = RunStatus.FAILED.value
                 row.finished_at = now
-            publish = None
             if run.agent == AgentName.PERSONA.value:
                 text = (
                     "The agent could not answer just now; it is trying again."
                     if retry
                     else "The agent could not answer. Use retry to run this turn again."
                 )
-                publish = await system_line(
+                line = await system_line(
                     db, self.deps.clock, run, text, key=f"run:{run.id}:fail:{row.attempts}"
                 )
-            await db.commit()
-            if publish is not None:
-                await publish_all(self.deps.broker, [publish])
-            if retry:
-                self.wake()
-        finally:
-            await db.close()
+                if line is not None:
+                    uow.publish(line)
+
+
+def _snapshot(row: Row[Any] | None) -> RunSnapshot | None:
+    if row is None:
+        return None
+    return RunSnapshot(
+        id=row.id,
+        room_id=row.room_id,
+        participant_id=row.participant_id,
+        agent=row.agent,
+        trigger_message_id=row.trigger_message_id,
+        trigger_dispatch_id=row.trigger_dispatch_id,
+        chain_depth=row.chain_depth,
+        attempts=row.attempts,
+        trigger_event_id=row.trigger_event_id,
+        watch_generation=row.watch_generation,
+        loaded=ClaimLoad(
+            room_kind=row.room_kind,
+            model_picks=dict(row.room_model_picks or {}),
+            memory=dict(row.room_memory or {}),
+            memory_version=int(row.room_memory_version or 0),
+            taken_over=bool(row.taken_over),
+            merge_maybe_due=bool(row.merge_maybe_due),
+            offer_status=row.offer_status,
+            offer_brand_approved_at=row.offer_brand_approved_at,
+        ),
+    )
 
 
 async def system_line(

@@ -541,8 +541,10 @@ async def test_a_yes_with_nothing_on_the_table_asks_for_a_proposal() -> None:
 
 def _as_guest(request: ModelRequest) -> ModelRequest:
     """The same request from a guest, whose only name is the placeholder "A visitor"."""
-    guest = Party("visitor", GUEST_NAME).to_json()
-    return dataclasses.replace(request, context=dict(request.context) | {"speaking_with": guest})
+    guest = Party("visitor", GUEST_NAME)
+    typed = PersonaInput.of(request).model_copy(update={"speaking_with": guest})
+    context = dict(request.context) | {"speaking_with": guest.to_json()}
+    return dataclasses.replace(request, context=context, input=typed)
 
 
 async def test_a_hello_greets_the_visitor_by_name_and_a_guest_without_the_placeholder() -> None:
@@ -566,7 +568,8 @@ async def test_the_guest_cap_line_does_not_address_the_placeholder_name() -> Non
 async def test_a_yes_with_an_offer_written_points_to_it_and_the_next_step() -> None:
     request = persona_request("visitor", Trigger("message", "Agreed"))
     context = dict(request.context) | {"stage": {"stage": Stage.WRITTEN_AWAITING_BRAND.value}}
-    output = await run_persona(dataclasses.replace(request, context=context))
+    # The JSON form edited by hand: validated back into the typed input (input=None).
+    output = await run_persona(dataclasses.replace(request, context=context, input=None))
     assert output.sends == []
     assert output.goals == []
     assert output.reply.startswith("The written offer is above. The written offer is waiting")

@@ -149,7 +149,7 @@ async def test_the_guard_waits_for_distils_lease_and_loses_no_write(
     d = await met_without_agreement(agent_server, db)
     room_id = uuid.UUID(d.room_id)
     agent_server.clock.advance(QUIET)
-    lease = MemoryLease(agent_server.runner)
+    lease = MemoryLease(agent_server.runner.deps)
     token = await lease.acquire(room_id, "distil-in-flight")
     assert token is not None
     read = await room_memory(db, d.room_id)  # what the writer read under its lease

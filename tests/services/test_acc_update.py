@@ -45,10 +45,10 @@ async def test_a_merge_waits_for_the_memory_lease_and_then_lands(server: Server,
     finally:
         await db.close()
     assert seat is not None
-    lease = MemoryLease(server.runner)
+    lease = MemoryLease(server.runner.deps)
     token = await lease.acquire(uuid.UUID(room_id), "distil-elsewhere")
     assert token is not None
-    merging = asyncio.create_task(AccUpdate(server.runner).merge(seat, uuid.uuid4()))
+    merging = asyncio.create_task(AccUpdate(server.runner.deps).merge(seat, uuid.uuid4()))
     await asyncio.sleep(0.5)
     assert not merging.done()
     floor = (await memory(db, room_id))["host"]["limits"]["sponsored_post"]["floor"]

@@ -235,7 +235,7 @@ async def test_the_memory_lease_fences_a_writer_whose_lease_was_taken_over(
 ) -> None:
     _host, home = await home_room(agent_server)
     room_id = uuid.UUID(home)
-    lease = MemoryLease(agent_server.runner)
+    lease = MemoryLease(agent_server.runner.deps)
     first = await lease.acquire(room_id, "writer-a")
     assert first is not None
     assert await lease.acquire(room_id, "writer-b") is None  # held

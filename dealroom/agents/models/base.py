@@ -53,6 +53,9 @@ class ModelRequest:
     output: type[BaseModel]
     visitor_facing: bool = False
     """True when the agent speaks in (or for) a visitor's pane: confidentiality tests key on it."""
+    input: BaseModel | None = None
+    """The typed input ``context`` was rendered from (the persona's ``PersonaInput``), for
+    readers in code; a model only ever sees ``prompt``."""
 
     @property
     def text(self) -> str:

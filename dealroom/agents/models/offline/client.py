@@ -26,6 +26,7 @@ from dealroom.agents.models.offline.distil import distil_output
 from dealroom.agents.models.offline.guard import guard_output
 from dealroom.agents.models.offline.offer_gen import offer_gen_output
 from dealroom.agents.models.offline.persona import persona_output
+from dealroom.agents.persona import PersonaInput
 
 CHUNK_CHARS: Final = 16
 """How the offline stream splits its output: small pieces, like a model's token deltas."""
@@ -110,7 +111,7 @@ def respond(request: ModelRequest) -> str:
     output: BaseModel
     match request.agent:
         case AgentName.PERSONA:
-            output = persona_output(request.context)
+            output = persona_output(PersonaInput.of(request))
         case AgentName.DISTIL:
             output = distil_output(request.context)
         case AgentName.CONTEXT_FILTER:

@@ -4,7 +4,7 @@ the old module's replacement."""
 
 from __future__ import annotations
 
-from dealroom.agents.models.offline.common import _map, _str
+from dealroom.agents.models.offline.common import _str
 from dealroom.agents.models.offline.offer_talk import stage_answer
 from dealroom.agents.models.offline.persona.turn import Turn
 from dealroom.agents.persona import PersonaOutput
@@ -14,7 +14,7 @@ def gate_line(turn: Turn) -> PersonaOutput:
     """The login gate: this pane's guest must sign in before anything more goes out. Said from
     what waits (kinds only, never its substance) and who is being spoken with."""
     host, name = turn.host, turn.other_name
-    if _str(turn.trigger.get("reason")) == "cap":
+    if turn.trigger.reason == "cap":
         enjoyed = f"I've enjoyed this, {name}" if name else "I've enjoyed this"
         reply = (
             f"{enjoyed} — to keep going with {host}, please sign in or create a free account. "
@@ -40,7 +40,7 @@ def told(turn: Turn) -> PersonaOutput:
 def held_stage_note(turn: Turn, output: PersonaOutput) -> PersonaOutput:
     """A held delivery spoken after the stage moved: the reply says where the deal stands now
     (the DEAL STAGE block, never the stage it was held at)."""
-    held = _map(turn.trigger.get("held"))
+    held = turn.trigger.held or {}
     then = _str(held.get("stage"))
     if not held or not then or then == turn.stage.value:
         return output

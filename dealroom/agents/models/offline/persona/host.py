@@ -123,7 +123,7 @@ def _strip_names(text: str, memory: Mapping[str, Any], key: str) -> str:
 def host_ruling(turn: Turn) -> PersonaOutput:
     """A delivery from the visitor's side reaches the host pane: rule on it with the host's
     private rules in view, tell the principal, and send only the ruling across."""
-    sender = _str(turn.trigger.get("from")) or "visitor"
+    sender = turn.trigger.sender or "visitor"
     visitor = party_name(turn.memory, sender)
     text = _strip_names(turn.body, turn.memory, sender)
     amounts = find_amounts(text, default_currency=turn.currency)
@@ -135,7 +135,7 @@ def host_ruling(turn: Turn) -> PersonaOutput:
     proposals = _map(_at(turn.memory, "deal.proposals"))
     if wanted is None and len(proposals) == 1:
         wanted = parse_slug(str(next(iter(proposals))))
-    held = bool(_map(turn.trigger.get("held")))
+    held = bool(turn.trigger.held)
     if (held or not amounts) and wanted is not None:
         # A held note is ruled on as the terms stand now (heldPushMustConvey): what memory
         # records for the deliverable wins over the note's older wording.
@@ -264,4 +264,4 @@ def _host_notice(turn: Turn, said: Notice, sender: str) -> PersonaOutput:
 
 def _open_questions(turn: Turn) -> list[str]:
     """The terms the visitor's side said are missing, passed back for the visitor to answer."""
-    return _strings(turn.trigger.get("open_questions"))
+    return list(turn.trigger.open_questions)

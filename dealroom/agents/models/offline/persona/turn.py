@@ -13,10 +13,9 @@ from dealroom.agents.models.offline.offer_talk import (
     is_payment_ask,
     payment_answer,
     stage_answer,
-    stage_of,
 )
 from dealroom.agents.models.offline.persona.plan import Plan
-from dealroom.agents.persona import GoalRuling, PersonaOutput, Send
+from dealroom.agents.persona import GoalRuling, PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import GUEST_NAME
 
@@ -34,14 +33,14 @@ class Turn:
     memory: Mapping[str, Any]
     plan: Plan
     session: list[tuple[str, str]]
-    trigger: Mapping[str, Any]
+    trigger: Trigger
     send_to: list[str]
     currency: str
     stage: Stage
 
     @property
     def body(self) -> str:
-        return _str(self.trigger.get("body"))
+        return self.trigger.body
 
     @property
     def other_name(self) -> str | None:
@@ -81,28 +80,21 @@ class Turn:
         return PersonaOutput(reply=reply, goals=list(goals), sends=list(sends), plan=written)
 
 
-def read_turn(context: Mapping[str, Any]) -> Turn:
-    represents = _map(context.get("represents"))
-    speaking_with = _map(context.get("speaking_with"))
-    memory = _map(context.get("memory"))
-    session = [
-        (_str(line.get("author")), _str(line.get("body")))
-        for line in _list(context.get("session"))
-        if isinstance(line, Mapping)
-    ]
+def read_turn(inputs: PersonaInput) -> Turn:
+    """The turn from the persona's typed input: attribute reads, no lookups in a dict."""
     return Turn(
-        room_kind=_str(context.get("room_kind")),
-        pane=_str(context.get("pane")),
-        host_key=_str(represents.get("key")) or "host",
-        host=_str(represents.get("name")) or "the host",
-        other=_str(speaking_with.get("name")) or _NO_NAME,
-        memory=memory,
-        plan=Plan.read(_str(context.get("plan"))),
-        session=session,
-        trigger=_map(context.get("trigger")),
-        send_to=[key for key in _list(context.get("send_to")) if isinstance(key, str)],
-        currency=_house_currency(memory),
-        stage=stage_of(_map(context.get("stage")).get("stage")),
+        room_kind=inputs.room_kind,
+        pane=inputs.pane,
+        host_key=inputs.represents.key or "host",
+        host=inputs.represents.name or "the host",
+        other=inputs.speaking_with.name or _NO_NAME,
+        memory=inputs.memory,
+        plan=Plan.read(inputs.plan),
+        session=[(line.author, line.body) for line in inputs.session],
+        trigger=inputs.trigger,
+        send_to=list(inputs.send_to),
+        currency=_house_currency(inputs.memory),
+        stage=inputs.stage,
     )
 
 

@@ -12,7 +12,6 @@ from dealroom.agents.models.offline.common import (
     _map,
     _money_from,
     _str,
-    _strings,
     _the,
 )
 from dealroom.agents.models.offline.offer_talk import (
@@ -238,14 +237,14 @@ def _visitor_proposal(turn: Turn, amount: Money) -> PersonaOutput:
 
 def visitor_delivery(turn: Turn) -> PersonaOutput:
     """The host's side sent something to this pane: say it in our own voice."""
-    ruling = _map(turn.trigger.get("ruling"))
+    ruling = turn.trigger.ruling or {}
     decision = _str(ruling.get("decision"))
     slug = _str(ruling.get("deliverable")) or None
     money = _money_from(ruling.get("amount"), ruling.get("currency"))
     plan = turn.plan
     goals: list[GoalRuling] = []
     host = turn.host
-    body = _str(turn.trigger.get("body")).strip()
+    body = turn.trigger.body.strip()
     said = read_notice(body)
     if decision:
         plan = plan.but(change="")  # a ruling answers whatever change was standing
@@ -276,7 +275,7 @@ def visitor_delivery(turn: Turn) -> PersonaOutput:
             plan = plan.but(change="")
         reply = body or f"{host} has nothing new yet."
     # Missing terms are worth asking about only while the deal is alive.
-    questions = _strings(turn.trigger.get("open_questions")) if decision != "decline" else []
+    questions = list(turn.trigger.open_questions) if decision != "decline" else []
     if questions and reply.count(".") + reply.count("?") < 3:
         reply = f"{reply} {questions[0]}"
     return turn.out(reply, plan, goals=goals)
