@@ -7,7 +7,7 @@ import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import structlog
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
@@ -21,12 +21,23 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import MissingQueryError
 from strawberry.http import GraphQLRequestData
+from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    Message as TransportMessage,
+)
+from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+from strawberry.subscriptions.protocols.graphql_ws.types import (
+    OperationMessage as LegacyMessage,
+)
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
@@ -45,6 +56,7 @@ from dealroom.request_limits import (
     send_rejection,
 )
 from dealroom.schema.context import AppState, Context
+from dealroom.schema.fanout import shared_frame
 from dealroom.schema.root import create_schema
 from dealroom.services import metrics
 from dealroom.services.agents import (
@@ -70,9 +82,37 @@ class _WithoutStrawberryOriginAdvice(logging.Filter):
 logging.getLogger("strawberry.ws").addFilter(_WithoutStrawberryOriginAdvice())
 
 
+class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
+    """graphql-transport-ws; a shared subscription result is encoded once (fanout.py)."""
+
+    async def send_message(self, message: TransportMessage) -> None:
+        await _send(self.websocket, self.view, cast("dict[str, Any]", message))
+
+
+class _LegacyWSHandler(BaseGraphQLWSHandler[Context, None]):
+    """Legacy graphql-ws, the same way."""
+
+    async def send_message(self, message: LegacyMessage) -> None:
+        await _send(self.websocket, self.view, cast("dict[str, Any]", message))
+
+
+async def _send(websocket: Any, view: Any, message: dict[str, Any]) -> None:
+    text = shared_frame(message, view.encode_json)
+    if text is None:
+        await websocket.send_json(message)
+        return
+    try:
+        await websocket.ws.send_text(text)
+    except WebSocketDisconnect as exc:
+        raise WebSocketDisconnected from exc
+
+
 class GraphQLView(GraphQL[Context, None]):
     """strawberry's ASGI view with our typed context; each request's unit of work is closed
     when the request (or the websocket) ends, so no connection outlives its use."""
+
+    graphql_transport_ws_handler_class = _TransportWSHandler
+    graphql_ws_handler_class = _LegacyWSHandler
 
     def __init__(self, state: AppState) -> None:
         super().__init__(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator
+from functools import partial
 from typing import assert_never
 
 import strawberry
@@ -13,6 +14,7 @@ from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.resolvers.live import guarded
 from dealroom.schema.context import Info
+from dealroom.schema.fanout import shared
 from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.scope_gate import require_key_scope
@@ -99,7 +101,8 @@ async def pane_events(
         ):
             if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
                 continue  # seed 000: the gate is the visitor view's (the host reads it false)
-            yield _project(event, reader)
+            # One object per (event, reader) for every subscriber: executed and encoded once.
+            yield shared((event, reader), partial(_project, event, reader))
     finally:
         open_now.dec()
 
