@@ -3,6 +3,7 @@ the web client's pages (``webapp``)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import logging
@@ -32,6 +33,9 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
 )
 from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    ConnectionInitMessage,
+)
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
     Message as TransportMessage,
 )
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
@@ -44,6 +48,7 @@ from strawberry.types.graphql import OperationType
 from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
+from dealroom.gc_tuning import refreeze_when_settled
 from dealroom.health import readiness
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
@@ -87,6 +92,12 @@ class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
 
     async def send_message(self, message: TransportMessage) -> None:
         await _send(self.websocket, self.view, cast("dict[str, Any]", message))
+
+    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        await super().handle_connection_init(message)
+        # The init timeout is cancelled by now: do not keep the finished task (its coroutine,
+        # context and CancelledError) for the socket's whole life.
+        self.connection_init_timeout_task = None
 
 
 class _LegacyWSHandler(BaseGraphQLWSHandler[Context, None]):
@@ -254,9 +265,14 @@ def create_app(
             await broker.start()
         await state.runner.start()
         await webhook_worker.start()
+        # Out of the collector's way once a subscribe burst is over (a no-op unless frozen).
+        settler = asyncio.create_task(refreeze_when_settled())
         try:
             yield {"app_state": state}
         finally:
+            settler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await settler
             await webhook_worker.close()
             await state.runner.close()
             if own_model:

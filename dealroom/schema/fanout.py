@@ -102,10 +102,17 @@ _serialised: _ByIdentity[list[str]] = _ByIdentity(TABLE_SIZE)
 _below_root: _ByIdentity[frozenset[str]] = _ByIdentity(256)
 
 
+ENABLED = True
+"""Off, every subscriber's event is its own (executed and encoded per subscriber): the
+baseline ``bench/ws_memory.py --events`` measures fan-out against, in the same run."""
+
+
 def shared(key: Hashable, make: Callable[[], T]) -> T:
     """The one object for ``key`` that every subscriber of a channel is handed (``make``
     builds it the first time). ``key`` must hold everything the object depends on; a key
     that cannot be hashed gets an object of its own, executed per subscriber."""
+    if not ENABLED:
+        return make()
     try:
         found = _projections.get(key)
     except TypeError:
