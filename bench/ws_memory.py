@@ -43,7 +43,7 @@ from dealroom.config import Settings
 from dealroom.gc_tuning import settle_after_startup
 from dealroom.persistence.engine import create_engine
 from dealroom.persistence.migrate import upgrade
-from dealroom.schema import fanout
+from dealroom.services import metrics
 
 
 def package_of(filename: str) -> str:
@@ -91,6 +91,20 @@ def gc_pause() -> tuple[float, int]:
     started = time.perf_counter()
     gc.collect()
     return time.perf_counter() - started, len(gc.get_objects())
+
+
+async def wait_subscribed(wanted: int, limit: float) -> int:
+    """Poll (bounded) until the server has ``wanted`` paneEvents subscriptions open."""
+    count = 0
+    for _ in range(int(limit / 0.5) + 1):
+        found = metrics.REGISTRY.get_sample_value(
+            "dealroom_subscriptions_open", {"field": "paneEvents"}
+        )
+        count = int(found or 0)
+        if count >= wanted:
+            break
+        await asyncio.sleep(0.5)
+    return count
 
 
 async def wait_connections(port: int, wanted: int, limit: float) -> int:
@@ -156,6 +170,8 @@ async def run(args: argparse.Namespace) -> None:
         pool.start(f"ws://127.0.0.1:{port}/graphql", specs, 1, concurrency=8)
         opened, failures, _took = await pool.wait_opened(timeout=600)
         held_sockets = await wait_connections(port, opened, 60)
+        # The server works through the subscribes long after the client has sent them.
+        serving = await wait_subscribed(opened, 600)
         # Let the last subscribe operations reach their wait, and the burst count as settled
         # (gc_tuning.refreeze_when_settled: 2 s quiet, polled every second).
         await asyncio.sleep(4.5)
@@ -166,7 +182,8 @@ async def run(args: argparse.Namespace) -> None:
         grown = sum(stat.size_diff for stat in diff)
         print("\n".join(machine_summary()))
         print(
-            f"\n{opened} subscriptions held ({held_sockets} sockets; open failures {failures})\n"
+            f"\n{opened} subscriptions held ({held_sockets} sockets, {serving} open in the server; "
+            f"open failures {failures})\n"
             f"  tracemalloc: +{grown / 2**20:.1f} MiB = {grown / 1024 / opened:.1f} KiB per "
             f"subscription (Python allocations)\n"
             f"  RSS:         +{(rss_held - rss_before) / 2**20:.1f} MiB = "
@@ -207,6 +224,12 @@ async def run(args: argparse.Namespace) -> None:
         await wait_connections(port, 0, 1)
         await asyncio.sleep(3)
         after, rss_after = snapshot(), rss().rss
+        print(
+            f"\nafter closing them all: frozen {gc.get_freeze_count()} (held {frozen_held}, before "
+            f"{frozen_before}; frozen objects freed by reference counting leave this count, a "
+            f"frozen cycle stays until gc.unfreeze()); the collector walks "
+            f"{len(gc.get_objects()) - objects_before:+d} objects against before"
+        )
         left = sum(stat.size_diff for stat in after.compare_to(before, "traceback"))
         print(
             f"\nafter closing them all: tracemalloc {left / 2**20:+.2f} MiB vs before "
@@ -237,6 +260,8 @@ async def deliveries(
     off) against once per shared view (fan-out on), in one run over the same sockets. Each
     round posts one message into every room as its guest; the process CPU includes the posts
     (the same in both phases), so the difference is what fan-out saves."""
+    from dealroom.schema import fanout  # only here: the script also measures older code
+
     lines = [f"\n{rounds} message(s) per room, {subs} subscriptions (server CPU, this process):"]
     cpu: dict[bool, float] = {}
     for enabled in (False, True):
