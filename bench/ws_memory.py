@@ -262,7 +262,8 @@ async def deliveries(
     (the same in both phases), so the difference is what fan-out saves."""
     from dealroom.schema import fanout  # only here: the script also measures older code
 
-    lines = [f"\n{rounds} message(s) per room, {subs} subscriptions (server CPU, this process):"]
+    print(f"\n{rounds} message(s) per room, {subs} subscriptions (server CPU, this process):")
+    lines: list[str] = []
     cpu: dict[bool, float] = {}
     for enabled in (False, True):
         fanout.ENABLED = enabled
@@ -284,10 +285,11 @@ async def deliveries(
             await asyncio.sleep(0.05)
         spent = time.process_time() - started
         cpu[enabled] = spent / max(1, pool.received() - got)
-        lines.append(
+        print(  # as each phase ends: a slow machine may not reach the second
             f"  fan-out {'on ' if enabled else 'off'}: {pool.received() - got} of "
             f"{expected - got} events delivered, {spent:.2f} s CPU = "
-            f"{cpu[enabled] * 1000:.3f} ms per delivered event (with its share of the post)"
+            f"{cpu[enabled] * 1000:.3f} ms per delivered event (with its share of the post)",
+            flush=True,
         )
     saved = cpu[False] - cpu[True]
     lines.append(
