@@ -18,15 +18,19 @@ import signal
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import psutil
 from _client import (
     UNTHROTTLED,
     http_client,
     machine_summary,
     open_room,
+    post_body,
     raise_nofile_limit,
     remove_tree,
     sign_up,
@@ -36,8 +40,10 @@ from realtime import HOST_HANDLE, Room, SubscriberPool, specs_for
 
 from dealroom.app import create_app
 from dealroom.config import Settings
+from dealroom.gc_tuning import settle_after_startup
 from dealroom.persistence.engine import create_engine
 from dealroom.persistence.migrate import upgrade
+from dealroom.services import metrics
 
 
 def package_of(filename: str) -> str:
@@ -73,6 +79,11 @@ def snapshot() -> tracemalloc.Snapshot:
     )
 
 
+def tracked_types() -> Counter[str]:
+    """Objects the collector walks, by type."""
+    return Counter(type(o).__name__ for o in gc.get_objects())
+
+
 def gc_pause() -> tuple[float, int]:
     """How long one full collection takes now (every socket waits that long), and how many
     objects the collector tracks."""
@@ -80,6 +91,20 @@ def gc_pause() -> tuple[float, int]:
     started = time.perf_counter()
     gc.collect()
     return time.perf_counter() - started, len(gc.get_objects())
+
+
+async def wait_subscribed(wanted: int, limit: float) -> int:
+    """Poll (bounded) until the server has ``wanted`` paneEvents subscriptions open."""
+    count = 0
+    for _ in range(int(limit / 0.5) + 1):
+        found = metrics.REGISTRY.get_sample_value(
+            "dealroom_subscriptions_open", {"field": "paneEvents"}
+        )
+        count = int(found or 0)
+        if count >= wanted:
+            break
+        await asyncio.sleep(0.5)
+    return count
 
 
 async def wait_connections(port: int, wanted: int, limit: float) -> int:
@@ -113,9 +138,12 @@ async def run(args: argparse.Namespace) -> None:
     try:
         await upgrade(engine)
         settings = Settings(database_url=url, redis_url=None, data_dir=folder).model_copy(
-            update=UNTHROTTLED
+            update={**UNTHROTTLED, "workers": 0}  # no agent replies: the events are the posts
         )
-        server, task, port = await start_uvicorn(create_app(settings, engine=engine))
+        app = create_app(settings, engine=engine)
+        if args.freeze:
+            settle_after_startup()  # as `dealroom serve` does; the app then refreezes on settle
+        server, task, port = await start_uvicorn(app)
         base = f"http://127.0.0.1:{port}"
         async with http_client(base, connections=8) as http:
             host = await sign_up(http, HOST_HANDLE, "Bench Host")
@@ -124,25 +152,38 @@ async def run(args: argparse.Namespace) -> None:
                 room_id, key = await open_room(http, HOST_HANDLE)
                 assert key is not None
                 rooms.append(Room(index, room_id, key))
-        specs = specs_for(rooms, {"authorization": host["Authorization"]})
+        one_each = specs_for(rooms, {"authorization": host["Authorization"]})
+        # --tabs T: each reader follows its pane from T sockets (tabs, devices, integrations).
+        specs = [
+            replace(spec, index=tab * len(one_each) + spec.index)
+            for tab in range(args.tabs)
+            for spec in one_each
+        ]
         rss = psutil.Process().memory_info
         await asyncio.sleep(1)
         pause_before, objects_before = gc_pause()
         before, rss_before = snapshot(), rss().rss
+        types_before, frozen_before = tracked_types(), gc.get_freeze_count()
 
         # Few at a time: under tracemalloc the server is several times slower, and a burst of
         # subscribes would queue past the SQLite pool's 60 s checkout timeout.
         pool.start(f"ws://127.0.0.1:{port}/graphql", specs, 1, concurrency=8)
         opened, failures, _took = await pool.wait_opened(timeout=600)
         held_sockets = await wait_connections(port, opened, 60)
-        await asyncio.sleep(3)  # let the last subscribe operations reach their wait
+        # The server works through the subscribes long after the client has sent them.
+        serving = await wait_subscribed(opened, 600)
+        # Let the last subscribe operations reach their wait, and the burst count as settled
+        # (gc_tuning.refreeze_when_settled: 2 s quiet, polled every second).
+        await asyncio.sleep(4.5)
         pause_held, objects_held = gc_pause()
         held, rss_held = snapshot(), rss().rss
+        types_held, frozen_held = tracked_types(), gc.get_freeze_count()
         diff = held.compare_to(before, "traceback")
         grown = sum(stat.size_diff for stat in diff)
         print("\n".join(machine_summary()))
         print(
-            f"\n{opened} subscriptions held ({held_sockets} sockets; open failures {failures})\n"
+            f"\n{opened} subscriptions held ({held_sockets} sockets, {serving} open in the server; "
+            f"open failures {failures})\n"
             f"  tracemalloc: +{grown / 2**20:.1f} MiB = {grown / 1024 / opened:.1f} KiB per "
             f"subscription (Python allocations)\n"
             f"  RSS:         +{(rss_held - rss_before) / 2**20:.1f} MiB = "
@@ -154,6 +195,14 @@ async def run(args: argparse.Namespace) -> None:
             f"subscription; a full collection takes {pause_before * 1000:.0f} ms before, "
             f"{pause_held * 1000:.0f} ms with them held (the event loop stops meanwhile)"
         )
+        print(
+            f"  frozen (gc.freeze, never walked): {frozen_before} before, {frozen_held} held "
+            f"(+{(frozen_held - frozen_before) / opened:.0f} per subscription)"
+        )
+        grown_types = (types_held - types_before).most_common(args.top)
+        print("\n  objects the collector walks, per subscription, by type:")
+        for name, count in grown_types:
+            print(f"    {count / opened:6.1f}  {name}")
         print("\n  per subscription, by the package that allocated (innermost non-stdlib frame):")
         for name, size in sorted(by_package(diff).items(), key=lambda item: -item[1])[:12]:
             print(f"    {name:<24} {size / 1024 / opened:7.2f} KiB")
@@ -166,10 +215,21 @@ async def run(args: argparse.Namespace) -> None:
                 f" blocks  {where}:{frame.lineno}"
             )
 
+        if args.events:
+            async with http_client(base, connections=8) as http:
+                for line in await deliveries(http, rooms, pool, args.events, len(specs)):
+                    print(line)
+
         await pool.stop()
         await wait_connections(port, 0, 1)
         await asyncio.sleep(3)
         after, rss_after = snapshot(), rss().rss
+        print(
+            f"\nafter closing them all: frozen {gc.get_freeze_count()} (held {frozen_held}, before "
+            f"{frozen_before}; frozen objects freed by reference counting leave this count, a "
+            f"frozen cycle stays until gc.unfreeze()); the collector walks "
+            f"{len(gc.get_objects()) - objects_before:+d} objects against before"
+        )
         left = sum(stat.size_diff for stat in after.compare_to(before, "traceback"))
         print(
             f"\nafter closing them all: tracemalloc {left / 2**20:+.2f} MiB vs before "
@@ -193,10 +253,65 @@ async def run(args: argparse.Namespace) -> None:
         remove_tree(folder)
 
 
+async def deliveries(
+    http: httpx.AsyncClient, rooms: Sequence[Room], pool: SubscriberPool, rounds: int, subs: int
+) -> list[str]:
+    """CPU per delivered event, with each event executed and encoded per subscriber (fan-out
+    off) against once per shared view (fan-out on), in one run over the same sockets. Each
+    round posts one message into every room as its guest; the process CPU includes the posts
+    (the same in both phases), so the difference is what fan-out saves."""
+    from dealroom.schema import fanout  # only here: the script also measures older code
+
+    print(f"\n{rounds} message(s) per room, {subs} subscriptions (server CPU, this process):")
+    lines: list[str] = []
+    cpu: dict[bool, float] = {}
+    for enabled in (False, True):
+        fanout.ENABLED = enabled
+        fanout.reset()
+        got, started = pool.received(), time.process_time()
+        expected = got + rounds * subs
+        for n in range(rounds):
+            for room in rooms:
+                body = post_body(room.room_id, f"{enabled}:{n}:{room.index}")
+                response = await http.post(
+                    "/graphql",
+                    content=body,
+                    headers={"Content-Type": "application/json", "X-Guest-Key": room.guest_key},
+                )
+                response.raise_for_status()
+        for _ in range(600):
+            if pool.received() >= expected:
+                break
+            await asyncio.sleep(0.05)
+        spent = time.process_time() - started
+        cpu[enabled] = spent / max(1, pool.received() - got)
+        print(  # as each phase ends: a slow machine may not reach the second
+            f"  fan-out {'on ' if enabled else 'off'}: {pool.received() - got} of "
+            f"{expected - got} events delivered, {spent:.2f} s CPU = "
+            f"{cpu[enabled] * 1000:.3f} ms per delivered event (with its share of the post)",
+            flush=True,
+        )
+    saved = cpu[False] - cpu[True]
+    lines.append(
+        f"  fan-out saves {saved * 1000:.3f} ms per delivery "
+        f"({cpu[False] / cpu[True]:.2f}x less CPU per delivered event)"
+    )
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--subscriptions", type=int, default=1000)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--tabs", type=int, default=1, help="sockets per reader and pane")
+    parser.add_argument(
+        "--events", type=int, default=0, help="messages per room for the CPU per delivery"
+    )
+    parser.add_argument(
+        "--freeze",
+        action="store_true",
+        help="freeze after start-up as `dealroom serve` does (the app refreezes on settle)",
+    )
     parser.add_argument(
         "--frames", type=int, default=6, help="tracemalloc frames kept (0: no tracemalloc)"
     )

@@ -3,11 +3,12 @@ the web client's pages (``webapp``)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import structlog
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
@@ -21,18 +22,33 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import MissingQueryError
 from strawberry.http import GraphQLRequestData
+from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    ConnectionInitMessage,
+)
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    Message as TransportMessage,
+)
+from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+from strawberry.subscriptions.protocols.graphql_ws.types import (
+    OperationMessage as LegacyMessage,
+)
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
+from dealroom.gc_tuning import refreeze_when_settled
 from dealroom.health import readiness
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
@@ -45,6 +61,7 @@ from dealroom.request_limits import (
     send_rejection,
 )
 from dealroom.schema.context import AppState, Context
+from dealroom.schema.fanout import shared_frame
 from dealroom.schema.root import create_schema
 from dealroom.services import metrics
 from dealroom.services.agents import (
@@ -70,9 +87,43 @@ class _WithoutStrawberryOriginAdvice(logging.Filter):
 logging.getLogger("strawberry.ws").addFilter(_WithoutStrawberryOriginAdvice())
 
 
+class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
+    """graphql-transport-ws; a shared subscription result is encoded once (fanout.py)."""
+
+    async def send_message(self, message: TransportMessage) -> None:
+        await _send(self.websocket, self.view, cast("dict[str, Any]", message))
+
+    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        await super().handle_connection_init(message)
+        # The init timeout is cancelled by now: do not keep the finished task (its coroutine,
+        # context and CancelledError) for the socket's whole life.
+        self.connection_init_timeout_task = None
+
+
+class _LegacyWSHandler(BaseGraphQLWSHandler[Context, None]):
+    """Legacy graphql-ws, the same way."""
+
+    async def send_message(self, message: LegacyMessage) -> None:
+        await _send(self.websocket, self.view, cast("dict[str, Any]", message))
+
+
+async def _send(websocket: Any, view: Any, message: dict[str, Any]) -> None:
+    text = shared_frame(message, view.encode_json)
+    if text is None:
+        await websocket.send_json(message)
+        return
+    try:
+        await websocket.ws.send_text(text)
+    except WebSocketDisconnect as exc:
+        raise WebSocketDisconnected from exc
+
+
 class GraphQLView(GraphQL[Context, None]):
     """strawberry's ASGI view with our typed context; each request's unit of work is closed
     when the request (or the websocket) ends, so no connection outlives its use."""
+
+    graphql_transport_ws_handler_class = _TransportWSHandler
+    graphql_ws_handler_class = _LegacyWSHandler
 
     def __init__(self, state: AppState) -> None:
         super().__init__(
@@ -214,9 +265,14 @@ def create_app(
             await broker.start()
         await state.runner.start()
         await webhook_worker.start()
+        # Out of the collector's way once a subscribe burst is over (a no-op unless frozen).
+        settler = asyncio.create_task(refreeze_when_settled())
         try:
             yield {"app_state": state}
         finally:
+            settler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await settler
             await webhook_worker.close()
             await state.runner.close()
             if own_model:

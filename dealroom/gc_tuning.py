@@ -10,6 +10,7 @@ docs/BENCHMARKS.md ("The hot path at its floor").
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from typing import Final
 
@@ -24,3 +25,80 @@ def settle_after_startup() -> int:
     _, middle, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, oldest)
     return gc.get_freeze_count()
+
+
+SETTLE_QUIET_SECONDS: Final = 2.0
+"""A subscribe burst is over once no subscription has opened for this long."""
+
+SETTLE_MIN_NEW: Final = 64
+"""Freeze again only once at least this many subscriptions opened since the last freeze."""
+
+_opened = 0
+
+
+def note_subscribed() -> None:
+    """A subscription has opened (called by every live stream)."""
+    global _opened  # one counter per process, read by refreeze_when_settled
+    _opened += 1
+
+
+async def refreeze_when_settled(
+    quiet: float = SETTLE_QUIET_SECONDS, min_new: int = SETTLE_MIN_NEW
+) -> None:
+    """Run for the life of the app: once a burst of subscribes has gone quiet, freeze what
+    the held subscriptions keep (sockets, handlers, tasks, queues), so full collections stop
+    walking them. Only in a process that froze after start-up (``dealroom serve``): a test
+    or an embedding program keeps the collector as it set it.
+
+    A frozen object is still freed by reference counting when its subscription closes; only
+    a cycle among frozen objects stays until the next ``gc.unfreeze()``. So when more
+    subscriptions have closed since the last freeze than are still open, the settle unfreezes
+    and collects once (a full pause, at a quiet moment) before freezing again."""
+    loop = asyncio.get_running_loop()
+    frozen_at = _opened
+    seen, quiet_since = _opened, loop.time()
+    open_at_freeze = 0
+    while True:
+        await asyncio.sleep(quiet / 2)
+        if gc.get_freeze_count() == 0:
+            continue
+        now = loop.time()
+        if _opened != seen:
+            seen, quiet_since = _opened, now
+            continue
+        if _opened - frozen_at < min_new or now - quiet_since < quiet:
+            continue
+        refreeze(collect_all=_closed_since(open_at_freeze, frozen_at) > open_subscriptions())
+        frozen_at, open_at_freeze = _opened, open_subscriptions()
+
+
+def refreeze(*, collect_all: bool = False) -> int:
+    """Freeze what survived a young collection (or, with ``collect_all``, a full one after
+    unfreezing); returns how many objects are frozen now."""
+    if collect_all:
+        gc.unfreeze()
+        gc.collect()
+    else:
+        gc.collect(1)
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
+def open_subscriptions() -> int:
+    """Live streams open in this process now."""
+    return _opened - _closed
+
+
+_closed = 0
+
+
+def note_unsubscribed() -> None:
+    """A subscription has ended."""
+    global _closed  # see note_subscribed
+    _closed += 1
+
+
+def _closed_since(open_then: int, opened_then: int) -> int:
+    """Subscriptions closed since the last freeze: those then open or opened since, less those
+    open now."""
+    return open_then + (_opened - opened_then) - open_subscriptions()

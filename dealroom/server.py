@@ -37,6 +37,9 @@ def uvicorn_config(
         workers=processes,
         host=host,
         port=port,
+        # The sans-I/O websocket protocol runs one task per connection; the legacy one runs
+        # four (handler, data transfer, keepalive, close) for every held subscription.
+        ws="websockets-sansio",
         # Per-message deflate costs tens of KiB per websocket; our frames are small.
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames

@@ -48,10 +48,14 @@ class Subscription:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while True:
+            # asyncio.timeout, not wait_for: wait_for wraps the get in a task of its own, one
+            # more task (and future) per held subscription.
             try:
-                yield await asyncio.wait_for(self.queue.get(), HEARTBEAT_SECONDS)
+                async with asyncio.timeout(HEARTBEAT_SECONDS):
+                    payload = await self.queue.get()
             except TimeoutError:
-                yield RESYNC
+                payload = RESYNC
+            yield payload
 
 
 class Broker(Protocol):

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from starlette.websockets import WebSocket, WebSocketState
 
+from dealroom import gc_tuning
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
 from dealroom.persistence.repositories import SessionRepository
@@ -40,6 +41,7 @@ async def guarded(
     every = info.context.app.settings.subscription_recheck_seconds
     due = loop.time() + every
     pending: asyncio.Task[T] | None = None
+    gc_tuning.note_subscribed()
     try:
         while True:
             if pending is None:
@@ -58,6 +60,7 @@ async def guarded(
                     return
                 yield item
     finally:
+        gc_tuning.note_unsubscribed()
         if pending is not None:
             pending.cancel()
             with contextlib.suppress(BaseException):

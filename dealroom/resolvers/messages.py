@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator
+from functools import partial
 from typing import assert_never
 
 import strawberry
 
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.seats import AuthorKind, Seat, message_alignment
 from dealroom.persistence.db import Db
 from dealroom.resolvers.live import guarded
 from dealroom.schema.context import Info
+from dealroom.schema.fanout import shared
 from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.scope_gate import require_key_scope
@@ -99,9 +101,20 @@ async def pane_events(
         ):
             if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
                 continue  # seed 000: the gate is the visitor view's (the host reads it false)
-            yield _project(event, reader)
+            # One object for every subscriber whose view of the event is the same: executed
+            # and encoded once (schema/fanout.py).
+            yield shared(_view_of(event, reader), partial(_project, event, reader))
     finally:
         open_now.dec()
+
+
+def _view_of(event: PaneEventData, reader: Seat) -> tuple[object, ...]:
+    """All that ``_project(event, reader)`` depends on: the reader matters to a message only
+    through its alignment; every other event reads alike from both seats."""
+    if isinstance(event, MessageAddedEvent):
+        view = event.message
+        return (event, message_alignment(reader, view.seat, view.author_kind))
+    return (event,)
 
 
 def _project(event: PaneEventData, reader: Seat) -> PaneEvent:

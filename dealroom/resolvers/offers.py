@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator
+from functools import partial
 
 import strawberry
 
@@ -14,6 +15,7 @@ from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
 from dealroom.resolvers.live import guarded
 from dealroom.schema.context import Info
+from dealroom.schema.fanout import shared
 from dealroom.schema.offer_types import (
     Offer,
     OfferChatPayload,
@@ -132,7 +134,7 @@ async def offer_stage(
     open_now.inc()
     try:
         async for event in guarded(info, events, lambda: _authorise(info, parsed)):
-            yield StageChanged.from_event(event)
+            yield shared((event,), partial(StageChanged.from_event, event))
     finally:
         open_now.dec()
 

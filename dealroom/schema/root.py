@@ -23,6 +23,7 @@ from dealroom.resolvers import accounts, memory, messages, offers, rooms
 from dealroom.schema.caching import CachedParser
 from dealroom.schema.context import Info
 from dealroom.schema.errors import ErrorCodes
+from dealroom.schema.fanout import FanoutExecutor
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
 from dealroom.schema.limits import depth_rule, document_error
 from dealroom.schema.memory_types import MemoryChange
@@ -406,6 +407,8 @@ def _build_schema(settings: Settings) -> strawberry.Schema:
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
+        # A subscription event is executed once per selection for all its subscribers.
+        execution_context_class=FanoutExecutor,
         extensions=[
             # Factories: extensions hold per-operation state, so each operation gets its own.
             # Parsing and validating a document costs ~5 ms; clients send the same few.

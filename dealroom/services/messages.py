@@ -6,6 +6,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -20,21 +21,25 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.messages import MessageRepository
 from dealroom.persistence.models import AgentRun, Message, OfferEvent
 from dealroom.persistence.offers import OfferRepository
-from dealroom.realtime.broker import RESYNC, Broker
+from dealroom.realtime.broker import Broker
 from dealroom.services import guests, pane_log
 from dealroom.services.clock import Clock
 from dealroom.services.events import (
+    AgentTypingEvent,
     EphemeralEvent,
+    LoginRequiredChangedEvent,
     MessageAddedEvent,
+    MessageDeltaEvent,
     MessageView,
     PaneEventData,
+    StageChangedEvent,
     StoredEvent,
-    decode,
     pane_channel,
     stage_event,
 )
 from dealroom.services.guests import Publish
 from dealroom.services.identity import Identity
+from dealroom.services.live_stream import replay_then_live
 from dealroom.services.pane_log import NotStored
 from dealroom.services.publish import publish_after_commit
 from dealroom.services.rooms import RoomAccess, room_for_reader
@@ -203,7 +208,7 @@ async def page_messages(
     )
 
 
-async def follow_pane(
+def follow_pane(
     sessionmaker: async_sessionmaker[AsyncSession],
     broker: Broker,
     *,
@@ -218,28 +223,24 @@ async def follow_pane(
     read or in the queue; ``prev`` links tell a queued duplicate from a missed event.
     ``after=None`` starts from the pane's end as read *before* subscribing: anything committed
     once the broker lists the subscription is delivered (replayed if it raced the subscribe)."""
-    start = await _pane_end(sessionmaker, room_id, participant_id) if after is None else after
-    async with broker.subscribe([pane_channel(room_id, seat)]) as subscription:
-        delivered = start
-        async for event in _replay(sessionmaker, room_id, participant_id, seat, start):
-            delivered = event.cursor
-            yield event
-        async for payload in subscription:
-            live = decode(payload) if payload != RESYNC else None
-            if isinstance(live, EphemeralEvent):
-                # Typing and deltas are not stored: pass them through, never replay them.
-                yield live
-                continue
-            if live is not None and live.cursor <= delivered:
-                continue  # already delivered by a replay
-            if live is not None and live.prev == delivered:
-                delivered = live.cursor
-                yield live
-                continue
-            # A resync signal, a gap, or a payload we cannot read: the database decides.
-            async for missed in _replay(sessionmaker, room_id, participant_id, seat, delivered):
-                delivered = missed.cursor
-                yield missed
+    return replay_then_live(
+        broker,
+        pane_channel(room_id, seat),
+        after,
+        partial(_pane_end, sessionmaker, room_id, participant_id),
+        partial(_replay, sessionmaker, room_id, participant_id, seat),
+        live=_PANE_STORED,
+        passed=_PANE_PASSED,
+    )
+
+
+_PANE_STORED: tuple[type[StoredEvent], ...] = (MessageAddedEvent, StageChangedEvent)
+_PANE_PASSED: tuple[type[EphemeralEvent], ...] = (
+    AgentTypingEvent,
+    MessageDeltaEvent,
+    LoginRequiredChangedEvent,
+)
+"""Typing and deltas are not stored: passed through, never replayed."""
 
 
 async def _pane_end(

@@ -40,6 +40,19 @@ SUBSCRIPTIONS_OPEN = Gauge(
     ["field"],
     registry=REGISTRY,
 )
+SUBSCRIPTION_EXECUTIONS = Counter(
+    "dealroom_subscription_event_executions",
+    "Subscription events by how their selection was executed: shared (once for every "
+    "subscriber with that selection), reused (a shared result written again), own (executed "
+    "for one subscriber).",
+    ["path"],
+    registry=REGISTRY,
+)
+SUBSCRIPTION_SERIALISATIONS = Counter(
+    "dealroom_subscription_payload_serialisations",
+    "Shared subscription results encoded to JSON (once each, however many subscribers).",
+    registry=REGISTRY,
+)
 POSTS = Counter(
     "dealroom_posts",
     "Lines posted into panes, by author kind (participant, operator).",

@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -30,19 +31,19 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Offer, OfferEvent, Participant, Payment
 from dealroom.persistence.offers import OfferRepository, stage_prevs
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.realtime.broker import RESYNC, Broker
+from dealroom.realtime.broker import Broker
 from dealroom.services import guests, webhooks
 from dealroom.services import messages as message_service
 from dealroom.services.clock import Clock
 from dealroom.services.events import (
     MessageView,
     StageChangedEvent,
-    decode,
     offer_channel,
     pane_channel,
     stage_event,
 )
 from dealroom.services.identity import Identity
+from dealroom.services.live_stream import replay_then_live
 from dealroom.services.payments import ChargeStatus, PaymentProvider
 from dealroom.services.publish import Publish, publish_after_commit
 from dealroom.services.rooms import RoomAccess, parse_id, room_for_reader
@@ -450,7 +451,7 @@ async def close_live_offer(
 REPLAY_BATCH = 200
 
 
-async def follow_offer(
+def follow_offer(
     sessionmaker: async_sessionmaker[AsyncSession],
     broker: Broker,
     offer_id: uuid.UUID,
@@ -459,24 +460,14 @@ async def follow_offer(
     """An offer's stage changes: with ``after``, the stored ones after that cursor first, then
     live, with no gap and no duplicate (``prev`` links, as for panes). The caller has checked
     the reader is a participant."""
-    start = await _offer_end(sessionmaker, offer_id) if after is None else after
-    async with broker.subscribe([offer_channel(offer_id)]) as subscription:
-        delivered = start  # an end read before subscribing, as for panes
-        async for event in _replay_offer(sessionmaker, offer_id, start):
-            delivered = event.cursor
-            yield event
-        async for payload in subscription:
-            live = decode(payload) if payload != RESYNC else None
-            if isinstance(live, StageChangedEvent):
-                if live.cursor <= delivered:
-                    continue
-                if live.prev == delivered:
-                    delivered = live.cursor
-                    yield live
-                    continue
-            async for missed in _replay_offer(sessionmaker, offer_id, delivered):
-                delivered = missed.cursor
-                yield missed
+    return replay_then_live(
+        broker,
+        offer_channel(offer_id),
+        after,
+        partial(_offer_end, sessionmaker, offer_id),
+        partial(_replay_offer, sessionmaker, offer_id),
+        live=(StageChangedEvent,),
+    )
 
 
 async def _offer_end(sessionmaker: async_sessionmaker[AsyncSession], offer_id: uuid.UUID) -> int:

@@ -192,6 +192,7 @@ async def subscribe(
     protocol: str = TRANSPORT_WS,
     init: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
+    op_id: str | None = None,
 ) -> AsyncIterator[Subscription]:
     async with websockets.connect(
         ws_url,
@@ -205,7 +206,7 @@ async def subscribe(
             if ack["type"] == "connection_ack":
                 break
             assert ack["type"] == "ka", ack
-        op_id = uuid.uuid4().hex
+        op_id = op_id or uuid.uuid4().hex
         start = "subscribe" if protocol == TRANSPORT_WS else "start"
         await ws.send(
             json.dumps(

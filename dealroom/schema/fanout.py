@@ -1,0 +1,255 @@
+"""Fan-out: an event is executed and serialised once per selection, then written to every
+subscriber that asked for that selection (issue 17, "Fan-out").
+
+graphql-core executes a subscription's selection set once per event *per subscriber* (the
+event is the root value of a fresh execution), and strawberry's websocket handler encodes each
+result to JSON per subscriber. With thousands of readers of the same panes that is most of the
+cost of a delivery. Three shared tables take it out, without changing a byte on the wire:
+
+* **projections** (:func:`shared`): a subscription resolver hands its reader-specific view of a
+  stored event to :func:`shared` with a key (the event and what the view depends on, e.g. the
+  reader's seat). Every subscriber of that channel with that key gets the *same* object.
+* **executions** (:class:`FanoutExecutor`): the per-event execution of a shared object is run
+  once per (operation, variables used below the subscription's root field); every other
+  subscriber with that selection reuses the result. Anything else (a root value that is not
+  shared, a request with an API key, whose ScopeGate checks run inside execution, a result
+  with errors) runs graphql-core's normal execution per subscriber.
+* **serialisations** (:func:`shared_frame`): the websocket handlers encode a shared result's
+  ``data`` once and splice it into each operation's envelope; the bytes are what
+  ``encode_json`` of the whole message gives.
+
+The tables are bounded and keyed by object identity (each entry keeps its object alive, so an
+id is never reused while it is in the table); an evicted entry only costs a re-execution.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any, Final, Generic, TypeVar
+
+from graphql import FieldNode, OperationDefinitionNode, VariableNode, visit
+from graphql.language import Visitor
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from dealroom.schema.scope_gate import presents_api_key
+from dealroom.services import metrics
+
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+TABLE_SIZE: Final = 2048
+"""Entries per table: events fan out to their subscribers within a few loop turns, so this
+covers seconds of traffic at the rates one process sustains."""
+
+
+class _Bounded(Generic[K, V]):
+    """A small LRU map."""
+
+    __slots__ = ("_entries", "_size")
+
+    def __init__(self, size: int) -> None:
+        self._entries: OrderedDict[K, V] = OrderedDict()
+        self._size = size
+
+    def get(self, key: K) -> V | None:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        if len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+class _ByIdentity(Generic[V]):
+    """A bounded map keyed by an object's identity; the entry keeps the object alive."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, size: int) -> None:
+        self._table: _Bounded[int, tuple[object, V]] = _Bounded(size)
+
+    def get(self, obj: object) -> V | None:
+        entry = self._table.get(id(obj))
+        if entry is None or entry[0] is not obj:
+            return None
+        return entry[1]
+
+    def put(self, obj: object, value: V) -> None:
+        self._table.put(id(obj), (obj, value))
+
+    def clear(self) -> None:
+        self._table.clear()
+
+
+_SelectionKey = tuple[int, tuple[tuple[str, str], ...]]
+_Result = Any  # graphql-core's ExecutionResult, or a future of it while it is computed
+
+_projections: _Bounded[Hashable, object] = _Bounded(TABLE_SIZE)
+_executions: _ByIdentity[dict[_SelectionKey, tuple[OperationDefinitionNode, _Result]]] = (
+    _ByIdentity(TABLE_SIZE)
+)
+_serialised: _ByIdentity[list[str]] = _ByIdentity(TABLE_SIZE)
+_below_root: _ByIdentity[frozenset[str]] = _ByIdentity(256)
+
+
+ENABLED = True
+"""Off, every subscriber's event is its own (executed and encoded per subscriber): the
+baseline ``bench/ws_memory.py --events`` measures fan-out against, in the same run."""
+
+
+def shared(key: Hashable, make: Callable[[], T]) -> T:
+    """The one object for ``key`` that every subscriber of a channel is handed (``make``
+    builds it the first time). ``key`` must hold everything the object depends on; a key
+    that cannot be hashed gets an object of its own, executed per subscriber."""
+    if not ENABLED:
+        return make()
+    try:
+        found = _projections.get(key)
+    except TypeError:
+        return make()
+    if found is None:
+        found = make()
+        _projections.put(key, found)
+        _executions.put(found, {})
+    return found  # type: ignore[return-value]  # stored by this function for this key
+
+
+def reset() -> None:
+    """Forget every shared entry (tests that count executions start from empty tables)."""
+    for table in (_projections, _executions, _serialised, _below_root):
+        table.clear()
+
+
+def _variables_below_root(
+    operation: OperationDefinitionNode, fragments: dict[str, Any]
+) -> frozenset[str]:
+    """The variables an event's execution can depend on: those used by the root field's
+    directives and selection set, and by every fragment (not the root field's arguments,
+    which only the subscribe step reads)."""
+    cached = _below_root.get(operation)
+    if cached is not None:
+        return cached
+    names: set[str] = set()
+
+    class Collect(Visitor):
+        def enter_variable(self, node: VariableNode, *_: object) -> None:
+            names.add(node.name.value)
+
+    for selection in operation.selection_set.selections:
+        if isinstance(selection, FieldNode):
+            for directive in selection.directives or ():
+                visit(directive, Collect())
+            if selection.selection_set is not None:
+                visit(selection.selection_set, Collect())
+        else:
+            visit(selection, Collect())
+    for fragment in fragments.values():
+        visit(fragment, Collect())
+    found = frozenset(names)
+    _below_root.put(operation, found)
+    return found
+
+
+class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
+    """strawberry's executor; a subscription event whose root value was made by
+    :func:`shared` is executed once per selection and the result reused."""
+
+    per_event = False
+
+    def build_per_event_executor(self, payload: Any) -> Any:
+        executor = super().build_per_event_executor(payload)
+        assert isinstance(executor, FanoutExecutor)  # a copy of this one
+        executor.per_event = True
+        return executor
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        root = self.root_value
+        results = _executions.get(root) if self.per_event else None
+        if results is None or presents_api_key(self.context_value):
+            if self.per_event:
+                metrics.SUBSCRIPTION_EXECUTIONS.labels("own").inc()
+            return super().execute_operation(serially)
+        operation = self.operation
+        used = _variables_below_root(operation, self.fragment_definitions)
+        coerced = self.variable_values.coerced
+        key = (id(operation), tuple(sorted((name, repr(coerced.get(name))) for name in used)))
+        found = results.get(key)
+        if found is not None and found[0] is operation:
+            metrics.SUBSCRIPTION_EXECUTIONS.labels("reused").inc()
+            outcome = found[1]
+            return asyncio.shield(outcome) if isinstance(outcome, asyncio.Future) else outcome
+        metrics.SUBSCRIPTION_EXECUTIONS.labels("shared").inc()
+        outcome = super().execute_operation(serially)
+        if self.is_awaitable(outcome):
+            future = asyncio.ensure_future(_settle(outcome, results, key, operation))
+            results[key] = (operation, future)
+            return asyncio.shield(future)
+        _keep(outcome, results, key, operation)
+        return outcome
+
+
+async def _settle(
+    pending: Awaitable[Any],
+    results: dict[_SelectionKey, tuple[OperationDefinitionNode, _Result]],
+    key: _SelectionKey,
+    operation: OperationDefinitionNode,
+) -> Any:
+    try:
+        outcome = await pending
+    except BaseException:
+        results.pop(key, None)
+        raise
+    _keep(outcome, results, key, operation)
+    return outcome
+
+
+def _keep(
+    outcome: Any,
+    results: dict[_SelectionKey, tuple[OperationDefinitionNode, _Result]],
+    key: _SelectionKey,
+    operation: OperationDefinitionNode,
+) -> None:
+    """Share a clean result; one with errors is left to each subscriber (error handling
+    annotates errors in place)."""
+    if getattr(outcome, "errors", None) or not isinstance(getattr(outcome, "data", None), dict):
+        results.pop(key, None)
+        return
+    results[key] = (operation, outcome)
+    _serialised.put(outcome.data, [])
+
+
+def shared_frame(message: dict[str, Any], encode: Callable[[object], str | bytes]) -> str | None:
+    """The text of ``message`` (a ``next``/``data`` message whose payload is only a shared
+    result's ``data``) with that data encoded once for every subscriber; ``None`` when the
+    message is not one (the caller encodes it as usual)."""
+    payload = message.get("payload")
+    if not isinstance(payload, dict) or len(payload) != 1 or "data" not in payload:
+        return None
+    data = payload["data"]
+    encoded = _serialised.get(data)
+    if encoded is None:
+        return None
+    if not encoded:
+        text = encode(data)
+        if not isinstance(text, str):
+            return None
+        encoded.append(text)
+        metrics.SUBSCRIPTION_SERIALISATIONS.inc()
+    envelope = encode({**message, "payload": {"data": None}})
+    if not isinstance(envelope, str) or not envelope.endswith(_NULL_TAIL):
+        return None
+    return envelope[: -len(_NULL_TAIL)] + encoded[0] + "}}"
+
+
+_NULL_TAIL: Final = "null}}"
+"""How the envelope of a message whose payload (its last key) is ``{"data": None}`` ends."""

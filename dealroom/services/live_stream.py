@@ -1,0 +1,59 @@
+"""One replay-then-live loop for every subscription that follows stored events (panes and
+offers; DECISIONS "Realtime").
+
+Subscribe first, then read: an event committed during the replay is either in the read or in
+the queue. A live event is delivered only when its ``prev`` is the cursor delivered last; an
+older one is a duplicate of the replay and dropped; anything else (a gap, a RESYNC, a payload
+of a kind the stream does not take live) sends the stream back to the database."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+from dealroom.realtime.broker import RESYNC, Broker
+from dealroom.services.events import EphemeralEvent, StoredEvent, decode
+
+S = TypeVar("S", bound=StoredEvent)
+E = TypeVar("E", bound=EphemeralEvent)
+
+
+async def replay_then_live(
+    broker: Broker,
+    channel: str,
+    after: int | None,
+    end: Callable[[], Awaitable[int]],
+    replay: Callable[[int], AsyncIterator[S]],
+    *,
+    live: tuple[type[S], ...],
+    passed: tuple[type[E], ...] = (),
+) -> AsyncGenerator[S | E, None]:
+    """The stored events after ``after`` (``replay(cursor)`` reads them, in cursor order),
+    then what ``channel`` publishes: events of the ``live`` kinds in ``prev`` order, the
+    ``passed`` kinds (never stored, never replayed) as they come.
+
+    ``after=None`` starts from the stream's end (``end()``) as read *before* subscribing:
+    anything committed once the broker lists the subscription is delivered (replayed if it
+    raced the subscribe)."""
+    start = await end() if after is None else after
+    async with broker.subscribe([channel]) as subscription:
+        delivered = start
+        async for event in replay(start):
+            delivered = event.cursor
+            yield event
+        async for payload in subscription:
+            found = decode(payload) if payload != RESYNC else None
+            if isinstance(found, passed):
+                yield found
+                continue
+            if isinstance(found, live):
+                if found.cursor <= delivered:
+                    continue  # already delivered by a replay
+                if found.prev == delivered:
+                    delivered = found.cursor
+                    yield found
+                    continue
+            # A resync signal, a gap, or a payload we cannot read: the database decides.
+            async for missed in replay(delivered):
+                delivered = missed.cursor
+                yield missed
