@@ -38,6 +38,8 @@ from dealroom.services.turn_context import RunSnapshot
 log = structlog.get_logger(__name__)
 
 RUNS_CHANNEL = "agent-runs"
+IDLE_POLL_SECONDS = 0.1
+"""How often `wait_idle` counts outstanding runs when no run of this process has ended."""
 
 
 class RunStatus(StrEnum):
@@ -117,6 +119,8 @@ class TurnRunner:
         self._tasks: list[asyncio.Task[None]] = []
         self._generation = 0
         self._changed = asyncio.Event()
+        self._finished = asyncio.Event()
+        """Set (and replaced) each time a run of this process finishes: ``wait_idle`` looks."""
         self._closing = False
         self._handlers: dict[str, Handler] = {}
         self._last_sweep: datetime | None = None
@@ -213,6 +217,7 @@ class TurnRunner:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
+            finished = self._finished  # taken before counting: a run ending meanwhile is seen
             db = Db(self.deps.sessionmaker)
             try:
                 outstanding = await RunRepository(db).outstanding(self.deps.clock.now())
@@ -220,9 +225,13 @@ class TurnRunner:
                 await db.close()
             if outstanding == 0:
                 return
-            if loop.time() > deadline:
+            remaining = deadline - loop.time()
+            if remaining < 0:
                 raise TimeoutError(f"{outstanding} agent runs still outstanding")
-            await asyncio.sleep(0.01)
+            # Only a run ending can bring the count to 0 (a queued one adds to it): one of
+            # this process's wakes this at once; the poll sees other processes' runs.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(finished.wait(), min(IDLE_POLL_SECONDS, remaining))
 
     # --- one run ----------------------------------------------------------------------------
 
@@ -252,6 +261,8 @@ class TurnRunner:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
+            finished, self._finished = self._finished, asyncio.Event()
+            finished.set()
         return True
 
     async def _heartbeat(self, run: RunSnapshot) -> None:
