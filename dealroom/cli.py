@@ -189,6 +189,7 @@ async def _seed_demo(settings: Settings, *, only_if_empty: bool) -> DemoHost | N
     )
     from dealroom.services.clock import SystemClock
     from dealroom.services.demo import database_is_empty, demo_host_exists, seed_demo
+    from dealroom.services.passwords import passwords_for
 
     engine = create_engine(settings.resolved_database_url)
     sessionmaker = create_sessionmaker(engine)
@@ -204,7 +205,12 @@ async def _seed_demo(settings: Settings, *, only_if_empty: bool) -> DemoHost | N
         await broker.start()
         try:
             return await seed_demo(
-                db, broker, clock, runner, posts_per_minute=settings.posts_per_minute
+                db,
+                broker,
+                clock,
+                runner,
+                passwords=passwords_for(settings.password_profile),
+                posts_per_minute=settings.posts_per_minute,
             )
         finally:
             await model.close()

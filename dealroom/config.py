@@ -8,8 +8,10 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from dealroom.domain.passwords import OWASP_MINIMUM, Argon2Profile, meets_floor
 
 
 class Settings(BaseSettings):
@@ -135,6 +137,15 @@ class Settings(BaseSettings):
     signed-out or expired session's websocket is closed with code 4401."""
     max_json_depth: int = 32
     """Deepest nesting accepted in request JSON (variables, websocket frames)."""
+    password_hash_memory_kib: int = Field(default=OWASP_MINIMUM.memory_kib, ge=8)
+    password_hash_time_cost: int = Field(default=OWASP_MINIMUM.time_cost, ge=1)
+    password_hash_parallelism: int = Field(default=OWASP_MINIMUM.parallelism, ge=1)
+    """The argon2id profile new passwords are hashed with (default: OWASP's minimum, 19 MiB,
+    2 passes, 1 lane). It must spend at least the memory and passes of one of OWASP's
+    equivalent profiles (domain/passwords.py) unless ``password_hash_below_floor`` is set.
+    Hashes made with another profile still verify and are rehashed at the next sign-in."""
+    password_hash_below_floor: bool = False
+    """Allow a profile under OWASP's floor. Only for test suites, never in production."""
 
     # --- quiet rooms (issue 12) -------------------------------------------------------------
     guard_quiet_seconds: float = 60.0
@@ -166,6 +177,24 @@ class Settings(BaseSettings):
     webhook_poll_seconds: float = 1.0
     metrics_token: str | None = None
     """When set, ``/metrics`` answers only ``Authorization: Bearer <token>`` (scrapers)."""
+
+    @model_validator(mode="after")
+    def _password_floor(self) -> Settings:
+        if not self.password_hash_below_floor and not meets_floor(self.password_profile):
+            raise ValueError(
+                "The argon2id profile is under OWASP's floor (at least 19 MiB and 2 passes, "
+                "or an equivalent profile); set DEALROOM_PASSWORD_HASH_BELOW_FLOOR=true only "
+                "for a test suite."
+            )
+        return self
+
+    @property
+    def password_profile(self) -> Argon2Profile:
+        return Argon2Profile(
+            memory_kib=self.password_hash_memory_kib,
+            time_cost=self.password_hash_time_cost,
+            parallelism=self.password_hash_parallelism,
+        )
 
     @property
     def session_pause(self) -> timedelta:

@@ -30,6 +30,8 @@ from dealroom.persistence.models import Base
 from dealroom.realtime import Broker, create_broker
 from dealroom.schema.context import AppState
 from dealroom.server import start_in_background
+from dealroom.services import demo
+from dealroom.services.passwords import passwords_for
 from dealroom.services.payments import PaymentProvider
 from dealroom.services.turns import TurnRunner
 from tests.support.backends import REDIS_URL, create_database, drop_database
@@ -120,6 +122,12 @@ def settings(database_url: str) -> Settings:
         # Panes start empty: what a test reads there is what it caused. The welcome's own
         # tests (tests/e2e/test_greeting.py, the browser story) turn it on.
         greet_visitors=False,
+        # argon2id at its cheapest (8 KiB, one pass: microseconds) instead of OWASP's 19 MiB
+        # and two passes (~44 ms of CPU per sign-up and sign-in). The default's own tests are
+        # in tests/services/test_passwords.py.
+        password_hash_memory_kib=8,
+        password_hash_time_cost=1,
+        password_hash_below_floor=True,
     )
 
 
@@ -136,6 +144,13 @@ class Server:
     @property
     def runner(self) -> TurnRunner:
         return self.state.runner
+
+    async def seed_demo(self, db: Db) -> demo.DemoHost:
+        """The demo host, taught by this server's runner (``dealroom demo``'s seeding)."""
+        passwords = passwords_for(self.state.settings.password_profile)
+        return await demo.seed_demo(
+            db, self.broker, self.clock, self.runner, passwords=passwords, posts_per_minute=60
+        )
 
     async def settle(self, timeout: float = 30.0) -> None:
         """Wait until every due agent run has finished (the rooms are quiet)."""

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, AccountManager
 from dealroom.schema.root import create_schema
 from dealroom.services import accounts
+from dealroom.services.passwords import passwords_for
 from tests.support.backends import create_database, drop_database
 from tests.support.clock import ManualClock
 
@@ -60,6 +62,7 @@ async def test_grant_manager_creates_the_act_as_edge(db: Db, database_url: str) 
         await accounts.sign_up(
             db,
             clock,
+            passwords_for(OWASP_MINIMUM),
             email=f"{handle}@example.com",
             password="long enough",
             handle=handle,

@@ -15,6 +15,7 @@ from dealroom.schema.inputs import SignInInput, SignUpInput
 from dealroom.schema.types import Account, AuthPayload, Me
 from dealroom.services import abuse, accounts, claims
 from dealroom.services.identity import GUEST_KEY_RE, resolve_identity
+from dealroom.services.passwords import passwords_for
 from dealroom.services.publish import publish_all
 
 
@@ -69,6 +70,7 @@ async def sign_up(info: Info, input: SignUpInput) -> AuthPayload:
         result = await accounts.sign_up(
             db,
             ctx.app.clock,
+            passwords_for(ctx.app.settings.password_profile),
             email=input.email,
             password=input.password,
             handle=input.handle,
@@ -90,6 +92,7 @@ async def sign_in(info: Info, input: SignInInput) -> AuthPayload:
         attempt=lambda db: accounts.sign_in(
             db,
             ctx.app.clock,
+            passwords_for(ctx.app.settings.password_profile),
             email=input.email,
             password=input.password,
             ttl_days=ctx.app.settings.session_ttl_days,

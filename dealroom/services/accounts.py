@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
@@ -28,11 +25,7 @@ from dealroom.persistence.models import (
 from dealroom.persistence.repositories import AccountRepository, SessionRepository
 from dealroom.services.clock import Clock
 from dealroom.services.identity import digest, new_token
-
-# argon2id at OWASP's minimum profile (19 MiB, t=2, p=1): hashing runs in a worker thread.
-_hasher = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
-# Verified against when an email is unknown, so both failures take the same time.
-_DUMMY_HASH = _hasher.hash("not-a-real-password")
+from dealroom.services.passwords import Passwords
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +37,7 @@ class SignedIn:
 async def sign_up(
     db: Db,
     clock: Clock,
+    passwords: Passwords,
     *,
     email: str,
     password: str,
@@ -59,7 +53,7 @@ async def sign_up(
     taken = await accounts.handle_or_email_taken(handle, email)
     if taken is not None:
         raise DomainError(ErrorCode.CONFLICT, f"That {taken} is already taken.", field=taken)
-    password_hash = await asyncio.to_thread(_hasher.hash, password)
+    password_hash = await passwords.hash(password)
     now = clock.now()
     account = Account(id=uuid.uuid4(), handle=handle, display_name=display_name, created_at=now)
     # seed 000 "Rooms never close": exactly one home room per account, created with it.
@@ -87,18 +81,16 @@ async def sign_up(
     return SignedIn(token=token, account=account)
 
 
-async def sign_in(db: Db, clock: Clock, *, email: str, password: str, ttl_days: int) -> SignedIn:
+async def sign_in(
+    db: Db, clock: Clock, passwords: Passwords, *, email: str, password: str, ttl_days: int
+) -> SignedIn:
     accounts = AccountRepository(db)
     credential = await accounts.credential_by_email(email.strip().lower())
-    stored = credential.password_hash if credential else _DUMMY_HASH
-    try:
-        await asyncio.to_thread(_hasher.verify, stored, password)
-    except (VerificationError, InvalidHashError):
-        credential = None
-    if credential is None:
+    stored = credential.password_hash if credential else passwords.dummy_hash
+    if not await passwords.verify(stored, password) or credential is None:
         raise DomainError(ErrorCode.UNAUTHENTICATED, "Email or password is wrong.")
-    if _hasher.check_needs_rehash(credential.password_hash):
-        credential.password_hash = await asyncio.to_thread(_hasher.hash, password)
+    if passwords.needs_rehash(credential.password_hash):
+        credential.password_hash = await passwords.hash(password)
         await db.flush()
     account = await accounts.by_id(credential.account_id)
     if account is None:

@@ -24,6 +24,7 @@ from dealroom.services.accounts import sign_up
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Identity
 from dealroom.services.messages import PostLimits, post_message
+from dealroom.services.passwords import Passwords
 from dealroom.services.turns import TurnRunner
 
 HANDLE = "maya"
@@ -52,7 +53,13 @@ class DemoHost:
 
 
 async def seed_demo(
-    db: Db, broker: Broker, clock: Clock, runner: TurnRunner, *, posts_per_minute: int
+    db: Db,
+    broker: Broker,
+    clock: Clock,
+    runner: TurnRunner,
+    *,
+    passwords: Passwords,
+    posts_per_minute: int,
 ) -> DemoHost:
     """Create the demo host and teach its agent (or reuse it); run the teaching turn to the
     end and read back what the agent recorded."""
@@ -63,6 +70,7 @@ async def seed_demo(
         signed = await sign_up(
             db,
             clock,
+            passwords,
             email=EMAIL,
             password=PASSWORD,
             handle=HANDLE,

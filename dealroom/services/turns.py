@@ -41,6 +41,9 @@ log = structlog.get_logger(__name__)
 
 __all__ = ["RUNS_CHANNEL", "Handler", "RunStatus", "RunnerDeps", "TurnRunner", "new_run"]
 
+IDLE_POLL_SECONDS = 0.1
+"""How often `wait_idle` counts outstanding runs when no run of this process has ended."""
+
 
 class RunStatus(StrEnum):
     QUEUED = "queued"
@@ -126,6 +129,8 @@ class TurnRunner:
     def __init__(self, deps: RunnerDeps) -> None:
         self.deps = deps
         self._tasks: list[asyncio.Task[None]] = []
+        self._finished = asyncio.Event()
+        """Set (and replaced) each time a run of this process finishes: ``wait_idle`` looks."""
         self._closing = False
         self._handlers: dict[str, Handler] = {}
         self._last_sweep: datetime | None = None
@@ -217,6 +222,7 @@ class TurnRunner:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
+            finished = self._finished  # taken before counting: a run ending meanwhile is seen
             db = Db(self.deps.sessionmaker)
             try:
                 outstanding = await RunRepository(db).outstanding(self.deps.clock.now())
@@ -224,9 +230,13 @@ class TurnRunner:
                 await db.close()
             if outstanding == 0:
                 return
-            if loop.time() > deadline:
+            remaining = deadline - loop.time()
+            if remaining < 0:
                 raise TimeoutError(f"{outstanding} agent runs still outstanding")
-            await asyncio.sleep(0.01)
+            # Only a run ending can bring the count to 0 (a queued one adds to it): one of
+            # this process's wakes this at once; the poll sees other processes' runs.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(finished.wait(), min(IDLE_POLL_SECONDS, remaining))
 
     # --- one run ----------------------------------------------------------------------------
 
@@ -256,6 +266,8 @@ class TurnRunner:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
+            finished, self._finished = self._finished, asyncio.Event()
+            finished.set()
         return True
 
     async def _heartbeat(self, run: RunSnapshot) -> None:

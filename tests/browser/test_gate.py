@@ -53,7 +53,7 @@ async def test_the_gate_comes_up_live_and_sign_up_keeps_the_room_and_sends_the_h
     agent_server: Server, db: Db, new_context: NewContext, offline: Offline, tmp_path: Path
 ) -> None:
     server = agent_server
-    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    await server.seed_demo(db)
     brand, room_id = await _open_as_guest(server, new_context)
     page = brand
     url = page.url
@@ -114,7 +114,7 @@ async def test_a_post_refused_at_the_guest_cap_shows_the_gate_and_keeps_the_text
     capped_server: Server, db: Db, new_context: NewContext
 ) -> None:
     server = capped_server
-    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    await server.seed_demo(db)
     brand, room_id = await _open_as_guest(server, new_context)
     page = brand
     await say(page, OPENING.format(upfront="50% upfront"))

@@ -33,7 +33,7 @@ async def test_a_room_is_usable_by_keyboard_and_screen_reader(
     agent_server: Server, db: Db, new_context: NewContext, offline: Offline
 ) -> None:
     server = agent_server
-    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    await server.seed_demo(db)
     page = await (await new_context(PHONE)).new_page()
     await page.goto(f"{server.base_url}/z/{demo.HANDLE}")
     box = own_pane(page).get_by_role("textbox", name="Message", exact=True)
@@ -87,7 +87,7 @@ async def test_focus_follows_a_new_line_when_the_reader_is_in_the_list(
     agent_server: Server, db: Db, new_context: NewContext, offline: Offline
 ) -> None:
     server = agent_server
-    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    await server.seed_demo(db)
     page = await (await new_context(PHONE)).new_page()
     await page.goto(f"{server.base_url}/z/{demo.HANDLE}")
     await say(page, "Hello")
@@ -129,7 +129,7 @@ async def test_the_host_app_works_on_a_phone(
     agent_server: Server, db: Db, new_context: NewContext, offline: Offline
 ) -> None:
     server = agent_server
-    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    await server.seed_demo(db)
     brand = await (await new_context(PHONE)).new_page()
     await brand.goto(f"{server.base_url}/z/{demo.HANDLE}")
     await say(brand, OPENING.format(upfront="50% upfront"))

@@ -52,7 +52,7 @@ async def test_a_dropped_websocket_mid_reply_resumes_without_loss_or_duplicate(
     agent_server: Server, db: Db, new_context: NewContext, offline: Offline
 ) -> None:
     server = agent_server
-    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    await server.seed_demo(db)
     cutter = Cutter()
     brand = await (await new_context(PHONE)).new_page()
     await brand.route_web_socket(re.compile(r".*/graphql$"), cutter.route)

@@ -43,7 +43,7 @@ async def test_host_and_brand_run_the_whole_story(
 ) -> None:
     server = agent_server
     shots = screenshot_dir(tmp_path)
-    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    await server.seed_demo(db)
 
     # The host signs in with the demo's printed credentials and lands in its home room.
     host = await (await new_context()).new_page()

@@ -59,7 +59,7 @@ async def test_typing_dots_then_the_streamed_text_then_one_line(
     agent_server: Server, db: Db, new_context: NewContext
 ) -> None:
     server = agent_server
-    await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    await server.seed_demo(db)
     gate = Gate()
     page = await (await new_context(PHONE)).new_page()
     await page.route_web_socket(re.compile(r".*/graphql$"), gate.route)

@@ -25,7 +25,7 @@ query($id: ID!) { room(id: $id) { pane(seat: HOST) { messages(last: 10) {
 
 
 async def _seed(server: Server, db: Db) -> demo.DemoHost:
-    return await demo.seed_demo(db, server.broker, server.clock, server.runner, posts_per_minute=60)
+    return await server.seed_demo(db)
 
 
 async def test_the_demo_host_is_taught_its_rate_and_floor_in_its_home_room(

@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
@@ -17,6 +18,7 @@ from dealroom.realtime.broker import RESYNC, Broker, InProcessBroker, Subscripti
 from dealroom.services import accounts, messages, rooms
 from dealroom.services.events import MessageAddedEvent, PaneEventData, pane_channel
 from dealroom.services.identity import Identity, new_guest_key
+from dealroom.services.passwords import passwords_for
 from tests.support.clock import ManualClock
 
 
@@ -59,6 +61,7 @@ async def _room(engine: AsyncEngine, clock: ManualClock) -> tuple[Identity, room
         await accounts.sign_up(
             db,
             clock,
+            passwords_for(OWASP_MINIMUM),
             email="h@example.com",
             password="long enough",
             handle="lossy",
