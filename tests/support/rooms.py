@@ -15,6 +15,7 @@ import httpx
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AccountMemory, PendingEffect, Room
@@ -22,6 +23,7 @@ from dealroom.services import accounts, rooms
 from dealroom.services.accounts import grant_manager
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Identity, new_guest_key
+from dealroom.services.passwords import passwords_for
 from tests.support.graphql import Client, sign_up
 
 PASSWORD = "correct horse battery"
@@ -171,6 +173,7 @@ async def guest_room_in_process(
         await accounts.sign_up(
             db,
             clock,
+            passwords_for(OWASP_MINIMUM),
             email=f"{handle}@example.com",
             password=PASSWORD,
             handle=handle,
