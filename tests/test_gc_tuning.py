@@ -46,7 +46,9 @@ async def test_held_objects_are_frozen_once_subscribes_go_quiet(
             gc_tuning.note_subscribed()
             held.append([_Socket() for _ in range(200)])
             await asyncio.sleep(0.02)
-        assert gc.get_freeze_count() == frozen  # not while the burst goes on
+        # not while the burst goes on (a freeze would add the 200 objects of each socket list
+        # held so far; frozen objects freed meanwhile make the count fall a little)
+        assert gc.get_freeze_count() < frozen + 200
         for _ in range(50):
             if gc.get_freeze_count() >= frozen + 1000:
                 break

@@ -68,9 +68,12 @@ class Appended:
 
 
 # One round trip on PostgreSQL: the room's row lock and sequence bump, the pane's tail read
-# under that lock (FOR UPDATE, in a LATERAL that runs after the bump: a plain read would see
-# the statement's snapshot, taken before the lock wait), the insert unless refused or a retry
-# (ON CONFLICT on the pane's client id), and the tail as it was.
+# under that lock (FOR NO KEY UPDATE, in a LATERAL that runs after the bump: a plain read would
+# see the statement's snapshot, taken before the lock wait), the insert unless refused or a
+# retry (ON CONFLICT on the pane's client id), and the tail as it was. NO KEY: a plain FOR
+# UPDATE also blocks the KEY SHARE lock every foreign key to the pane takes, so a job queueing
+# a run for this pane (its FK check) waited on the post while the post waited on the job's
+# watch row: a deadlock, seen on PostgreSQL under load.
 _PG_APPEND = text(
     """
 WITH s AS (
@@ -83,7 +86,7 @@ WITH s AS (
     FROM s CROSS JOIN LATERAL (
         SELECT pane_seq, pane_session_no, pane_last_at, posts_window_start, posts_in_window
         FROM participants WHERE id = :participant_id AND s.event_seq > 0
-        FOR UPDATE
+        FOR NO KEY UPDATE
     ) AS p
 ), m AS (
     INSERT INTO messages (id, room_id, participant_id, seq, author_kind, author_account_id,

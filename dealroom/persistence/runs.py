@@ -143,9 +143,13 @@ class RunRepository:
         return int(result.scalar_one())
 
     async def lock_pane(self, participant_id: uuid.UUID) -> None:
-        """Serialise claims per pane: the participant row lock (PostgreSQL)."""
+        """Serialise claims per pane: the participant row lock (PostgreSQL). ``FOR NO KEY
+        UPDATE``: it still excludes another claim or post of this pane, but not the foreign-key
+        checks of rows that name the pane (a run or message being inserted for it)."""
         await self.db.execute(
-            select(Participant.id).where(Participant.id == participant_id).with_for_update()
+            select(Participant.id)
+            .where(Participant.id == participant_id)
+            .with_for_update(key_share=True)
         )
 
     async def pane_busy(self, participant_id: uuid.UUID, agent: str) -> bool:

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from dealroom.agents.models.base import AgentName
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.engine import create_engine, create_sessionmaker
+from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import Message, Participant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import Broker
@@ -22,6 +26,8 @@ from dealroom.services.events import MessageAddedEvent, decode, pane_channel
 from dealroom.services.identity import Identity
 from dealroom.services.messages import PostLimits
 from dealroom.services.pane_log import NotStored, Stored
+from dealroom.services.turns import new_run
+from tests.support.backends import PG_FOR_PROCESS_TESTS, create_database, drop_database
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 
@@ -194,3 +200,58 @@ async def test_a_refused_append_stores_nothing_and_reports_no_wait(
     _, opened = await guest_room_in_process(engine, clock, "panelog")
     done = await _append(engine, clock, await _visitor_pane(engine, opened.room.id), allowed=False)
     assert done == NotStored(existing=None, retry_after=None)
+
+
+@pytest.fixture
+async def pg_engine() -> AsyncIterator[AsyncEngine]:
+    """A migrated PostgreSQL database of its own, on both passes: row locks are PostgreSQL's
+    (SQLite has one writer, nothing to interleave)."""
+    url = await create_database(PG_FOR_PROCESS_TESTS)
+    engine = create_engine(url)
+    try:
+        await upgrade(engine)
+        yield engine
+    finally:
+        await engine.dispose()
+        await drop_database(url)
+
+
+async def test_a_run_can_be_queued_for_a_pane_while_a_post_into_it_holds_its_tail(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The append locks the pane's row (its tail) until it commits; a job that queues a run for
+    that pane meanwhile takes the foreign key's KEY SHARE lock on the same row. That must not
+    wait: the post may itself be waiting on the job (its watch row), and a wait here was a
+    deadlock on PostgreSQL."""
+    engine = pg_engine
+    _, opened = await guest_room_in_process(engine, clock, "panelog")
+    pane_id = await _visitor_pane(engine, opened.room.id)
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.get(Participant, pane_id)
+        assert pane is not None
+        done = await pane_log.append(
+            db,
+            pane,
+            author_kind=AuthorKind.PARTICIPANT.value,
+            body="hello",
+            client_message_id="c-held",
+            now=clock.now(),
+            allowed=True,
+        )
+        assert isinstance(done, Stored)  # the post is in flight: its locks are held
+        async with engine.connect() as other:
+            await other.execute(text("SET lock_timeout = '3s'"))
+            run = new_run(
+                room_id=opened.room.id,
+                participant_id=pane_id,
+                agent=AgentName.DISTIL,
+                now=clock.now(),
+            )
+            async with AsyncSession(bind=other) as job:
+                job.add(run)
+                await job.flush()  # the FK check on the pane's row: must not wait
+                await job.rollback()
+        await db.commit()
+    finally:
+        await db.close()
