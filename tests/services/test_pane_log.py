@@ -77,21 +77,28 @@ async def _append(
     """One participant post through the pane log, committed."""
     db = Db(create_sessionmaker(engine))
     try:
-        pane = await db.get(Participant, pane_id)
-        assert pane is not None
-        done = await pane_log.append(
-            db,
-            pane,
-            author_kind=AuthorKind.PARTICIPANT.value,
-            body="hello",
-            client_message_id="c-1",
-            now=clock.now(),
-            allowed=allowed,
-        )
+        done = await _append_uncommitted(db, clock, pane_id, allowed=allowed)
         await db.commit()
     finally:
         await db.close()
     return done
+
+
+async def _append_uncommitted(
+    db: Db, clock: ManualClock, pane_id: uuid.UUID, *, allowed: bool = True
+) -> Stored | NotStored:
+    """One participant post through the pane log in ``db``'s open transaction."""
+    pane = await db.get(Participant, pane_id)
+    assert pane is not None
+    return await pane_log.append(
+        db,
+        pane,
+        author_kind=AuthorKind.PARTICIPANT.value,
+        body="hello",
+        client_message_id="c-1",
+        now=clock.now(),
+        allowed=allowed,
+    )
 
 
 async def _agent_line(engine: AsyncEngine, clock: ManualClock, pane_id: uuid.UUID) -> int:
@@ -228,17 +235,7 @@ async def test_a_run_can_be_queued_for_a_pane_while_a_post_into_it_holds_its_tai
     pane_id = await _visitor_pane(engine, opened.room.id)
     db = Db(create_sessionmaker(engine))
     try:
-        pane = await db.get(Participant, pane_id)
-        assert pane is not None
-        done = await pane_log.append(
-            db,
-            pane,
-            author_kind=AuthorKind.PARTICIPANT.value,
-            body="hello",
-            client_message_id="c-held",
-            now=clock.now(),
-            allowed=True,
-        )
+        done = await _append_uncommitted(db, clock, pane_id)
         assert isinstance(done, Stored)  # the post is in flight: its locks are held
         async with engine.connect() as other:
             await other.execute(text("SET lock_timeout = '3s'"))
