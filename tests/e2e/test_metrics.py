@@ -3,6 +3,7 @@ with real traffic."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -61,7 +62,13 @@ async def test_metrics_parse_and_move_with_traffic(metered: Server) -> None:
             during = await scrape(server, "scrape-me")
             if value(during, "dealroom_subscriptions_open", field="paneEvents") >= 1:
                 break
-    after = await scrape(server, "scrape-me")
+    # The client's close reaches the server asynchronously: the subscription's generator ends
+    # (and the gauge falls) when the server reads the close, a moment after the client leaves.
+    for _ in range(200):
+        after = await scrape(server, "scrape-me")
+        if value(after, "dealroom_subscriptions_open", field="paneEvents") == 0:
+            break
+        await asyncio.sleep(0.05)
 
     def moved(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)
