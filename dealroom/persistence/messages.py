@@ -198,14 +198,6 @@ class MessageRepository:
         order = Message.seq.desc() if newest_first else Message.seq.asc()
         return list(await self.db.scalars(statement.order_by(order).limit(limit)))
 
-    async def last_in_pane(self, participant_id: uuid.UUID) -> Message | None:
-        return await self.db.scalar(
-            select(Message)
-            .where(Message.participant_id == participant_id)
-            .order_by(Message.seq.desc())
-            .limit(1)
-        )
-
     async def last_in_panes(self, participant_ids: Sequence[uuid.UUID]) -> list[Message]:
         """The newest message of each pane, in one statement."""
         newest = (
