@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import and_, func, select, text, update
+from sqlalchemy import Integer, Uuid, and_, bindparam, func, select, text
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Message, Participant, Room
+from dealroom.persistence.models import Message, Participant, Room, UTCDateTime
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,8 @@ class NewMessage:
     body: str
     client_message_id: str
     created_at: datetime
+    relayed_dispatch_id: uuid.UUID | None = None
+    """The delivery an agent's line relays (the persona's reply to a dispatch)."""
 
     def columns(self, seq: int, session_no: int) -> dict[str, object]:
         return {
@@ -44,6 +47,7 @@ class NewMessage:
             "body": self.body,
             "session_no": session_no,
             "client_message_id": self.client_message_id,
+            "relayed_dispatch_id": self.relayed_dispatch_id,
             "created_at": self.created_at,
         }
 
@@ -67,13 +71,30 @@ class Appended:
     in_window: int
 
 
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """SQLite's bump: the event number it took and the pane's tail as it was, read in the
+    same statement (the participant row in a caller's session may be older: the turn loads
+    the pane in one transaction and appends in another, and one transaction may append
+    twice)."""
+
+    seq: int
+    stage_seq: int
+    pane_seq: int
+    session_no: int | None
+    last_at: datetime | None
+    window_start: datetime | None
+    in_window: int
+
+
 # One round trip on PostgreSQL: the room's row lock and sequence bump, the pane's tail read
 # under that lock (FOR NO KEY UPDATE, in a LATERAL that runs after the bump: a plain read would
 # see the statement's snapshot, taken before the lock wait), the insert unless refused or a
 # retry (ON CONFLICT on the pane's client id), and the tail as it was. NO KEY: a plain FOR
 # UPDATE also blocks the KEY SHARE lock every foreign key to the pane takes, so a job queueing
 # a run for this pane (its FK check) waited on the post while the post waited on the job's
-# watch row: a deadlock, seen on PostgreSQL under load.
+# watch row: a deadlock, seen on PostgreSQL under load. The session is S1-S4
+# (``domain.sessions.next_session``): ``:sitting`` the S2 pause, ``:opens`` S3.
 _PG_APPEND = text(
     """
 WITH s AS (
@@ -90,13 +111,15 @@ WITH s AS (
     ) AS p
 ), m AS (
     INSERT INTO messages (id, room_id, participant_id, seq, author_kind, author_account_id,
-                          body, session_no, client_message_id, created_at)
+                          body, session_no, client_message_id, relayed_dispatch_id,
+                          created_at)
     SELECT :id, :room_id, :participant_id, t.event_seq, :author_kind, :author_account_id,
            :body,
            CASE WHEN t.pane_last_at IS NULL OR t.pane_session_no IS NULL THEN 1
-                WHEN t.pane_last_at < :session_floor THEN t.pane_session_no + 1
+                WHEN :opens OR (:sitting AND t.pane_last_at < :session_floor)
+                    THEN t.pane_session_no + 1
                 ELSE t.pane_session_no END,
-           :client_message_id, :now
+           :client_message_id, :relayed_dispatch_id, :now
     FROM t
     WHERE :allowed AND NOT (t.posts_window_start IS NOT NULL
                             AND t.posts_window_start > :window_floor
@@ -108,6 +131,42 @@ SELECT t.event_seq, t.stage_seq, t.pane_seq, t.posts_window_start, t.posts_in_wi
        m.session_no
 FROM t LEFT JOIN m ON true
 """
+)
+
+
+# SQLite's first half of the append: the room's next event number and the pane's tail in one
+# statement, built once (SQLite has one writer, taken at BEGIN: the tail read here is current).
+# Written out: SQLAlchemy renders a RETURNING subquery's WHERE unqualified on SQLite.
+_SQLITE_BUMP = (
+    text(
+        """
+UPDATE rooms SET event_seq = event_seq + 1, last_activity_at = :now
+WHERE rooms.id = :room_id
+RETURNING event_seq, stage_seq,
+    (SELECT p.pane_seq FROM participants AS p WHERE p.id = :participant_id) AS pane_seq,
+    (SELECT p.pane_session_no FROM participants AS p WHERE p.id = :participant_id)
+        AS pane_session_no,
+    (SELECT p.pane_last_at FROM participants AS p WHERE p.id = :participant_id) AS pane_last_at,
+    (SELECT p.posts_window_start FROM participants AS p WHERE p.id = :participant_id)
+        AS posts_window_start,
+    (SELECT p.posts_in_window FROM participants AS p WHERE p.id = :participant_id)
+        AS posts_in_window
+"""
+    )
+    .bindparams(
+        bindparam("now", type_=UTCDateTime),
+        bindparam("room_id", type_=Uuid),
+        bindparam("participant_id", type_=Uuid),
+    )
+    .columns(
+        event_seq=Integer,
+        stage_seq=Integer,
+        pane_seq=Integer,
+        pane_session_no=Integer,
+        pane_last_at=UTCDateTime,
+        posts_window_start=UTCDateTime,
+        posts_in_window=Integer,
+    )
 )
 
 
@@ -138,14 +197,6 @@ class MessageRepository:
             statement = statement.where(Message.seq < before)
         order = Message.seq.desc() if newest_first else Message.seq.asc()
         return list(await self.db.scalars(statement.order_by(order).limit(limit)))
-
-    async def last_in_pane(self, participant_id: uuid.UUID) -> Message | None:
-        return await self.db.scalar(
-            select(Message)
-            .where(Message.participant_id == participant_id)
-            .order_by(Message.seq.desc())
-            .limit(1)
-        )
 
     async def last_in_panes(self, participant_ids: Sequence[uuid.UUID]) -> list[Message]:
         """The newest message of each pane, in one statement."""
@@ -187,6 +238,7 @@ class MessageRepository:
         message: NewMessage,
         *,
         allowed: bool,
+        session: SessionRule,
         session_floor: datetime,
         window_floor: datetime,
         per_window: int,
@@ -203,8 +255,11 @@ class MessageRepository:
                     "author_account_id": message.author_account_id,
                     "body": message.body,
                     "client_message_id": message.client_message_id,
+                    "relayed_dispatch_id": message.relayed_dispatch_id,
                     "now": message.created_at,
                     "allowed": allowed,
+                    "opens": session is SessionRule.OPENS,
+                    "sitting": session is SessionRule.SITTING,
                     "session_floor": session_floor,
                     "window_floor": window_floor,
                     "per_window": per_window,
@@ -222,17 +277,20 @@ class MessageRepository:
             in_window=in_window,
         )
 
-    async def bump(self, room_id: uuid.UUID, now: datetime) -> tuple[int, int]:
-        """SQLite's first half of the append: the room's next event number and its newest
-        stage change (the transaction already holds SQLite's one write lock)."""
+    async def bump(self, room_id: uuid.UUID, participant_id: uuid.UUID, now: datetime) -> Tail:
+        """SQLite's first half of the append: the room's next event number, its newest stage
+        change and the pane's tail, in one statement (``_SQLITE_BUMP``)."""
         result = await self.db.execute(
-            update(Room)
-            .where(Room.id == room_id)
-            .values(event_seq=Room.event_seq + 1, last_activity_at=now)
-            .returning(Room.event_seq, Room.stage_seq)
+            _SQLITE_BUMP, {"room_id": room_id, "participant_id": participant_id, "now": now}
         )
-        seq, stage_seq = cast(tuple[int, int], tuple(result.one()))
-        return seq, stage_seq
+        found = cast(
+            tuple[int, int, int | None, int | None, datetime | None, datetime | None, int | None],
+            tuple(result.one()),
+        )
+        seq, stage_seq, pane_seq, session_no, last_at, window_start, in_window = found
+        return Tail(
+            seq, stage_seq, pane_seq or 0, session_no, last_at, window_start, in_window or 0
+        )
 
     async def insert_unless_stored(self, message: NewMessage, seq: int, session_no: int) -> bool:
         """SQLite's second half: the insert, skipped when the pane holds the client id."""

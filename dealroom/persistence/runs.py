@@ -36,7 +36,6 @@ class Finished:
     memory_version: int
     memory: dict[str, Any]
     """The room's memory as it is now (the caller holds the room's row lock)."""
-    applied_before: bool
 
 
 class RunRepository:
@@ -83,15 +82,12 @@ class RunRepository:
         attempts: int,
         now: datetime,
         *,
-        applied_key: tuple[uuid.UUID, str],
-        reply_message_id: uuid.UUID,
+        reply_message_id: uuid.UUID | None,
     ) -> Finished | None:
-        """Mark the run done, only while it is still this claim (status running, same
-        attempt): one ``UPDATE … RETURNING`` is the stale-run check, the write, the read of
-        the room's memory as it is now (under the caller's room lock), and whether the pane
-        already holds the message keyed ``applied_key`` (pane, client message id): a worker
-        that vanished after its commit left the run to be claimed again. None when another
-        worker owns the run now. The caller holds the room's row lock."""
+        """Mark the run done with its reply, only while it is still this claim (status
+        running, same attempt): one ``UPDATE … RETURNING`` is the stale-run check, the write
+        and the read of the room's memory as it is now (the caller holds the room's row lock,
+        taken by the reply's append just before). None when another worker owns the run now."""
         table = q.runs()
         rooms = cast(Table, Room.__table__)
         room = "SELECT rooms.{} FROM rooms WHERE rooms.id = agent_runs.room_id"
@@ -99,30 +95,17 @@ class RunRepository:
             room.format("memory_version"), "memory_version", rooms.c.memory_version
         )
         memory = q.correlated(room.format("memory"), "memory", rooms.c.memory)
-        messages = cast(Table, Message.__table__)
-        pane, key = applied_key
-        applied = (
-            select(messages.c.id)
-            .where(messages.c.participant_id == pane, messages.c.client_message_id == key)
-            .scalar_subquery()
-        )
         result = await self.db.execute(
             update(table)
             .where(table.c.id == run_id, table.c.status == "running", table.c.attempts == attempts)
-            .values(
-                status="done",
-                finished_at=now,
-                error=None,
-                # the reply already stored, if any, stays the run's reply
-                reply_message_id=func.coalesce(applied, reply_message_id),
-            )
-            .returning(version, memory, applied)
+            .values(status="done", finished_at=now, error=None, reply_message_id=reply_message_id)
+            .returning(version, memory)
         )
         row = result.first()
         if row is None:
             return None
         found: tuple[Any, ...] = tuple(row)
-        return Finished(int(found[0] or 0), dict(found[1] or {}), found[2] is not None)
+        return Finished(int(found[0] or 0), dict(found[1] or {}))
 
     async def write_memory(
         self, room_id: uuid.UUID, document: dict[str, Any], now: datetime

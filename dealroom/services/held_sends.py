@@ -33,13 +33,14 @@ from sqlalchemy import select
 from dealroom.domain import crossing, firewall, visibility
 from dealroom.domain.limits import limits_of
 from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Flag, Message, Participant
-from dealroom.persistence.offers import pane_end
-from dealroom.persistence.repositories import MessageRepository, RoomRepository
+from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
-from dealroom.services import effects
+from dealroom.services import effects, pane_log
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
+from dealroom.services.pane_log import NotStored
 from dealroom.services.turn_context import RunSnapshot, TurnContext
 from dealroom.services.turns import RunnerDeps, RunStatus
 
@@ -170,7 +171,7 @@ async def notify(
             "\u201d Shall I send it as written? Reply \u201cyes\u201d to send it; anything "
             "else and it stays with us."
         )
-        message, event = await _agent_line(db, room_id, pane, text, f"held:{item.dispatch.id}", now)
+        message, event = await _agent_line(db, pane, text, f"held:{item.dispatch.id}", now)
         item.dispatch.payload = dict(item.dispatch.payload) | {
             ASKED: {"reveals": item.reveals, "askedMessageId": str(message.id)}
         }
@@ -187,7 +188,8 @@ async def notify(
                 created_at=now,
             )
         )
-        published.append(event)
+        if event is not None:
+            published.append(event)
     return published
 
 
@@ -210,7 +212,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
             uow.discard()
             return False
         now = deps.clock.now()
-        await RoomRepository(db).next_event_seq(ctx.room_id, now)  # the room's row lock
+        await RoomRepository(db).lock(ctx.room_id)  # the room's row lock, no event number
         asked = await _asked_since_last_word(db, ctx.pane.id, trigger)
         held = [
             d
@@ -242,8 +244,9 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
             if outbound.held  # a guest's room: the release waits for the claim too
             else f"Sent to {to} as written."
         )
-        reply, event = await _agent_line(db, ctx.room_id, ctx.pane, said, f"run:{run.id}", now)
-        uow.publish(event)
+        reply, event = await _agent_line(db, ctx.pane, said, f"run:{run.id}", now)
+        if event is not None:
+            uow.publish(event)
         row.status, row.finished_at, row.reply_message_id = RunStatus.DONE.value, now, reply.id
         row.error = None
         log.info("held_sends_released", room_id=str(ctx.room_id), count=len(held))
@@ -273,28 +276,26 @@ async def _asked_since_last_word(db: Db, pane_id: uuid.UUID, trigger: Message) -
 
 
 async def _agent_line(
-    db: Db, room_id: uuid.UUID, pane: Participant, body: str, key: str, now: datetime
-) -> tuple[Message, tuple[str, str]]:
-    """A line in ``pane`` in the agent's voice, written by code."""
-    messages = MessageRepository(db)
-    seq = await RoomRepository(db).next_event_seq(room_id, now)
-    previous = await messages.last_in_pane(pane.id)
-    prev = await pane_end(db, room_id, pane.id)
-    row = Message(
-        id=uuid.uuid4(),
-        room_id=room_id,
-        participant_id=pane.id,
-        seq=seq,
+    db: Db, pane: Participant, body: str, key: str, now: datetime
+) -> tuple[Message, tuple[str, str] | None]:
+    """A line in ``pane`` in the agent's voice, written by code, through the pane log (S4: it
+    continues the pane's session); no event when the line was stored before (its key)."""
+    done = await pane_log.append(
+        db,
+        pane,
         author_kind=AuthorKind.AGENT.value,
         body=body,
-        session_no=previous.session_no if previous else 1,
         client_message_id=key,
-        created_at=now,
+        now=now,
+        session=SessionRule.CONTINUES,
     )
-    await db.add(row)
+    if isinstance(done, NotStored):
+        assert done.existing is not None  # nothing refuses a line: only a retry stores nothing
+        return done.existing, None
     seat = Seat(pane.key)
-    event = MessageAddedEvent(cursor=seq, prev=prev, message=MessageView.from_row(row, seat))
-    return row, (pane_channel(room_id, seat), event.encode())
+    view = MessageView.from_row(done.row, seat)
+    event = MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view)
+    return done.row, (pane_channel(pane.room_id, seat), event.encode())
 
 
 def _joined(items: Sequence[str]) -> str:

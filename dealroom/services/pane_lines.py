@@ -8,12 +8,13 @@ import uuid
 from sqlalchemy import select
 
 from dealroom.domain.seats import AuthorKind, RoomKind, Seat
+from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Message, Participant, Room
-from dealroom.persistence.offers import pane_end
-from dealroom.persistence.repositories import MessageRepository, RoomRepository
+from dealroom.services import pane_log
 from dealroom.services.clock import Clock
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
+from dealroom.services.pane_log import NotStored
 
 Publish = tuple[str, str]
 
@@ -28,32 +29,26 @@ async def write_line(
     key: str,
     author_account_id: uuid.UUID | None = None,
 ) -> tuple[Message, Publish | None]:
-    """Store ``body`` in ``pane`` (idempotent on ``key``); the publish to make after commit,
-    or None when the line was stored before."""
-    messages = MessageRepository(db)
-    now = clock.now()
-    seq = await RoomRepository(db).next_event_seq(pane.room_id, now)  # the room's lock
-    existing = await messages.by_client_id(pane.id, key)
-    if existing is not None:
-        return existing, None
-    previous = await messages.last_in_pane(pane.id)
-    prev = await pane_end(db, pane.room_id, pane.id)
-    row = Message(
-        id=uuid.uuid4(),
-        room_id=pane.room_id,
-        participant_id=pane.id,
-        seq=seq,
+    """Store ``body`` in ``pane`` through the pane log (idempotent on ``key``; S4: it
+    continues the pane's session); the publish to make after commit, or None when the line
+    was stored before."""
+    done = await pane_log.append(
+        db,
+        pane,
         author_kind=author.value,
         author_account_id=author_account_id,
         body=body,
-        session_no=previous.session_no if previous else 1,
         client_message_id=key,
-        created_at=now,
+        now=clock.now(),
+        session=SessionRule.CONTINUES,
     )
-    await db.add(row)
-    view = MessageView.from_row(row, Seat(pane.key))
-    event = MessageAddedEvent(cursor=seq, prev=prev, message=view)
-    return row, (pane_channel(pane.room_id, Seat(pane.key)), event.encode())
+    if isinstance(done, NotStored):
+        assert done.existing is not None  # nothing refuses a line: only a retry stores nothing
+        return done.existing, None
+    seat = Seat(pane.key)
+    view = MessageView.from_row(done.row, seat)
+    event = MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view)
+    return done.row, (pane_channel(pane.room_id, seat), event.encode())
 
 
 async def home_pane(db: Db, account_id: uuid.UUID) -> Participant | None:

@@ -3,7 +3,9 @@
 ``append`` takes the room's next event number and stores a message in one round trip on
 PostgreSQL (two statements on SQLite, which has one writer and takes its lock at BEGIN); the
 pane's tail it needs (previous cursor, session, the post counter) is kept on the participant
-row by the database itself (migration 0011), so no append reads the pane's messages."""
+row by the database itself (migration 0011), so no append reads the pane's messages. Every
+writer of a pane goes through it: a participant's post, the persona's reply, a run's system
+lines, the held sends' questions and the platform's pane lines."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from dealroom.domain.sessions import DEFAULT_PAUSE, session_number
+from dealroom.domain.sessions import DEFAULT_PAUSE, SessionRule, next_session
 from dealroom.persistence.db import Db
 from dealroom.persistence.messages import Appended, MessageRepository, NewMessage
 from dealroom.persistence.models import Message, Participant
@@ -48,17 +50,22 @@ async def append(
     client_message_id: str,
     now: datetime,
     author_account_id: uuid.UUID | None = None,
+    session: SessionRule = SessionRule.SITTING,
     per_minute: int | None = None,
     session_pause: timedelta = DEFAULT_PAUSE,
     allowed: bool = True,
+    message_id: uuid.UUID | None = None,
+    relayed_dispatch_id: uuid.UUID | None = None,
 ) -> Stored | NotStored:
     """Store ``body`` in ``pane`` as the room's next event, idempotent on
-    ``client_message_id``; with ``per_minute``, at most that many such posts in a window of a
-    minute from the window's first (a retry is never limited). ``pane`` must have been read
-    in this transaction (SQLite takes its write lock at BEGIN, so it is current there)."""
+    ``client_message_id``; its session by ``session`` (S1-S4); with ``per_minute``, at most
+    that many such posts in a window of a minute from the window's first (a retry is never
+    limited). Only ``pane``'s ids are read: the tail comes from the database under the room's
+    lock, so the row may come from another transaction and one transaction may append twice.
+    Lock order: the room's row, then the pane's."""
     repo = MessageRepository(db)
     new = NewMessage(
-        id=uuid.uuid4(),
+        id=message_id or uuid.uuid4(),
         room_id=pane.room_id,
         participant_id=pane.id,
         author_kind=author_kind,
@@ -66,18 +73,20 @@ async def append(
         body=body,
         client_message_id=client_message_id,
         created_at=now,
+        relayed_dispatch_id=relayed_dispatch_id,
     )
     limit = per_minute if per_minute is not None else UNLIMITED
     if db.dialect == "postgresql":
         done = await repo.append_pg(
             new,
             allowed=allowed,
+            session=session,
             session_floor=now - session_pause,
             window_floor=now - RATE_WINDOW,
             per_window=limit,
         )
     else:
-        done = await _append_sqlite(repo, pane, new, allowed, limit, session_pause)
+        done = await _append_sqlite(repo, new, allowed, limit, session, session_pause)
     if done.session_no is not None:
         return Stored(new.row(done.seq, done.session_no), done.prev)
     existing = await repo.by_client_id(pane.id, client_message_id)
@@ -92,29 +101,27 @@ async def pane_end(db: Db, room_id: uuid.UUID, participant_id: uuid.UUID) -> int
 
 async def _append_sqlite(
     repo: MessageRepository,
-    pane: Participant,
     new: NewMessage,
     allowed: bool,
     limit: int,
+    session: SessionRule,
     session_pause: timedelta,
 ) -> Appended:
-    seq, stage_seq = await repo.bump(new.room_id, new.created_at)
+    tail = await repo.bump(new.room_id, new.participant_id, new.created_at)
     done = Appended(
-        seq=seq,
-        prev=max(pane.pane_seq, stage_seq),
+        seq=tail.seq,
+        prev=max(tail.pane_seq, tail.stage_seq),
         session_no=None,
-        window_start=pane.posts_window_start,
-        in_window=pane.posts_in_window,
+        window_start=tail.window_start,
+        in_window=tail.in_window,
     )
     if not allowed or _over_limit(done, limit, new.created_at):
         return done
-    # S1, S2 (domain.sessions); PostgreSQL computes the same in its statement.
-    session_no = session_number(
-        pane.pane_session_no, pane.pane_last_at, new.created_at, session_pause
-    )
-    if not await repo.insert_unless_stored(new, seq, session_no):
+    # S1-S4 (domain.sessions); PostgreSQL computes the same in its statement.
+    session_no = next_session(session, tail.session_no, tail.last_at, new.created_at, session_pause)
+    if not await repo.insert_unless_stored(new, tail.seq, session_no):
         return done
-    return Appended(seq, done.prev, session_no, done.window_start, done.in_window)
+    return Appended(tail.seq, done.prev, session_no, done.window_start, done.in_window)
 
 
 def _over_limit(done: Appended, limit: int, now: datetime) -> bool:

@@ -20,13 +20,12 @@ from dealroom.domain import crossing, goal_notices, stage_notices, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.sessions import SessionRule
 from dealroom.jobs import watches
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Dispatch, GoalEvent, Message
-from dealroom.persistence.offers import pane_end
-from dealroom.persistence.repositories import MessageRepository, RoomRepository
+from dealroom.persistence.models import Dispatch, GoalEvent
 from dealroom.persistence.runs import DispatchRepository, RunRepository
-from dealroom.services import effects, goal_effects, held_sends, sends
+from dealroom.services import effects, goal_effects, held_sends, pane_log, sends
 from dealroom.services.events import (
     AgentTypingEvent,
     MessageAddedEvent,
@@ -35,6 +34,7 @@ from dealroom.services.events import (
     pane_channel,
 )
 from dealroom.services.ledger import CallSite
+from dealroom.services.pane_log import NotStored, Stored
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
 from dealroom.services.turns import RunnerDeps, RunStatus
 
@@ -212,50 +212,45 @@ class PersonaTurn:
         async with deps.unit() as uow:
             db = uow.db
             runs = RunRepository(db)
-            key = f"run:{run.id}"
-            seq = await RoomRepository(db).next_event_seq(ctx.room_id, now)  # the room's row lock
-            # The stale-run check, the run's own write and the room's memory as it is now in one
-            # statement (UPDATE … RETURNING); rolled back with the rest on error.
+            dispatch = ctx.trigger_dispatch
+            unprompted = dispatch is not None or ctx.trigger_event is not None
+            # The reply first, through the pane log: the room's row lock and sequence, the
+            # pane's tail and the insert in one append (lock order: room, pane, then the run
+            # below). Keyed by the run: a re-run of an applied run stores no second reply.
+            done = await pane_log.append(
+                db,
+                ctx.pane,
+                author_kind=AuthorKind.AGENT.value,
+                body=output.reply.strip() or "…",
+                client_message_id=f"run:{run.id}",
+                now=now,
+                session=SessionRule.OPENS if unprompted else SessionRule.CONTINUES,
+                message_id=message_id,
+                relayed_dispatch_id=dispatch.id if dispatch else None,
+            )
+            # The stale-run check, the run's own write and the room's memory as it is now (under
+            # the room's lock, taken by the append) in one statement; rolled back with the rest.
             finished = await runs.finish(
                 run.id,
                 run.attempts,
                 now,
-                applied_key=(ctx.pane.id, key),
-                reply_message_id=message_id,
+                reply_message_id=_reply_id(done),
             )
             if finished is None:
                 raise StaleRun(str(run.id))
-            if finished.applied_before:
+            if isinstance(done, NotStored):
                 # A worker that vanished after its commit: done, nothing applied twice (the
                 # reply stays the one already stored).
                 return
             memory = finished.memory
-            messages = MessageRepository(db)
-            previous = await messages.last_in_pane(ctx.pane.id)
-            prev = await pane_end(db, ctx.room_id, ctx.pane.id)
-            dispatch = ctx.trigger_dispatch
-            reply = Message(
-                id=message_id,
-                room_id=ctx.room_id,
-                participant_id=ctx.pane.id,
-                seq=seq,
-                author_kind=AuthorKind.AGENT.value,
-                body=output.reply.strip() or "…",
-                session_no=_session_for_reply(
-                    previous, dispatch is not None or ctx.trigger_event is not None
-                ),
-                client_message_id=key,
-                relayed_dispatch_id=dispatch.id if dispatch else None,
-                created_at=now,
-            )
-            rows: list[object] = [reply]  # inserted together, in one flush
+            rows: list[object] = []  # inserted together, in one flush
             if not guard_push(dispatch):
                 await watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms
-            view = MessageView.from_row(reply, Seat(ctx.pane_key))
+            view = MessageView.from_row(done.row, Seat(ctx.pane_key))
             uow.publish(
                 (
                     pane_channel(ctx.room_id, Seat(ctx.pane_key)),
-                    MessageAddedEvent(cursor=seq, prev=prev, message=view).encode(),
+                    MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view).encode(),
                 )
             )
             before = memdoc.goal_statuses(memory)
@@ -487,9 +482,8 @@ def _partial_reply(text: str) -> str:
     return reply if isinstance(reply, str) else ""
 
 
-def _session_for_reply(previous: Message | None, unprompted: bool) -> int:
-    """S3: an agent reaching out unprompted (a delivery) opens a new session in the pane;
-    a reply continues the session of the message it answers."""
-    if previous is None:
-        return 1
-    return previous.session_no + 1 if unprompted else previous.session_no
+def _reply_id(done: Stored | NotStored) -> uuid.UUID | None:
+    """The run's reply: the one just stored, or the one a first, committed attempt stored."""
+    if isinstance(done, Stored):
+        return done.row.id
+    return done.existing.id if done.existing is not None else None

@@ -25,15 +25,16 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.agents.models.base import AgentName, ModelError
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Message, Participant
-from dealroom.persistence.offers import pane_end
-from dealroom.persistence.repositories import MessageRepository, RoomRepository
 from dealroom.persistence.runs import RunRepository
 from dealroom.realtime.broker import Broker
+from dealroom.services import pane_log
 from dealroom.services.clock import Clock
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import Ledger
+from dealroom.services.pane_log import Stored
 from dealroom.services.turn_context import ClaimLoad, RunSnapshot
 from dealroom.services.unit_of_work import RUNS_CHANNEL, RunSignal, UnitOfWork
 
@@ -382,38 +383,26 @@ async def system_line(
     key: str,
     author: AuthorKind = AuthorKind.SYSTEM,
 ) -> tuple[str, str] | None:
-    """Store a system line (or, with ``author``, an agent's line) in the run's pane; returns
-    (channel, payload) to publish after commit, or None when the same line was stored before
-    (idempotent on ``key``)."""
-    messages = MessageRepository(db)
-    now = clock.now()
-    seq = await RoomRepository(db).next_event_seq(run.room_id, now)
-    if await messages.by_client_id(run.participant_id, key) is not None:
-        return None
-    previous = await messages.last_in_pane(run.participant_id)
-    prev = await pane_end(db, run.room_id, run.participant_id)
-    row = Message(
-        id=uuid.uuid4(),
-        room_id=run.room_id,
-        participant_id=run.participant_id,
-        seq=seq,
+    """Store a system line (or, with ``author``, an agent's line) in the run's pane through
+    the pane log; returns (channel, payload) to publish after commit, or None when the same
+    line was stored before (idempotent on ``key``). S4: it continues the pane's session."""
+    pane = await db.get(Participant, run.participant_id)
+    assert pane is not None
+    done = await pane_log.append(
+        db,
+        pane,
         author_kind=author.value,
         body=body,
-        session_no=previous.session_no if previous else 1,
         client_message_id=key,
-        created_at=now,
+        now=clock.now(),
+        session=SessionRule.CONTINUES,
     )
-    await db.add(row)
-    participant_key = await _pane_key(db, run.participant_id)
-    view = MessageView.from_row(row, participant_key)
-    event = MessageAddedEvent(cursor=seq, prev=prev, message=view)
-    return pane_channel(run.room_id, participant_key), event.encode()
-
-
-async def _pane_key(db: Db, participant_id: uuid.UUID) -> Seat:
-    participant = await db.get(Participant, participant_id)
-    assert participant is not None
-    return Seat(participant.key)
+    if not isinstance(done, Stored):
+        return None
+    seat = Seat(pane.key)
+    view = MessageView.from_row(done.row, seat)
+    event = MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view)
+    return pane_channel(run.room_id, seat), event.encode()
 
 
 async def retry_failed(db: Db, clock: Clock, participant_id: uuid.UUID) -> int:

@@ -1,13 +1,14 @@
-"""Conversation sessions (rules S1-S2 of dealroom.domain.sessions)."""
+"""Conversation sessions (rules S1-S4 of dealroom.domain.sessions)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dealroom.domain.sessions import DEFAULT_PAUSE, session_number
+from dealroom.domain.sessions import DEFAULT_PAUSE, SessionRule, next_session, session_number
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
@@ -103,3 +104,25 @@ def test_session_advances_by_one_exactly_when_the_gap_exceeds_the_pause(
     # S2 as a property: same session up to and including the pause, the next one after it.
     expected = previous_no + 1 if gap > pause else previous_no
     assert session_number(previous_no, T0, T0 + gap, pause=pause) == expected
+
+
+@pytest.mark.parametrize("rule", list(SessionRule))
+def test_every_rule_opens_session_one_in_an_empty_pane(rule: SessionRule) -> None:
+    # S1 whoever writes first
+    assert next_session(rule, None, None, T0) == 1
+
+
+def test_an_agent_reaching_out_unprompted_opens_the_next_session() -> None:
+    # S3, even a minute after the last message
+    assert next_session(SessionRule.OPENS, 2, T0, T0 + timedelta(minutes=1)) == 3
+
+
+def test_a_reply_or_a_system_line_continues_the_session_after_any_pause() -> None:
+    # S4: the agent answering (or the platform noting) after a long model call does not cut
+    assert next_session(SessionRule.CONTINUES, 2, T0, T0 + timedelta(days=2)) == 2
+
+
+def test_a_participants_post_follows_the_pause_rule() -> None:
+    # S2 through next_session
+    assert next_session(SessionRule.SITTING, 2, T0, T0 + timedelta(minutes=31)) == 3
+    assert next_session(SessionRule.SITTING, 2, T0, T0 + timedelta(minutes=29)) == 2

@@ -9,19 +9,20 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import Message, Participant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import Broker
-from dealroom.services import messages, pane_log
+from dealroom.services import messages, pane_lines, pane_log
 from dealroom.services.events import MessageAddedEvent, decode, pane_channel
 from dealroom.services.identity import Identity
 from dealroom.services.messages import PostLimits
@@ -102,7 +103,8 @@ async def _append_uncommitted(
 
 
 async def _agent_line(engine: AsyncEngine, clock: ManualClock, pane_id: uuid.UUID) -> int:
-    """A line stored the way the turn stores its reply (an ORM row, not the pane log)."""
+    """A line stored by a writer outside the pane log (an ORM row, as the room's welcome
+    still is): the tail is the database's, whoever inserts."""
     db = Db(create_sessionmaker(engine))
     try:
         pane = await db.get(Participant, pane_id)
@@ -143,6 +145,123 @@ async def test_a_post_links_to_a_line_another_writer_stored(
         assert await pane_log.pane_end(db, opened.room.id, pane_id) == done.row.seq
     finally:
         await db.close()
+
+
+async def _line(
+    engine: AsyncEngine, broker: Broker, clock: ManualClock, pane_id: uuid.UUID
+) -> None:
+    """A line the turn's way (``pane_lines.write_line``: an operator's or a system line),
+    committed and published."""
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.get(Participant, pane_id)
+        assert pane is not None
+        _, publish = await pane_lines.write_line(
+            db, clock, pane, "a line", author=AuthorKind.SYSTEM, key=f"line:{uuid.uuid4()}"
+        )
+        await db.commit()
+    finally:
+        await db.close()
+    assert publish is not None
+    await broker.publish(*publish)
+
+
+async def test_lines_appended_twice_in_one_transaction_chain_and_leave_the_tail_on_the_last(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The persona's apply appends its reply and then a held send's question in one unit: the
+    pane row it holds is older than both, so the tail is read under the lock each time."""
+    _, opened = await guest_room_in_process(engine, clock, "panelog")
+    pane_id = await _visitor_pane(engine, opened.room.id)
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.get(Participant, pane_id)
+        assert pane is not None
+        events = []
+        for key in ("run:1", "held:1"):
+            _, publish = await pane_lines.write_line(
+                db, clock, pane, key, author=AuthorKind.AGENT, key=key
+            )
+            assert publish is not None
+            event = decode(publish[1])
+            assert isinstance(event, MessageAddedEvent)
+            events.append(event)
+        await db.commit()
+        first, second = events
+        assert second.prev == first.cursor
+        assert await pane_log.pane_end(db, opened.room.id, pane_id) == second.cursor
+    finally:
+        await db.close()
+    done = await _append(engine, clock, pane_id, allowed=True)
+    assert isinstance(done, Stored)
+    assert done.prev == second.cursor
+
+
+async def test_the_turns_lines_take_their_session_by_rule(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """S1-S4 through the append, the same on both backends (PostgreSQL decides in SQL)."""
+    _, opened = await guest_room_in_process(engine, clock, "panelog")
+    pane_id = await _visitor_pane(engine, opened.room.id)
+    sessions = []
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.get(Participant, pane_id)
+        assert pane is not None
+        for gap, rule, author in [
+            (timedelta(0), SessionRule.SITTING, AuthorKind.PARTICIPANT),  # S1
+            (timedelta(hours=2), SessionRule.CONTINUES, AuthorKind.AGENT),  # S4: a slow reply
+            (timedelta(minutes=1), SessionRule.OPENS, AuthorKind.AGENT),  # S3: a delivery
+            (timedelta(minutes=29), SessionRule.SITTING, AuthorKind.PARTICIPANT),  # S2: no pause
+            (timedelta(minutes=31), SessionRule.SITTING, AuthorKind.PARTICIPANT),  # S2: a pause
+            (timedelta(hours=5), SessionRule.CONTINUES, AuthorKind.SYSTEM),  # S4
+        ]:
+            clock.advance(gap)
+            done = await pane_log.append(
+                db,
+                pane,
+                author_kind=author.value,
+                body="x",
+                client_message_id=str(uuid.uuid4()),
+                now=clock.now(),
+                session=rule,
+            )
+            assert isinstance(done, Stored)
+            sessions.append(done.row.session_no)
+        await db.commit()
+        stored = list(
+            await db.scalars(
+                select(Message.session_no)
+                .where(Message.participant_id == pane_id)
+                .order_by(Message.seq)
+            )
+        )
+    finally:
+        await db.close()
+    assert sessions == [1, 1, 2, 2, 3, 3]
+    assert stored == sessions
+
+
+async def test_concurrent_posts_and_turn_lines_in_one_pane_chain_each_event_to_the_one_before(
+    engine: AsyncEngine, clock: ManualClock, broker: Broker
+) -> None:
+    guest, opened = await guest_room_in_process(engine, clock, "panelog")
+    pane_id = await _visitor_pane(engine, opened.room.id)
+    async with broker.subscribe([pane_channel(opened.room.id, Seat.VISITOR)]) as subscription:
+        await asyncio.sleep(0.05)
+        await asyncio.gather(
+            *(_post(engine, broker, clock, guest, opened.room.id, f"c-{i}") for i in range(4)),
+            *(_line(engine, broker, clock, pane_id) for _ in range(4)),
+        )
+        received: list[MessageAddedEvent] = []
+        stream = aiter(subscription)
+        while len(received) < 8:
+            event = decode(await asyncio.wait_for(anext(stream), 5))
+            assert isinstance(event, MessageAddedEvent)
+            received.append(event)
+
+    chain = sorted(received, key=lambda e: e.cursor)
+    assert [e.prev for e in chain[1:]] == [e.cursor for e in chain[:-1]]
 
 
 async def test_concurrent_posts_in_one_pane_chain_each_event_to_the_one_before(
