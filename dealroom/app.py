@@ -64,6 +64,7 @@ from dealroom.schema.context import AppState, Context
 from dealroom.schema.fanout import shared_frame
 from dealroom.schema.root import create_schema
 from dealroom.services import metrics
+from dealroom.services.admission import Admission, slots_for
 from dealroom.services.agents import (
     create_model_client,
     create_payment_provider,
@@ -255,6 +256,10 @@ def create_app(
         clock=clock,
         runner=create_runner(settings, sessionmaker, broker, clock, model, payments),
         payments=payments,
+        admission=Admission(
+            slots_for(engine, settings.subscription_start_slots),
+            settings.subscription_start_wait_seconds,
+        ),
     )
     view = GraphQLView(state)
     webhook_worker = WebhookWorker(settings, sessionmaker, broker, clock)

@@ -135,6 +135,14 @@ class Settings(BaseSettings):
     subscription_recheck_seconds: float = 5.0
     """How often a live subscription re-checks its session, act-as edge and guest key; a
     signed-out or expired session's websocket is closed with code 4401."""
+    subscription_start_slots: int | None = Field(default=None, ge=1)
+    """Subscription start-ups (authorisation, end read, first replay batch) this process lets
+    touch the database at once (services/admission.py); unset: 2 on SQLite (one connection),
+    a third of pool size + overflow on PostgreSQL (10)."""
+    subscription_start_wait_seconds: float = Field(default=5.0, gt=0)
+    """How long a subscription start-up waits for a slot before it ends UNAVAILABLE (with
+    ``retryAfterSeconds``). Keep it well under the pool timeout (30 s PostgreSQL, 60 s
+    SQLite), or the burst queues on the pool again."""
     max_json_depth: int = 32
     """Deepest nesting accepted in request JSON (variables, websocket frames)."""
     password_hash_memory_kib: int = Field(default=OWASP_MINIMUM.memory_kib, ge=8)

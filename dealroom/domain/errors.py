@@ -14,6 +14,9 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "RATE_LIMITED"
     PAYMENT_DECLINED = "PAYMENT_DECLINED"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    UNAVAILABLE = "UNAVAILABLE"
+    """The server is momentarily at capacity (not the caller's fault, unlike RATE_LIMITED):
+    retry after ``retryAfterSeconds``."""
     INTERNAL = "INTERNAL"
 
 

@@ -13,14 +13,25 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool
 from dealroom.persistence.db import Db
 
 
-def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
+def create_engine(
+    url: str, *, echo: bool = False, pool_timeout: float | None = None
+) -> AsyncEngine:
+    """``pool_timeout``: how long a checkout waits for a connection (default 30 s on
+    PostgreSQL, SQLAlchemy's; 60 s on SQLite)."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         # No pre-ping: it cost three round trips per checkout (~2 ms; an agent turn checks out
         # 8-9 times). A connection the server dropped fails one statement, SQLAlchemy then
         # invalidates the pool, and recycling retires connections before server-side idle
         # timeouts. Agent runs retry such a failure; a request gets one INTERNAL.
-        return create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_recycle=1800)
+        return create_async_engine(
+            url,
+            echo=echo,
+            pool_size=10,
+            max_overflow=20,
+            pool_recycle=1800,
+            pool_timeout=30 if pool_timeout is None else pool_timeout,
+        )
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     # One connection per process: SQLite has one writer anyway, and a single connection makes
@@ -31,7 +42,7 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         poolclass=AsyncAdaptedQueuePool,
         pool_size=1,
         max_overflow=0,
-        pool_timeout=60,
+        pool_timeout=60 if pool_timeout is None else pool_timeout,
     )
 
     @event.listens_for(engine.sync_engine, "connect")

@@ -84,28 +84,31 @@ async def pane_events(
     ctx = info.context
     room_uuid = rooms.parse_id(room_id, "room")
     start = parse_event_cursor(after) if after is not None else None
-    participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
-    events = messages.follow_pane(
-        ctx.app.sessionmaker,
-        ctx.app.broker,
-        room_id=room_uuid,
-        participant_id=participant_id,
-        seat=Seat(seat),
-        after=start,
-    )
-    open_now = metrics.SUBSCRIPTIONS_OPEN.labels("paneEvents")
-    open_now.inc()
-    try:
-        async for event in guarded(
-            info, events, lambda: _authorise_pane(info, room_uuid, Seat(seat))
-        ):
-            if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
-                continue  # seed 000: the gate is the visitor view's (the host reads it false)
-            # One object for every subscriber whose view of the event is the same: executed
-            # and encoded once (schema/fanout.py).
-            yield shared(_view_of(event, reader), partial(_project, event, reader))
-    finally:
-        open_now.dec()
+    # A burst of subscribes queues here, bounded, not on the pool (services/admission.py).
+    async with ctx.app.admission.start_up() as started:
+        participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
+        events = messages.follow_pane(
+            ctx.app.sessionmaker,
+            ctx.app.broker,
+            room_id=room_uuid,
+            participant_id=participant_id,
+            seat=Seat(seat),
+            after=start,
+            started=started,
+        )
+        open_now = metrics.SUBSCRIPTIONS_OPEN.labels("paneEvents")
+        open_now.inc()
+        try:
+            async for event in guarded(
+                info, events, lambda: _authorise_pane(info, room_uuid, Seat(seat))
+            ):
+                if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
+                    continue  # seed 000: the gate is the visitor view's (the host reads false)
+                # One object for every subscriber whose view of the event is the same:
+                # executed and encoded once (schema/fanout.py).
+                yield shared(_view_of(event, reader), partial(_project, event, reader))
+        finally:
+            open_now.dec()
 
 
 def _view_of(event: PaneEventData, reader: Seat) -> tuple[object, ...]:

@@ -128,15 +128,19 @@ async def offer_stage(
     ctx = info.context
     parsed = offers.parse_offer_id(offer_id)
     start = parse_event_cursor(after) if after is not None else None
-    await _authorise(info, parsed)
-    events = offers.follow_offer(ctx.app.sessionmaker, ctx.app.broker, parsed, start)
-    open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")
-    open_now.inc()
-    try:
-        async for event in guarded(info, events, lambda: _authorise(info, parsed)):
-            yield shared((event,), partial(StageChanged.from_event, event))
-    finally:
-        open_now.dec()
+    # A burst of subscribes queues here, bounded, not on the pool (services/admission.py).
+    async with ctx.app.admission.start_up() as started:
+        await _authorise(info, parsed)
+        events = offers.follow_offer(
+            ctx.app.sessionmaker, ctx.app.broker, parsed, start, started=started
+        )
+        open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")
+        open_now.inc()
+        try:
+            async for event in guarded(info, events, lambda: _authorise(info, parsed)):
+                yield shared((event,), partial(StageChanged.from_event, event))
+        finally:
+            open_now.dec()
 
 
 async def _authorise(info: Info, offer_id: uuid.UUID) -> None:

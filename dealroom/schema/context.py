@@ -20,6 +20,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account
 from dealroom.realtime.broker import Broker
 from dealroom.schema.loaders import Loaders, create_loaders
+from dealroom.services.admission import Admission
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Credentials, Identity, resolve_identity
 from dealroom.services.payments import PaymentProvider
@@ -38,6 +39,8 @@ class AppState:
     clock: Clock
     runner: TurnRunner
     payments: PaymentProvider
+    admission: Admission
+    """Bounds subscription start-ups' database work in this process (issue 17 item 6)."""
 
 
 class Context:

@@ -310,7 +310,9 @@ class Mutation(PartnerMutation, OpsMutation):
 class Subscription:
     @strawberry.subscription(
         description="A pane's events. With `after`, first replays every stored event after "
-        "that cursor, then goes live, with no gap and no duplicate. Without it, starts live."
+        "that cursor, then goes live, with no gap and no duplicate. Without it, starts live. "
+        "UNAVAILABLE (extensions.retryAfterSeconds) when too many subscriptions are starting "
+        "at once: subscribe again after that long."
     )
     async def pane_events(
         self,
@@ -327,7 +329,8 @@ class Subscription:
     @strawberry.subscription(
         description="A written offer's stage changes, for partner integrations. With `after`, "
         "first replays every stored change after that cursor, then goes live. Participants of "
-        "the offer's room only."
+        "the offer's room only. UNAVAILABLE (extensions.retryAfterSeconds) when too many "
+        "subscriptions are starting at once: subscribe again after that long."
     )
     async def offer_stage(
         self,

@@ -27,6 +27,7 @@ async def replay_then_live(
     *,
     live: tuple[type[S], ...],
     passed: tuple[type[E], ...] = (),
+    started: Callable[[], None] = lambda: None,
 ) -> AsyncGenerator[S | E, None]:
     """The stored events after ``after`` (``replay(cursor)`` reads them, in cursor order),
     then what ``channel`` publishes: events of the ``live`` kinds in ``prev`` order, the
@@ -34,13 +35,19 @@ async def replay_then_live(
 
     ``after=None`` starts from the stream's end (``end()``) as read *before* subscribing:
     anything committed once the broker lists the subscription is delivered (replayed if it
-    raced the subscribe)."""
+    raced the subscribe).
+
+    ``started()`` is called when the start-up's database work is done: before the first
+    event reaches the client, or before waiting live (services/admission.py gives its slot
+    back then; a later replay, after a gap, is live delivery and never waits for one)."""
     start = await end() if after is None else after
     async with broker.subscribe([channel]) as subscription:
         delivered = start
         async for event in replay(start):
+            started()  # never hold a slot while the client reads (a long replay's later batches)
             delivered = event.cursor
             yield event
+        started()
         async for payload in subscription:
             found = decode(payload) if payload != RESYNC else None
             if isinstance(found, passed):

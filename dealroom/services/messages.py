@@ -216,6 +216,7 @@ def follow_pane(
     participant_id: uuid.UUID,
     seat: Seat,
     after: int | None,
+    started: Callable[[], None] = lambda: None,
 ) -> AsyncGenerator[PaneEventData, None]:
     """Replay what the database holds after ``after``, then go live: no gap, no duplicate.
 
@@ -231,6 +232,7 @@ def follow_pane(
         partial(_replay, sessionmaker, room_id, participant_id, seat),
         live=_PANE_STORED,
         passed=_PANE_PASSED,
+        started=started,
     )
 
 

@@ -53,6 +53,13 @@ SUBSCRIPTION_SERIALISATIONS = Counter(
     "Shared subscription results encoded to JSON (once each, however many subscribers).",
     registry=REGISTRY,
 )
+SUBSCRIPTION_STARTS = Counter(
+    "dealroom_subscription_starts",
+    "Subscription start-ups by admission (services/admission.py): immediate (a slot was "
+    "free), waited (queued, then admitted), refused (UNAVAILABLE: no slot within the wait).",
+    ["outcome"],
+    registry=REGISTRY,
+)
 POSTS = Counter(
     "dealroom_posts",
     "Lines posted into panes, by author kind (participant, operator).",

@@ -456,6 +456,7 @@ def follow_offer(
     broker: Broker,
     offer_id: uuid.UUID,
     after: int | None,
+    started: Callable[[], None] = lambda: None,
 ) -> AsyncGenerator[StageChangedEvent, None]:
     """An offer's stage changes: with ``after``, the stored ones after that cursor first, then
     live, with no gap and no duplicate (``prev`` links, as for panes). The caller has checked
@@ -467,6 +468,7 @@ def follow_offer(
         partial(_offer_end, sessionmaker, offer_id),
         partial(_replay_offer, sessionmaker, offer_id),
         live=(StageChangedEvent,),
+        started=started,
     )
 
 

@@ -29,6 +29,7 @@ def test_error_codes_are_the_stable_set() -> None:
         "RATE_LIMITED",
         "PAYMENT_DECLINED",
         "PAYLOAD_TOO_LARGE",
+        "UNAVAILABLE",
         "INTERNAL",
     ]
 
