@@ -78,11 +78,14 @@ export function follow<E>(stream: Stream<E>): Following {
   let unsubscribe: (() => void) | null = null;
   active++;
 
-  const retry = () => {
+  // `after` is the server's own retry hint (UNAVAILABLE's retryAfterSeconds, in ms): a
+  // process refusing a subscribe burst says when to come back, and a client that retried at
+  // once would only queue again.
+  const retry = (after?: number) => {
     unsubscribe = null;
     if (stopped) return;
     setState("reconnecting");
-    const delay = Math.min(5000, 200 * 2 ** attempt++);
+    const delay = after ?? Math.min(5000, 200 * 2 ** attempt++);
     timer = window.setTimeout(start, delay);
   };
 
@@ -92,6 +95,8 @@ export function follow<E>(stream: Stream<E>): Following {
     if (stopped) return;
     const mine = ++generation; // callbacks of a replaced subscription are ignored
     const current = () => !stopped && mine === generation;
+    let comeBackIn: number | undefined; // set by an UNAVAILABLE refusal
+    let refused = false; // a GraphQL error that resubscribing would not mend
     unsubscribe = ws().subscribe<Record<string, E>>(
       {
         query: documentFor(stream.operation),
@@ -101,9 +106,25 @@ export function follow<E>(stream: Stream<E>): Following {
       {
         next: (result) => {
           if (!current()) return;
+          const event = result.data ? Object.values(result.data)[0] : undefined;
+          if (!event && result.errors?.length) {
+            // A subscription refused at its start arrives as a result with errors, then
+            // `complete`.
+            const first = result.errors[0] as {
+              message?: string;
+              extensions?: { code?: string; retryAfterSeconds?: number };
+            };
+            const code = first.extensions?.code ?? "INTERNAL";
+            if (code === "UNAVAILABLE") {
+              comeBackIn = (first.extensions?.retryAfterSeconds ?? 1) * 1000;
+            } else {
+              refused = true;
+              stream.onError?.(first.message ?? "error", code);
+            }
+            return;
+          }
           attempt = 0;
           setState("live");
-          const event = result.data ? Object.values(result.data)[0] : undefined;
           if (!event) return;
           const next = stream.cursorOf(event);
           if (next) cursor = next;
@@ -120,7 +141,7 @@ export function follow<E>(stream: Stream<E>): Following {
           retry(); // the socket closed or could not open: resume after `cursor`
         },
         complete: () => {
-          if (current()) retry();
+          if (current() && !refused) retry(comeBackIn);
         },
       },
     );
