@@ -24,6 +24,7 @@ from dealroom.services.admission import Admission
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Credentials, Identity, resolve_identity
 from dealroom.services.payments import PaymentProvider
+from dealroom.services.rechecks import Rechecks
 from dealroom.services.turns import TurnRunner
 
 SESSION_COOKIE = "dealroom_session"
@@ -41,6 +42,8 @@ class AppState:
     payments: PaymentProvider
     admission: Admission
     """Bounds subscription start-ups' database work in this process (issue 17 item 6)."""
+    rechecks: Rechecks
+    """Held subscriptions' periodic re-checks (``resolvers/live.guarded``)."""
 
 
 class Context:
