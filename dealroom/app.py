@@ -72,6 +72,7 @@ from dealroom.services.agents import (
 )
 from dealroom.services.clock import Clock, SystemClock
 from dealroom.services.payments import PaymentProvider
+from dealroom.services.rechecks import Rechecks
 from dealroom.services.webhook_worker import WebhookWorker
 from dealroom.webapp import graphiql_page, web_routes
 
@@ -260,6 +261,7 @@ def create_app(
             slots_for(engine, settings.subscription_start_slots),
             settings.subscription_start_wait_seconds,
         ),
+        rechecks=Rechecks(sessionmaker, clock, settings.subscription_recheck_seconds),
     )
     view = GraphQLView(state)
     webhook_worker = WebhookWorker(settings, sessionmaker, broker, clock)
@@ -272,9 +274,11 @@ def create_app(
         await webhook_worker.start()
         # Out of the collector's way once a subscribe burst is over (a no-op unless frozen).
         settler = asyncio.create_task(refreeze_when_settled())
+        state.rechecks.start()
         try:
             yield {"app_state": state}
         finally:
+            await state.rechecks.close()
             settler.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await settler

@@ -133,8 +133,9 @@ class Settings(BaseSettings):
     sign_in_free_failures: int = 5
     """Wrong passwords per email and IP before signIn backs off (1 s, 2 s, 4 s ... 15 min)."""
     subscription_recheck_seconds: float = 5.0
-    """How often a live subscription re-checks its session, act-as edge and guest key; a
-    signed-out or expired session's websocket is closed with code 4401."""
+    """How often the process re-checks every live subscription's session or API key, act-as
+    edge and seat, all in one round (``services/rechecks.py``); a signed-out or expired
+    session's websocket is closed with code 4401."""
     subscription_start_slots: int | None = Field(default=None, ge=1)
     """Subscription start-ups (authorisation, end read, first replay batch) this process lets
     touch the database at once (services/admission.py); unset: 2 on SQLite (one connection),

@@ -5,6 +5,7 @@ Numbered rules are cited by the code and tests that depend on them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -30,7 +31,7 @@ class SeatHolder:
     guest_key_hash: str | None
 
 
-def seats_of(viewer: Viewer, holders: list[SeatHolder]) -> frozenset[Seat]:
+def seats_of(viewer: Viewer, holders: Sequence[SeatHolder]) -> frozenset[Seat]:
     """The seats a viewer holds in a room.
 
     R1: an account holds the seats bound to it. R4: a guest key holds only the seats bound to
@@ -49,6 +50,14 @@ def readable_panes(seats: frozenset[Seat]) -> frozenset[Seat]:
     if Seat.HOST in seats:
         return frozenset(Seat)
     return seats
+
+
+def reaches(seats: frozenset[Seat], pane: Seat | None) -> bool:
+    """Whether seats still reach a held stream: a pane's stream needs that pane readable (R2,
+    R3); a room-wide stream (``pane`` None: an offer's stage) needs any seat (R1, R4)."""
+    if pane is None:
+        return bool(seats)
+    return pane in readable_panes(seats)
 
 
 def reader_seat(mode: RoomMode, seats: frozenset[Seat]) -> Seat | None:

@@ -1,30 +1,36 @@
 """Subscriptions that really end: a live stream re-checks its reader's right to it.
 
-Every ``DEALROOM_SUBSCRIPTION_RECHECK_SECONDS`` (and before delivering an event once that
-interval has passed) the subscription re-runs its authorisation against the database:
+Every ``DEALROOM_SUBSCRIPTION_RECHECK_SECONDS`` the process's registry (``services/rechecks``)
+re-reads, for every held stream at once, what the streams stand on, and wakes only those whose
+standing changed; an event is never delivered after its stream was woken and before it acted:
 
-* the session token it was opened with was signed out or expired: the websocket is closed
-  with code 4401 (``SESSION_ENDED``), every operation on it ends;
-* the session still stands but no longer reaches the stream (an act-as edge revoked, a
-  guest key no longer bound to the pane's seat): that operation ends with the authorisation's
-  coded error. A claim does not do that: a guest key keeps its seat after the claim.
+* the session token it was opened with was signed out or expired (or its API key revoked): the
+  websocket is closed with code 4401 (``SESSION_ENDED``), every operation on it ends;
+* the session still stands but no longer reaches the stream (an act-as edge revoked, a guest
+  key or account no longer bound to the pane's seat): the stream re-runs its authorisation,
+  and that operation ends with its coded error. A claim does not do that: a guest key keeps
+  its seat after the claim.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from starlette.websockets import WebSocket, WebSocketState
 
 from dealroom import gc_tuning
 from dealroom.domain.errors import DomainError, ErrorCode
+from dealroom.domain.scopes import API_KEY_PREFIX
+from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.repositories import SessionRepository
 from dealroom.schema.context import Info
 from dealroom.services.identity import digest
+from dealroom.services.rechecks import Held, Outcome
 
 T = TypeVar("T")
 
@@ -34,25 +40,38 @@ The client signs in again and reopens the socket."""
 
 
 async def guarded(
-    info: Info, events: AsyncGenerator[T, None], authorise: Callable[[], Awaitable[object]]
+    info: Info,
+    events: AsyncGenerator[T, None],
+    authorise: Callable[[], Awaitable[object]],
+    *,
+    field: str,
+    room_id: uuid.UUID,
+    pane: Seat | None = None,
 ) -> AsyncIterator[T]:
-    """``events``, for as long as ``authorise`` (which raises when refused) still passes."""
-    loop = asyncio.get_running_loop()
-    every = info.context.app.settings.subscription_recheck_seconds
-    due = loop.time() + every
+    """``events``, for as long as ``authorise`` (which raises when refused) would still pass.
+
+    ``field``, ``room_id`` and ``pane`` name what ``authorise`` checked (the root field for an
+    API key's scopes, the room whose seats reach the stream, the pane read), so the registry
+    can re-check the stream with every other one held in the process."""
+    rechecks = info.context.app.rechecks
+    held = Held.of(info.context.credentials(), field=field, room_id=room_id, pane=pane)
+    watch = rechecks.hold(held)
     pending: asyncio.Task[T] | None = None
     gc_tuning.note_subscribed()
     try:
         while True:
             if pending is None:
                 pending = asyncio.ensure_future(anext(events))
-            done, _ = await asyncio.wait({pending}, timeout=max(0.0, due - loop.time()))
-            if loop.time() >= due:
-                if not await _still_allowed(info, authorise):
+            # Any: the stream's next item (a T) beside the watch's outcome.
+            waiting: set[asyncio.Future[Any]] = {pending, watch.woken}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if watch.woken.done():
+                if not await _still_allowed(info, watch.woken.result(), authorise):
                     await _close(info)
                     return
-                due = loop.time() + every
-            if pending in done:
+                rechecks.release(watch)
+                watch = rechecks.hold(held)
+            if pending.done():
                 task, pending = pending, None
                 try:
                     item = task.result()
@@ -60,6 +79,7 @@ async def guarded(
                     return
                 yield item
     finally:
+        rechecks.release(watch)
         gc_tuning.note_unsubscribed()
         if pending is not None:
             pending.cancel()
@@ -68,11 +88,13 @@ async def guarded(
         await events.aclose()
 
 
-async def _still_allowed(info: Info, authorise: Callable[[], Awaitable[object]]) -> bool:
+async def _still_allowed(
+    info: Info, outcome: Outcome, authorise: Callable[[], Awaitable[object]]
+) -> bool:
     """False when the socket's session has ended (close it); raises the authorisation's error
     when the session stands but no longer reaches the stream (end the operation). A signOut
-    landing between the two checks is still a session that ended."""
-    if await _session_ended(info):
+    landing between the round and the authorisation is still a session that ended."""
+    if outcome is Outcome.SESSION_ENDED:
         return False
     try:
         await authorise()
@@ -84,10 +106,11 @@ async def _still_allowed(info: Info, authorise: Callable[[], Awaitable[object]])
 
 
 async def _session_ended(info: Info) -> bool:
-    """The socket presented a session token that is no longer live."""
+    """The socket presented a session token that is no longer live. (An API key is not a
+    session: its authorisation answers UNAUTHENTICATED once it is revoked.)"""
     ctx = info.context
     token = ctx.credentials().token
-    if token is None:
+    if token is None or token.startswith(API_KEY_PREFIX):
         return False
     db = Db(ctx.app.sessionmaker)
     try:

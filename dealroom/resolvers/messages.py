@@ -100,7 +100,12 @@ async def pane_events(
         open_now.inc()
         try:
             async for event in guarded(
-                info, events, lambda: _authorise_pane(info, room_uuid, Seat(seat))
+                info,
+                events,
+                lambda: _authorise_pane(info, room_uuid, Seat(seat)),
+                field="paneEvents",
+                room_id=room_uuid,
+                pane=Seat(seat),
             ):
                 if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
                     continue  # seed 000: the gate is the visitor view's (the host reads false)

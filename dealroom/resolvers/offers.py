@@ -130,26 +130,30 @@ async def offer_stage(
     start = parse_event_cursor(after) if after is not None else None
     # A burst of subscribes queues here, bounded, not on the pool (services/admission.py).
     async with ctx.app.admission.start_up() as started:
-        await _authorise(info, parsed)
+        room_id = await _authorise(info, parsed)
         events = offers.follow_offer(
             ctx.app.sessionmaker, ctx.app.broker, parsed, start, started=started
         )
         open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")
         open_now.inc()
         try:
-            async for event in guarded(info, events, lambda: _authorise(info, parsed)):
+            async for event in guarded(
+                info, events, lambda: _authorise(info, parsed), field="offerStage", room_id=room_id
+            ):
                 yield shared((event,), partial(StageChanged.from_event, event))
         finally:
             open_now.dec()
 
 
-async def _authorise(info: Info, offer_id: uuid.UUID) -> None:
-    """Participants only; a short unit of work, closed before the stream waits."""
+async def _authorise(info: Info, offer_id: uuid.UUID) -> uuid.UUID:
+    """Participants only; a short unit of work, closed before the stream waits. Returns the
+    offer's room (its seats are what the re-checks watch)."""
     ctx = info.context
     db = Db(ctx.app.sessionmaker)
     try:
         identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
         require_key_scope(identity, "offerStage")
-        await offers.offer_for_reader(db, identity, offer_id)
+        found = await offers.offer_for_reader(db, identity, offer_id)
+        return found.offer.room_id
     finally:
         await db.close()

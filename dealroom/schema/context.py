@@ -24,6 +24,7 @@ from dealroom.services.admission import Admission
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Credentials, Identity, resolve_identity
 from dealroom.services.payments import PaymentProvider
+from dealroom.services.rechecks import Rechecks
 from dealroom.services.turns import TurnRunner
 
 SESSION_COOKIE = "dealroom_session"
@@ -41,6 +42,8 @@ class AppState:
     payments: PaymentProvider
     admission: Admission
     """Bounds subscription start-ups' database work in this process (issue 17 item 6)."""
+    rechecks: Rechecks
+    """Held subscriptions' periodic re-checks (``resolvers/live.guarded``)."""
 
 
 class Context:
@@ -106,7 +109,17 @@ class Context:
     async def identity(self) -> Identity:
         """Resolved once per HTTP request. A websocket resolves per operation (``fresh``)."""
         if self._identity is None:
-            self._identity = await resolve_identity(self.db, self.app.clock, self.credentials())
+            if not self.is_websocket:
+                self._identity = await resolve_identity(self.db, self.app.clock, self.credentials())
+                return self._identity
+            # A socket's unit of work lives as long as the socket: reads left open on it would
+            # hold a pooled connection (SQLite's only one) until it closes. An API key's events
+            # resolve it here, through the scope gate.
+            db = Db(self.app.sessionmaker)
+            try:
+                self._identity = await resolve_identity(db, self.app.clock, self.credentials())
+            finally:
+                await db.close()
         return self._identity
 
     def adopt_account(self, account: Account) -> None:

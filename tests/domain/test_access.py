@@ -9,6 +9,7 @@ import pytest
 from dealroom.domain.access import (
     SeatHolder,
     Viewer,
+    reaches,
     readable_panes,
     reader_seat,
     seats_of,
@@ -257,3 +258,20 @@ def test_reader_seat_is_a_writable_pane(seats: frozenset[Seat]) -> None:
         assert (seat is None) == (not seats)
         if seat is not None:
             assert seat in writable_panes(seats)
+
+
+@pytest.mark.parametrize(
+    ("seats", "pane", "expected"),
+    [
+        (frozenset({HOST}), VISITOR, True),  # R2: the host's stream of the visitor pane
+        (frozenset({VISITOR}), HOST, False),  # R3: a visitor's only pane is its own
+        (frozenset({VISITOR}), VISITOR, True),
+        (frozenset(), VISITOR, False),
+        (frozenset({VISITOR}), None, True),  # a room-wide stream (an offer's stage): any seat
+        (frozenset(), None, False),
+    ],
+)
+def test_held_seats_still_reach_a_stream(
+    seats: frozenset[Seat], pane: Seat | None, expected: bool
+) -> None:
+    assert reaches(seats, pane) is expected

@@ -1,0 +1,121 @@
+"""The batched reads behind held subscriptions' re-checks (``services/rechecks.py``): each
+answers for every credential or room held in the process in one statement per chunk, so a
+round costs the same whether one subscription or thousands hold them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+from sqlalchemy import select
+
+from dealroom.domain.access import SeatHolder
+from dealroom.domain.seats import Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import AccountManager, ApiKey, AuthSession, Participant
+
+CHUNK = 500
+"""Values per ``IN (...)``: under SQLite's oldest bound-parameter limit (999)."""
+
+T = TypeVar("T")
+_SEAT_KEYS = frozenset(s.value for s in Seat)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyStanding:
+    account_id: uuid.UUID
+    scopes: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSeats:
+    """Who holds a room's seats, and each seat's participant (a pane's id)."""
+
+    holders: tuple[SeatHolder, ...]
+    panes: tuple[tuple[Seat, uuid.UUID], ...]
+
+
+def _chunks(values: Collection[T]) -> Iterator[list[T]]:
+    ordered = list(values)
+    for start in range(0, len(ordered), CHUNK):
+        yield ordered[start : start + CHUNK]
+
+
+class StandingRepository:
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    async def live_sessions(
+        self, token_hashes: Collection[str], now: datetime
+    ) -> dict[str, uuid.UUID]:
+        """The account of each live (unexpired, unrevoked) session among ``token_hashes``."""
+        found: dict[str, uuid.UUID] = {}
+        for chunk in _chunks(token_hashes):
+            rows = await self.db.execute(
+                select(AuthSession.token_hash, AuthSession.account_id).where(
+                    AuthSession.token_hash.in_(chunk),
+                    AuthSession.expires_at > now,
+                    AuthSession.revoked_at.is_(None),
+                )
+            )
+            found.update((row.token_hash, row.account_id) for row in rows)
+        return found
+
+    async def live_keys(self, key_hashes: Collection[str]) -> dict[str, KeyStanding]:
+        """The account and scopes of each unrevoked API key among ``key_hashes`` (a key's
+        account's deletion cascades to its keys)."""
+        found: dict[str, KeyStanding] = {}
+        for chunk in _chunks(key_hashes):
+            rows = await self.db.execute(
+                select(ApiKey.key_hash, ApiKey.account_id, ApiKey.scopes).where(
+                    ApiKey.key_hash.in_(chunk), ApiKey.revoked_at.is_(None)
+                )
+            )
+            for row in rows:
+                found[row.key_hash] = KeyStanding(row.account_id, frozenset(row.scopes or ()))
+        return found
+
+    async def manager_edges(
+        self, manager_ids: Collection[uuid.UUID]
+    ) -> set[tuple[uuid.UUID, uuid.UUID]]:
+        """Every (manager, managed) edge from ``manager_ids`` (an account's deletion cascades
+        to its edges, so an edge's target exists)."""
+        found: set[tuple[uuid.UUID, uuid.UUID]] = set()
+        for chunk in _chunks(manager_ids):
+            rows = await self.db.execute(
+                select(AccountManager.manager_id, AccountManager.managed_id).where(
+                    AccountManager.manager_id.in_(chunk)
+                )
+            )
+            found.update((row.manager_id, row.managed_id) for row in rows)
+        return found
+
+    async def room_seats(self, room_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, RoomSeats]:
+        """Each room's seat bindings; a room that is gone is absent (its participants
+        cascade with it)."""
+        holders: dict[uuid.UUID, list[SeatHolder]] = {}
+        panes: dict[uuid.UUID, list[tuple[Seat, uuid.UUID]]] = {}
+        for chunk in _chunks(room_ids):
+            rows = await self.db.execute(
+                select(
+                    Participant.room_id,
+                    Participant.key,
+                    Participant.id,
+                    Participant.account_id,
+                    Participant.guest_key_hash,
+                ).where(Participant.room_id.in_(chunk))
+            )
+            for row in rows:
+                if row.key not in _SEAT_KEYS:
+                    continue
+                seat = Seat(row.key)
+                holding = SeatHolder(seat, row.account_id, row.guest_key_hash)
+                holders.setdefault(row.room_id, []).append(holding)
+                panes.setdefault(row.room_id, []).append((seat, row.id))
+        return {
+            room_id: RoomSeats(tuple(held), tuple(sorted(panes[room_id])))
+            for room_id, held in holders.items()
+        }
