@@ -95,8 +95,9 @@ from dealroom.persistence.offers import OfferRepository, pane_end
 from dealroom.persistence.runs import RunRepository
 from dealroom.realtime import Broker, create_broker
 from dealroom.server import BackgroundServer, start_in_background
+from dealroom.services.agreement_turn import AgreementTurn
 from dealroom.services.distil_turn import DistilTurn
-from dealroom.services.offer_turn import AgreementTurn, OfferGenTurn
+from dealroom.services.offer_turn import OfferGenTurn
 from dealroom.services.persona_turn import PersonaTurn
 from dealroom.services.turn_context import RunSnapshot
 from dealroom.services.turns import Handler, TurnRunner

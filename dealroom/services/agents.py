@@ -12,6 +12,7 @@ from dealroom.jobs.watches import WatchFirer
 from dealroom.realtime.broker import Broker
 from dealroom.services import metrics
 from dealroom.services.acc_update_turn import AccUpdate, sync_stale_account_memory
+from dealroom.services.agreement_turn import AgreementTurn
 from dealroom.services.arvist_turn import ArvistTurn
 from dealroom.services.claims import ReplayTurn, resume_replays
 from dealroom.services.clock import Clock
@@ -19,7 +20,7 @@ from dealroom.services.distil_turn import DistilTurn
 from dealroom.services.gate import GateTurn
 from dealroom.services.guard_turn import GuardTurn
 from dealroom.services.ledger import Ledger
-from dealroom.services.offer_turn import AgreementTurn, OfferGenTurn
+from dealroom.services.offer_turn import OfferGenTurn
 from dealroom.services.offers import capture_pending
 from dealroom.services.payments import PaymentProvider, TestPaymentProvider
 from dealroom.services.persona_turn import PersonaTurn

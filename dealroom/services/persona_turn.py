@@ -1,47 +1,40 @@
-"""A persona run: compose the reply (streamed), then apply its structured output in one
-transaction: the reply, goal rulings, its plan, the delivery it made, and its sends
-(ARCHITECTURE "The turn", steps 3-5)."""
+"""A persona run (ARCHITECTURE "The turn", steps 3-5): load the pane, compose the request
+(memory by visibility, narrowed by the context filter), stream the reply
+(``persona_stream``), then apply its structured output in one transaction: the reply, the
+run's fenced finish, goal rulings, its plan and the delivery it made. What the turn sends out
+of the pane (goal flips' effects, its sends) is ``persona_outbound``; the principal's release
+of held sends is ``held_sends``.
+
+Also home to what every agent handler shares: :class:`StaleRun` and :func:`model_for`."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
-from datetime import datetime
 from typing import Any
 
 import structlog
-from pydantic_core import from_json
 
 from dealroom.agents import context_filter, persona
 from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
-from dealroom.domain import crossing, goal_notices, stage_notices, visibility
 from dealroom.domain import memory as memdoc
+from dealroom.domain import stage_notices, visibility
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import SessionRule
 from dealroom.jobs import watches
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Dispatch, GoalEvent
+from dealroom.persistence.models import Dispatch
 from dealroom.persistence.runs import DispatchRepository, RunRepository
-from dealroom.services import effects, goal_effects, held_sends, pane_log, sends
-from dealroom.services.events import (
-    AgentTypingEvent,
-    MessageAddedEvent,
-    MessageDeltaEvent,
-    MessageView,
-    pane_channel,
-)
+from dealroom.services import effects, held_sends, pane_log, persona_outbound, persona_stream
+from dealroom.services.events import AgentTypingEvent, MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import CallSite
 from dealroom.services.pane_log import NotStored, Stored
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
 from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
-
-DELTA_INTERVAL = 0.05
-"""Seconds between MessageDelta events: deltas are coalesced, not one per token."""
 
 ALWAYS_KEEP = ("goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
 """Small, code-written parts every persona keeps; the free-form branches are what the filter
@@ -92,10 +85,14 @@ class PersonaTurn:
         request = await self.request(run, ctx, site)
         message_id = uuid.uuid4()
         channel = pane_channel(ctx.room_id, Seat(ctx.pane_key))
-        await self._ephemeral(
-            channel, AgentTypingEvent(ctx.last_seq, message_id, AgentName.PERSONA.value).encode()
+        await persona_stream.ephemeral(
+            self.deps.broker,
+            channel,
+            AgentTypingEvent(ctx.last_seq, message_id, AgentName.PERSONA.value).encode(),
         )
-        text = await self._stream(request, site, channel, message_id, ctx.last_seq)
+        text = await persona_stream.stream(
+            self.deps.ledger, self.deps.broker, request, site, channel, message_id, ctx.last_seq
+        )
         output = parse_output(request, text)
         assert isinstance(output, PersonaOutput)
         await self._apply(run, ctx, output, message_id, site)
@@ -159,43 +156,6 @@ class PersonaTurn:
         output = generation.output
         assert isinstance(output, context_filter.FilterOutput)
         return memdoc.select_paths(visible, output.paths, always=(*ALWAYS_KEEP, ctx.pane_key))
-
-    async def _stream(
-        self,
-        request: ModelRequest,
-        site: CallSite,
-        channel: str,
-        message_id: uuid.UUID,
-        after: int,
-    ) -> str:
-        """Stream the output; publish the growing ``reply`` as coalesced deltas."""
-        loop = asyncio.get_running_loop()
-        parts: list[str] = []
-        sent = 0
-        last = loop.time()
-
-        async def flush(final: bool) -> None:
-            nonlocal sent, last
-            reply = _partial_reply("".join(parts))
-            if len(reply) > sent and (final or loop.time() - last >= DELTA_INTERVAL):
-                delta = MessageDeltaEvent(after, message_id, reply[sent:])
-                sent, last = len(reply), loop.time()
-                await self._ephemeral(channel, delta.encode())
-
-        async for chunk in self.deps.ledger.stream(request, site):
-            if chunk.text:
-                parts.append(chunk.text)
-                await flush(final=False)
-        await flush(final=True)
-        return "".join(parts)
-
-    async def _ephemeral(self, channel: str, payload: str) -> None:
-        """Typing and deltas are best effort: a broker hiccup must not fail (and re-bill) a
-        turn whose stored reply will reach every subscriber anyway."""
-        try:
-            await self.deps.broker.publish(channel, payload)
-        except Exception:
-            log.warning("ephemeral_publish_failed", channel=channel)
 
     # --- applying the output ----------------------------------------------------------------
 
@@ -262,7 +222,9 @@ class PersonaTurn:
             )
             # Every outbound effect of the turn goes through the choke point (held for a guest).
             outbound = effects.Outbound(ctx.room_id, run.id, now, deps.settings)
-            await self._goal_flips(db, run, ctx, before, document, now, outbound, rows)
+            await persona_outbound.goal_flips(
+                db, deps.settings, run, ctx, before, document, now, outbound, rows
+            )
             if dispatch is not None:
                 live = await DispatchRepository(db).by_id(dispatch.id)
                 if live is not None and live.status != "delivered":
@@ -275,7 +237,7 @@ class PersonaTurn:
                         document = memdoc.record_ruling(
                             document, ctx.pane_key, ruling, str(live.id)
                         )
-            await self._sends(db, run, ctx, output, outbound)
+            await persona_outbound.pane_sends(db, deps.settings, run, ctx, output, outbound)
             uow.publish(*outbound.published)
             names = {
                 d.to_participant_id: ctx.names.get(ctx.key_of(d.to_participant_id), "them")
@@ -290,145 +252,6 @@ class PersonaTurn:
                 uow.announce()
         site.rows.clear()  # stored: nothing left for the failure path to keep
 
-    async def _goal_flips(
-        self,
-        db: Db,
-        run: RunSnapshot,
-        ctx: TurnContext,
-        before: dict[str, str],
-        document: dict[str, Any],
-        now: datetime,
-        outbound: effects.Outbound,
-        rows: list[object],
-    ) -> None:
-        """Every flip of a goal's status is a ``goal_events`` row; code fires the effect of a
-        flip once, here, in the transaction that records it (seed 000 "Goals are structured
-        envelopes"): ``new-offer`` met mints the written offer (Offer-Gen), abandoned closes
-        the live one. Both go out through the choke point (held for a guest)."""
-        after = memdoc.goal_statuses(document)
-        for key, status in after.items():
-            if before.get(key) == status:
-                continue
-            entry = document.get(memdoc.GOALS, {}).get(key, {})
-            rows.append(
-                GoalEvent(
-                    id=uuid.uuid4(),
-                    room_id=ctx.room_id,
-                    goal_key=key,
-                    from_status=before.get(key),
-                    to_status=status,
-                    by_pane=ctx.pane_key,
-                    agent=AgentName.PERSONA.value,
-                    run_id=run.id,
-                    reason=str(entry.get("reason", ""))[:2000],
-                    created_at=now,
-                )
-            )
-            await self._notify(db, run, ctx, key, status, outbound)
-            host = ctx.participant(Seat.HOST.value)
-            await goal_effects.fire(
-                db,
-                outbound,
-                kind=ctx.kind,
-                host_pane=host.id if host is not None else None,
-                key=key,
-                status=status,
-                actor=AgentName.PERSONA.value,
-            )
-
-    async def _notify(
-        self,
-        db: Db,
-        run: RunSnapshot,
-        ctx: TurnContext,
-        goal: str,
-        status: str,
-        outbound: effects.Outbound,
-    ) -> None:
-        """A flip's notify effect (GN1, GN2): code's text, through the choke point like any
-        send; the delivery does not chain on."""
-        told = goal_notices.notices(goal, status, ruled_in=ctx.pane_key)
-        for position, (seat, text) in enumerate(sorted(told.items()), start=NOTIFY_POSITION):
-            target = ctx.participant(seat.value)
-            if target is None:
-                continue
-            await sends.code_send(
-                db,
-                outbound,
-                source_id=ctx.pane.id,
-                target_id=target.id,
-                position=position,
-                substance=text,
-                origin=GOAL_ORIGIN,
-                settings=self.deps.settings,
-            )
-
-    async def _sends(
-        self,
-        db: Db,
-        run: RunSnapshot,
-        ctx: TurnContext,
-        output: PersonaOutput,
-        outbound: effects.Outbound,
-    ) -> None:
-        """Each send goes out through the choke point: a dispatch row and a persona run in the
-        recipient's pane (seed 000 "Agents reach out…"), or a held effect for a guest. The
-        chain is bounded by ``max_chain_depth``."""
-        settings = self.deps.settings
-        if run.chain_depth >= settings.max_chain_depth or ctx.trigger_event is not None:
-            if output.sends:
-                log.info("sends_dropped_chain_bound", run_id=str(run.id), count=len(output.sends))
-            return
-        for position, send in enumerate(output.sends):
-            target = ctx.participant(send.to)
-            if target is None or target.id == ctx.pane.id:
-                continue
-            substance = send.substance
-            payload: dict[str, Any] = {"open_questions": list(send.open_questions)}
-            ruling = (
-                crossing.safe_ruling(send.ruling.model_dump())
-                if send.ruling is not None and ctx.pane_key == Seat.HOST.value
-                else None  # only the host side rules on a proposal (issue 3 item 6)
-            )
-            if (
-                ruling is None
-                and ctx.pane_key == Seat.HOST.value
-                and ctx.trigger_dispatch is not None
-            ):
-                # C3: woken by the other side's news, the host side may answer it only with a
-                # ruling. Its free text is written with the private rules in view, and no
-                # principal asked for it to be passed on, so it does not cross.
-                log.info("host_free_text_send_dropped", run_id=str(run.id), to=send.to)
-                continue
-            if ruling is not None:
-                # C1/C2: only the ruling crosses. Its wording is rendered by code from fields
-                # of a fixed shape; the host-side model's own text (written with the private
-                # rules in view) stays on the host's side. C4: a deliverable the visitor's
-                # side never named is a covert channel, and is dropped.
-                ruling = await held_sends.known_ruling(db, ctx, target, ruling)
-                substance = crossing.render(ruling, ctx.represents.name)
-                payload = {"ruling": ruling.to_json(), "open_questions": []}
-            # F1-F6, C5: a host→visitor send that would reveal a private value is held for
-            # the principal by the choke point (issue 10)
-            reveals = (
-                held_sends.screen(ctx.memory, substance, payload, ctx.dispatches)
-                if held_sends.faces_visitor(ctx, target)
-                else []
-            )
-            await effects.emit(
-                db,
-                outbound,
-                effects.PaneSend(
-                    from_participant_id=ctx.pane.id,
-                    to_participant_id=target.id,
-                    substance=substance,
-                    payload=payload,
-                    position=position,
-                    reveals=tuple(reveals),
-                    chain_depth=run.chain_depth + 1,
-                ),
-            )
-
     async def _finish_orphan(self, run: RunSnapshot) -> None:
         async with self.deps.unit() as uow:
             row = await RunRepository(uow.db).by_id(run.id, lock=True)
@@ -439,10 +262,6 @@ class PersonaTurn:
 
 GUARD_ORIGIN = "guard"
 """``dispatches.payload.origin`` of a send the Guard made."""
-GOAL_ORIGIN = "goal"
-"""``dispatches.payload.origin`` of a goal flip's notify effect."""
-NOTIFY_POSITION = 1000
-"""Dispatch positions of notify effects start here, after any of the turn's own sends."""
 
 
 def guard_push(dispatch: Dispatch | None) -> bool:
@@ -470,16 +289,6 @@ def _trigger(ctx: TurnContext) -> Trigger:
         )
     body = ctx.trigger_message.body if ctx.trigger_message is not None else ""
     return Trigger(kind="message", body=body)
-
-
-def _partial_reply(text: str) -> str:
-    """The ``reply`` property of a partial JSON object, as far as it has arrived."""
-    try:
-        value = from_json(text, allow_partial="trailing-strings")
-    except ValueError:
-        return ""
-    reply = value.get("reply") if isinstance(value, dict) else None
-    return reply if isinstance(reply, str) else ""
 
 
 def _reply_id(done: Stored | NotStored) -> uuid.UUID | None:
