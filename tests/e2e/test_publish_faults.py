@@ -73,6 +73,11 @@ async def redis_broker(url: str) -> AsyncIterator[RedisBroker]:
         await broker.close()
 
 
+IN_TIME = HEARTBEAT_SECONDS - 10
+"""From the first cut to the last delivery: a subscriber idle for HEARTBEAT_SECONDS re-reads
+the database anyway, which would hide a lost publish."""
+
+
 async def _logged(logs: list[MutableMapping[str, Any]], event: str, within: float) -> bool:
     async with asyncio.timeout(within):
         while not any(entry["event"] == event for entry in logs):  # noqa: ASYNC110  # a log, not an event
@@ -111,17 +116,19 @@ async def test_a_publish_cut_off_after_commit_still_reaches_the_subscriber(
                 await asyncio.wait_for(model.entered.wait(), 30)
 
                 with structlog.testing.capture_logs() as logs:
-                    proxy.cut()  # every connection A holds to Redis dies, and every retry
-                    model.gate.set()
-                    # The reply is committed and its publish is refused: wait for the retry.
-                    with contextlib.suppress(TimeoutError):
-                        await _logged(logs, "publish_retry", within=20)
-                    proxy.restore()
+                    # From the cut on, under the idle heartbeat, which would hide a lost publish.
+                    async with asyncio.timeout(IN_TIME):
+                        proxy.cut()  # every connection A holds to Redis dies, and every retry
+                        model.gate.set()
+                        # The reply is committed and its publish is refused: wait for the retry.
+                        with contextlib.suppress(TimeoutError):
+                            await _logged(logs, "publish_retry", within=10)
+                        proxy.restore()
 
-                    while True:
-                        event = await sub.event(timeout=20)
-                        if event["__typename"] == "MessageAdded":
-                            break
+                        while True:
+                            event = await sub.event(timeout=20)
+                            if event["__typename"] == "MessageAdded":
+                                break
                 assert event["message"]["id"] != sent["id"]
                 assert event["message"]["alignment"] == "LEFT"  # the agent's reply
                 await server_a.settle()
@@ -225,10 +232,6 @@ CUT_BEYOND_NOTICE = 0.5
 """How long the link stays cut after A's publish was refused and A's pub/sub reader saw its
 connection die: past the reader's first resubscribe (0.1 s), which must fail, and well within
 the publish's retries (0.2 s, 1 s, 3 s)."""
-
-IN_TIME = HEARTBEAT_SECONDS - 10
-"""From the first cut to the last delivery: a subscriber idle for HEARTBEAT_SECONDS re-reads
-the database anyway, which would hide a lost publish."""
 
 
 async def through_a_cut(
