@@ -84,18 +84,28 @@ class RedisBroker:
             except asyncio.CancelledError:
                 raise
             except (RedisConnectionError, RedisTimeoutError, OSError):
-                log.warning("redis_broker_reconnect", backoff=backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
-                await self._resubscribe()
+                # Until every local channel is subscribed again: a resubscribe refused while
+                # Redis is still away leaves the new connection subscribed to nothing, and
+                # the loop above would then wait for a new local subscriber, every existing
+                # one deaf until its heartbeat.
+                while True:
+                    log.warning("redis_broker_reconnect", backoff=backoff)
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 5.0)
+                    if await self._resubscribe():
+                        break
 
-    async def _resubscribe(self) -> None:
-        with contextlib.suppress(RedisConnectionError, RedisTimeoutError, OSError):
+    async def _resubscribe(self) -> bool:
+        """A new pub/sub connection for this process's channels; False if Redis refused."""
+        try:
             async with self._ops:
                 await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
                 self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
                 channels = self._fanout.channels
                 if channels:
                     await self._pubsub.subscribe(*channels)
-            # Anything published while we were away is in the database, not here.
-            self._fanout.deliver_all(RESYNC)
+        except (RedisConnectionError, RedisTimeoutError, OSError):
+            return False
+        # Anything published while we were away is in the database, not here.
+        self._fanout.deliver_all(RESYNC)
+        return True

@@ -154,11 +154,14 @@ async def test_a_long_document_is_refused(client: Client) -> None:
 
 
 async def test_a_subscription_document_is_bounded_too(server: Server) -> None:
-    query = "subscription { __typename }\n#" + "x" * 9000
+    """A valid subscription but for its comment: ``subscription { __typename }`` was refused
+    by validation (an introspection root) whether or not the bound held."""
+    query = 'subscription { offerStage(offerId: "x") { cursor } }\n#' + "x" * 9000
     async with subscribe(server.ws_url, query, {}) as sub:
         payload = await sub.next()
 
     assert [e["extensions"]["code"] for e in payload["errors"]] == ["BAD_USER_INPUT"]
+    assert "longer than 8192" in payload["errors"][0]["message"]
 
 
 # --- introspection counts for depth ------------------------------------------------------------
