@@ -38,7 +38,6 @@ from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import LEASE_POLL_SECONDS, LEASE_POLLS, MemoryLease, holds
 from dealroom.services.ledger import CallSite
-from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot
 from dealroom.services.turns import RunnerDeps, RunStatus, new_run, system_line
 
@@ -107,14 +106,10 @@ class AccUpdate:
         except LeaseBusy:
             await self._requeue(run)
             return
-        db = Db(self.deps.sessionmaker)
-        try:
-            row = await RunRepository(db).by_id(run.id, lock=True)
+        async with self.deps.unit() as uow:
+            row = await RunRepository(uow.db).by_id(run.id, lock=True)
             if row is not None and row.attempts == run.attempts:
                 row.status, row.finished_at = RunStatus.DONE.value, self.deps.clock.now()
-            await db.commit()
-        finally:
-            await db.close()
 
     # --- the merge ------------------------------------------------------------------------
 
@@ -223,8 +218,8 @@ class AccUpdate:
         site: CallSite,
     ) -> bool:
         deps = self.deps
-        db = Db(deps.sessionmaker)
-        try:
+        async with deps.unit() as uow:
+            db = uow.db
             now = deps.clock.now()
             lease = await holds(db, room_id, token, now)
             if lease is None:
@@ -233,8 +228,7 @@ class AccUpdate:
             room = await db.scalar(select(Room).where(Room.id == room_id).with_for_update())
             participant = await db.get(Participant, participant_id)
             if room is None or participant is None:
-                await db.commit()
-                return False
+                return False  # the lease's release is committed by the unit
             memory = copy.deepcopy(dict(room.memory or {}))
             branch = memory.get(plan.branch_key)
             before = branch if isinstance(branch, dict) else {}
@@ -264,7 +258,6 @@ class AccUpdate:
                     )
                 )
                 log.warning("acc_update_public_dropped", room_id=str(room_id), leaves=dropped)
-            published = None
             if changes:
                 memory[plan.branch_key] = merged
                 room.memory = memory
@@ -287,15 +280,12 @@ class AccUpdate:
                     durable.merged_line(changes),
                     key=durable.merge_line_key(participant.id, plan.version),
                 )
+                if published is not None:
+                    uow.publish(published)  # sent once the merge commits, never before
             await db.add(*site.rows)
-            await db.commit()
-            site.rows.clear()
-            if published is not None:
-                await publish_all(deps.broker, [published])
-            log.info("acc_update_merged", room_id=str(room_id), leaves=len(changes))
-            return bool(changes)
-        finally:
-            await db.close()
+        site.rows.clear()  # stored: nothing left for the failure path to keep
+        log.info("acc_update_merged", room_id=str(room_id), leaves=len(changes))
+        return bool(changes)
 
     # --- queued runs ----------------------------------------------------------------------
 

@@ -80,13 +80,11 @@ def create_runner(
         # AccUpdate merges newer durable memory before the turn reads memory (seed 000); an
         # operator speaking in a pane's agent seat silences the agent there, the login gate's
         # line included (issue 16).
-        AgentName.PERSONA: acc.before(
-            silenced_when_taken_over(PersonaTurn(deps), sessionmaker, clock)
-        ),
+        AgentName.PERSONA: acc.before(silenced_when_taken_over(PersonaTurn(deps), deps)),
         AgentName.DISTIL: DistilTurn(deps),
         AgentName.OFFER_GEN: OfferGenTurn(deps),
         AgentName.AGREEMENT: AgreementTurn(deps),
-        AgentName.GATE: silenced_when_taken_over(GateTurn(deps), sessionmaker, clock),
+        AgentName.GATE: silenced_when_taken_over(GateTurn(deps), deps),
         AgentName.REPLAY: ReplayTurn(deps),
         AgentName.ARVIST: ArvistTurn(deps),
         AgentName.ACC_UPDATE: acc,

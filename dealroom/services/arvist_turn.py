@@ -235,8 +235,8 @@ class ArvistTurn:
         self, run: RunSnapshot, account_id: uuid.UUID, output: ArvistOutput, site: CallSite
     ) -> None:
         deps = self.deps
-        db = Db(deps.sessionmaker)
-        try:
+        async with deps.unit() as uow:
+            db = uow.db
             now = deps.clock.now()
             row = await RunRepository(db).by_id(run.id, lock=True)
             if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
@@ -245,8 +245,7 @@ class ArvistTurn:
             participant = await db.get(Participant, run.participant_id)
             if participant is None or not await repo.lock_account(account_id):
                 row.status, row.finished_at, row.no_op = RunStatus.DONE.value, now, True
-                await db.commit()
-                return
+                return  # committed by the unit
             # D3: leaves the account changed after this room's last seed or merge are newer
             # than anything the room holds; the room's older statement of them is not promoted.
             newer = await repo.paths_changed_since(
@@ -307,27 +306,20 @@ class ArvistTurn:
                     )
                 )
             await db.add(*site.rows)
-            await db.commit()
-            site.rows.clear()
-            log.info(
-                "arvist_run",
-                run_id=str(run.id),
-                changed=len(written.changes) if written else 0,
-                refused=len(refused),
-            )
-        finally:
-            await db.close()
+        site.rows.clear()  # stored: nothing left for the failure path to keep
+        log.info(
+            "arvist_run",
+            run_id=str(run.id),
+            changed=len(written.changes) if written else 0,
+            refused=len(refused),
+        )
 
     async def _finish(self, run: RunSnapshot) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
-            row = await RunRepository(db).by_id(run.id, lock=True)
+        async with self.deps.unit() as uow:
+            row = await RunRepository(uow.db).by_id(run.id, lock=True)
             if row is not None and row.attempts == run.attempts:
                 row.status, row.finished_at = RunStatus.DONE.value, self.deps.clock.now()
                 row.no_op = True
-            await db.commit()
-        finally:
-            await db.close()
 
 
 async def _closed_deals(db: Db, room: Room) -> list[ClosedDeal]:

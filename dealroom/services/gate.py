@@ -22,7 +22,6 @@ from dealroom.persistence.runs import RunRepository
 from dealroom.services import effects
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import PersonaTurn, StaleRun
-from dealroom.services.publish import publish_all
 from dealroom.services.turn_context import RunSnapshot, load
 from dealroom.services.turns import RunStatus, new_run, system_line
 
@@ -105,8 +104,8 @@ class GateTurn(PersonaTurn):
     async def _later(self, run: RunSnapshot) -> None:
         """Finish this run and queue the same gate a moment later (a fresh run, so a stale
         worker's claim can never pass for it)."""
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with self.deps.unit() as uow:
+            db = uow.db
             row = await RunRepository(db).by_id(run.id, lock=True)
             if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
                 raise StaleRun(str(run.id))
@@ -120,13 +119,10 @@ class GateTurn(PersonaTurn):
             )
             later.not_before = now + timedelta(seconds=self.deps.settings.replay_poll_seconds)
             await db.add(later)
-            await db.commit()
-        finally:
-            await db.close()
 
     async def _store(self, run: RunSnapshot, text: str, site: CallSite) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with self.deps.unit() as uow:
+            db = uow.db
             row = await RunRepository(db).by_id(run.id, lock=True)
             if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
                 raise StaleRun(str(run.id))
@@ -140,9 +136,6 @@ class GateTurn(PersonaTurn):
             )
             row.status, row.finished_at = RunStatus.DONE.value, self.deps.clock.now()
             await db.add(*site.rows)
-            await db.commit()
-            site.rows.clear()
-        finally:
-            await db.close()
-        if line is not None:
-            await publish_all(self.deps.broker, [line])
+            if line is not None:
+                uow.publish(line)  # sent once the line commits, never before
+        site.rows.clear()  # stored: nothing left for the failure path to keep

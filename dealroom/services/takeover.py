@@ -4,41 +4,33 @@ records the pane as usual."""
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from dealroom.persistence.db import Db
 from dealroom.persistence.runs import RunRepository
-from dealroom.services.clock import Clock
 from dealroom.services.ops_actions import taken_over
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import Handler, RunStatus
+from dealroom.services.turns import Handler, RunnerDeps, RunStatus
 
 SILENCED = "silenced: an operator has taken over this pane"
 
 
-def silenced_when_taken_over(
-    handler: Handler, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock
-) -> Handler:
+def silenced_when_taken_over(handler: Handler, deps: RunnerDeps) -> Handler:
     async def run(snapshot: RunSnapshot) -> None:
         if snapshot.loaded is not None and not snapshot.loaded.taken_over:
             await handler(snapshot)  # the claim read that no operator holds the pane
             return
-        db = Db(sessionmaker)
-        try:
-            if await taken_over(db, snapshot.participant_id):
-                row = await RunRepository(db).by_id(snapshot.id, lock=True)
+        async with deps.unit() as uow:
+            silenced = await taken_over(uow.db, snapshot.participant_id)
+            if not silenced:
+                uow.discard()  # only read: the handler runs in its own unit
+            else:
+                row = await RunRepository(uow.db).by_id(snapshot.id, lock=True)
                 if (
                     row is not None
                     and row.status == RunStatus.RUNNING
                     and row.attempts == snapshot.attempts
                 ):
-                    row.status, row.finished_at = RunStatus.DONE.value, clock.now()
+                    row.status, row.finished_at = RunStatus.DONE.value, deps.clock.now()
                     row.no_op, row.error = True, SILENCED
-                await db.commit()
-                return
-            await db.rollback()
-        finally:
-            await db.close()
-        await handler(snapshot)
+        if not silenced:
+            await handler(snapshot)
 
     return run

@@ -57,8 +57,10 @@ class UnitOfWork:
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
         broker: Broker,
-        signal: RunSignal,
+        signal: RunSignal | None = None,
     ) -> None:
+        """``signal`` is the runner's; a job that queues no runs (the webhook worker) has
+        none, and may not ``announce`` or ``wake``."""
         self.db = Db(sessionmaker)
         self._broker = broker
         self._signal = signal
@@ -73,11 +75,15 @@ class UnitOfWork:
 
     def announce(self) -> None:
         """Runs were queued: tell every process's runner once the unit commits."""
+        if self._signal is None:
+            raise RuntimeError("this unit of work has no runner to announce to")
         self._announce = True
 
     def wake(self) -> None:
         """Runs became due again (a retry, a run put back): wake this process's workers
         once the unit commits."""
+        if self._signal is None:
+            raise RuntimeError("this unit of work has no runner to wake")
         self._wake = True
 
     def discard(self) -> None:
@@ -98,10 +104,10 @@ class UnitOfWork:
                 await self.db.rollback()
                 return
             publish_after_commit(self.db, self._broker, self._published)
-            if self._announce:
-                self.db.after_commit(self._signal.announce)
-            elif self._wake:
-                signal = self._signal
+            signal = self._signal
+            if signal is not None and self._announce:
+                self.db.after_commit(signal.announce)
+            elif signal is not None and self._wake:
 
                 async def wake() -> None:
                     signal.wake()

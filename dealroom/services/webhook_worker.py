@@ -33,7 +33,7 @@ from dealroom.realtime.broker import Broker, InProcessBroker
 from dealroom.services import metrics
 from dealroom.services.clock import Clock
 from dealroom.services.pane_lines import home_pane, write_line
-from dealroom.services.publish import publish_all
+from dealroom.services.unit_of_work import UnitOfWork
 from dealroom.services.webhooks import WAKE_CHANNEL, check_destination
 
 log = structlog.get_logger(__name__)
@@ -247,9 +247,9 @@ class WebhookWorker:
     async def record(self, outcomes: list[Outcome]) -> None:
         """The attempts' log rows and each delivery's next state, in one transaction (three
         statements and one flush for the whole batch, whatever its size)."""
-        db = Db(self.sessionmaker)
-        published: list[tuple[str, str]] = []
-        try:
+        # The workers queue no runs: a unit with no runner signal (no announce, no wake).
+        async with UnitOfWork(self.sessionmaker, self.broker) as uow:
+            db = uow.db
             now = self.clock.now()
             deliveries = {
                 d.id: d
@@ -282,13 +282,9 @@ class WebhookWorker:
                         created_at=now,
                     )
                 )
-                published += await self._record_one(db, outcome, delivery, webhook, now)
+                uow.publish(*await self._record_one(db, outcome, delivery, webhook, now))
             if attempts:
                 await db.add(*attempts)
-            await db.commit()
-        finally:
-            await db.close()
-        await publish_all(self.broker, published)
 
     async def _record_one(
         self,

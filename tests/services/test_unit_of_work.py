@@ -98,3 +98,18 @@ async def test_a_discarded_unit_writes_nothing_and_a_wake_stays_in_process(
         uow.wake()
     assert signal.generation == 1
     assert broker.seen == []  # a wake tells this process's workers only
+
+
+async def test_a_unit_with_no_runner_publishes_after_the_commit_and_refuses_a_wake(
+    engine: AsyncEngine,
+) -> None:
+    """The webhook worker's unit: no runs to wake, so asking to is a mistake, not a no-op."""
+    broker = CommitWatchingBroker(engine)
+    async with UnitOfWork(create_sessionmaker(engine), broker) as uow:
+        await uow.db.add(Throttle(key="k", window_start=AT, count=1, updated_at=AT))
+        uow.publish((CHANNEL, "event"))
+        with pytest.raises(RuntimeError):
+            uow.wake()
+        with pytest.raises(RuntimeError):
+            uow.announce()
+    assert broker.seen == [(CHANNEL, True)]
