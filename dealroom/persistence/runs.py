@@ -22,7 +22,6 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
     AgentRun,
     Dispatch,
-    Lease,
     Message,
     Participant,
     Room,
@@ -106,6 +105,21 @@ class RunRepository:
             return None
         found: tuple[Any, ...] = tuple(row)
         return Finished(int(found[0] or 0), dict(found[1] or {}))
+
+    async def done(
+        self, run_id: uuid.UUID, attempts: int, now: datetime, *, no_op: bool, error: str | None
+    ) -> bool:
+        """Mark a run without a reply done, only while it is still this claim (status
+        running, same attempt): one ``UPDATE … RETURNING`` is the stale-run check and the
+        write. False when another worker owns the run now (the caller rolls back)."""
+        table = q.runs()
+        result = await self.db.execute(
+            update(table)
+            .where(table.c.id == run_id, table.c.status == "running", table.c.attempts == attempts)
+            .values(status="done", finished_at=now, no_op=no_op, error=error)
+            .returning(table.c.id)
+        )
+        return result.first() is not None
 
     async def write_memory(
         self, room_id: uuid.UUID, document: dict[str, Any], now: datetime
@@ -232,6 +246,13 @@ class DispatchRepository:
         )
         return list(rows)
 
+    async def held_payloads(self, room_id: uuid.UUID) -> list[dict[str, Any]]:
+        """What the firewall's held sends carry (F6: their figures stay out of memory)."""
+        rows = await self.db.scalars(
+            select(Dispatch.payload).where(Dispatch.room_id == room_id, Dispatch.status == "held")
+        )
+        return [dict(p or {}) for p in rows]
+
     async def recent_between(self, from_id: uuid.UUID, to_id: uuid.UUID, since: datetime) -> int:
         return int(
             await self.db.scalar(
@@ -244,14 +265,6 @@ class DispatchRepository:
             )
             or 0
         )
-
-
-class LeaseRepository:
-    def __init__(self, db: Db) -> None:
-        self.db = db
-
-    async def locked(self, room_id: uuid.UUID) -> Lease | None:
-        return await self.db.scalar(select(Lease).where(Lease.room_id == room_id).with_for_update())
 
 
 class TranscriptRepository:

@@ -146,22 +146,18 @@ async def enqueue_arvist_for_room(db: Db, room: Room, now: datetime) -> list[Age
 
 
 async def home_arvist_run(
-    db: Db, room: Room, participant_id: uuid.UUID, now: datetime
+    db: Db, room_id: uuid.UUID, kind: str, mode: str, participant_id: uuid.UUID, now: datetime
 ) -> AgentRun | None:
     """ZLY-1897: after Distil changed a live home room, promote the host sitting now rather
-    than at quiet. One waiting run per pane is enough (see ``_queued``)."""
-    if room.kind != RoomKind.HOME.value:
+    than at quiet. One waiting run per pane is enough (see ``_queued``). The run is returned
+    unadded: the caller inserts it with its other rows, in one flush."""
+    if kind != RoomKind.HOME.value:
         return None
-    if not durable.arvist_runs(RoomMode(room.mode)):
-        run = _skipped(room.id, RoomMode(room.mode), participant_id, now)
-    elif await _queued(db, participant_id):
+    if not durable.arvist_runs(RoomMode(mode)):
+        return _skipped(room_id, RoomMode(mode), participant_id, now)
+    if await _queued(db, participant_id):
         return None
-    else:
-        run = new_run(
-            room_id=room.id, participant_id=participant_id, agent=AgentName.ARVIST, now=now
-        )
-    await db.add(run)
-    return run
+    return new_run(room_id=room_id, participant_id=participant_id, agent=AgentName.ARVIST, now=now)
 
 
 # --- the run --------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ room's memory lease with a fencing token (ARCHITECTURE "Room memory")."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from datetime import datetime, timedelta
 
@@ -20,12 +21,13 @@ from dealroom.domain import memory as memdoc
 from dealroom.domain.errors import DomainError
 from dealroom.domain.seats import RoomKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Dispatch, Flag, Lease, Room
-from dealroom.persistence.runs import LeaseRepository, RunRepository
+from dealroom.persistence.leases import Granted, LeaseRepository
+from dealroom.persistence.models import AgentRun, Flag, Lease, Room
+from dealroom.persistence.runs import DispatchRepository, RunRepository
 from dealroom.services.arvist_turn import home_arvist_run
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import StaleRun, model_for
-from dealroom.services.turn_context import RunSnapshot, TurnContext, load
+from dealroom.services.turn_context import ClaimLoad, RunSnapshot, TurnContext, load
 from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
@@ -51,31 +53,29 @@ class MemoryLease:
             await db.commit()
             return token
         except IntegrityError:
-            return None  # two first writers raced to create the row: the other has it
+            return None  # the room is gone (the lease row's foreign key)
         finally:
             await db.close()
 
     async def grant(self, db: Db, room_id: uuid.UUID, holder: str) -> int | None:
         """Take the lease inside the caller's transaction (visible once it commits)."""
+        now, until = self._term()
+        return await LeaseRepository(db).grant(room_id, holder, now, until)
+
+    async def grant_reading(self, db: Db, room_id: uuid.UUID, holder: str) -> Granted | None:
+        """Take the lease and read the room's head (its memory as the previous holder left
+        it) in the same statement, inside the caller's transaction."""
+        now, until = self._term()
+        return await LeaseRepository(db).grant_reading(room_id, holder, now, until)
+
+    def _term(self) -> tuple[datetime, datetime]:
         now = self.deps.clock.now()
-        ttl = timedelta(seconds=self.deps.settings.memory_lease_seconds)
-        lease = await LeaseRepository(db).locked(room_id)
-        if lease is None:
-            lease = Lease(room_id=room_id, token=1, holder=holder, expires_at=now + ttl)
-            await db.add(lease)
-        elif lease.holder is None or lease.expires_at is None or lease.expires_at <= now:
-            lease.token += 1
-            lease.holder, lease.expires_at = holder, now + ttl
-        else:
-            return None
-        return lease.token
+        return now, now + timedelta(seconds=self.deps.settings.memory_lease_seconds)
 
     async def release(self, room_id: uuid.UUID, token: int) -> None:
         db = Db(self.deps.sessionmaker)
         try:
-            lease = await LeaseRepository(db).locked(room_id)
-            if lease is not None and lease.token == token:
-                lease.holder, lease.expires_at = None, None
+            await LeaseRepository(db).release(room_id, token)
             await db.commit()
         finally:
             await db.close()
@@ -132,20 +132,42 @@ class DistilTurn:
                 await self.lease.release(run.room_id, token)
 
     async def _take(self, run: RunSnapshot) -> tuple[int, TurnContext | None] | None:
-        """Take the memory lease and read the run's context in one transaction."""
+        """Take the memory lease and read the run's context in one transaction. The grant
+        reads the room's head (memory, kind, picks, the offer's stage) with it, so the load
+        reads only the pane (issue 17); the memory is the one the lease's previous holder
+        wrote, which the claim's read (taken before the lease) may not be."""
         db = Db(self.deps.sessionmaker)
         try:
-            token = await self.lease.grant(db, run.room_id, str(run.id))
-            if token is None:
+            granted = await self.lease.grant_reading(db, run.room_id, str(run.id))
+            if granted is None:
                 await db.rollback()
                 return None
+            head = granted.room
+            claimed = dataclasses.replace(
+                run,
+                loaded=ClaimLoad(
+                    room_kind=head.kind,
+                    model_picks=head.model_picks,
+                    memory=head.memory,
+                    memory_version=head.memory_version,
+                    # the persona's checks, read by the claim; Distil reads neither
+                    taken_over=run.loaded.taken_over if run.loaded else False,
+                    merge_maybe_due=run.loaded.merge_maybe_due if run.loaded else False,
+                    offer_status=head.offer_status,
+                    offer_brand_approved_at=head.offer_brand_approved_at,
+                ),
+            )
             ctx = await load(
-                db, run, line_cap=self.deps.settings.session_line_cap, host_facts=False
+                db,
+                claimed,
+                line_cap=self.deps.settings.session_line_cap,
+                host_facts=False,
+                claimed=True,
             )
             await db.commit()
-            return token, ctx
+            return granted.token, ctx
         except IntegrityError:
-            return None  # two first writers raced to create the lease row
+            return None  # the room is gone (the lease row's foreign key)
         finally:
             await db.close()
 
@@ -188,22 +210,28 @@ class DistilTurn:
         output: DistilOutput,
         site: CallSite,
     ) -> None:
+        """The fenced write (issue 17: four statements, five when the memory changed): the
+        lease's release, which is the fencing check and takes the room's row lock and reads
+        its memory; the held sends; the memory's ``UPDATE … RETURNING`` if it changed; the
+        run's finish, which is the stale-run check; the rows, in one flush. A failed check
+        raises and the unit rolls back, the release with it. Lock order: lease, room, run
+        (the Guard and AccUpdate take lease, room too; the persona room, run)."""
         deps = self.deps
         async with deps.unit() as uow:
             db = uow.db
             now = deps.clock.now()
-            row, room = await fenced_write(db, run, token, now)
-            before = room.memory or {}
-            held = await db.scalars(
-                select(Dispatch.payload).where(
-                    Dispatch.room_id == run.room_id, Dispatch.status == "held"
-                )
-            )
+            room = await LeaseRepository(db).release_locking(run.room_id, token, now)
+            if room is None:
+                raise StaleRun(f"memory lease lost by {run.id}")  # fencing: retried later
+            if room.kind is None or room.mode is None:
+                raise StaleRun(f"room of {run.id} is gone")
+            before = room.memory
+            held = await DispatchRepository(db).held_payloads(run.room_id)
             applied = memdoc.apply_changes(
                 before,
                 [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.changes],
                 allowed=memdoc.writable_prefixes(pane, kind),
-                withheld=firewall.withheld_amounts(p or {} for p in held),  # firewall F6
+                withheld=firewall.withheld_amounts(held),  # firewall F6
             )
             # An overlong claim is the writer's mistake: skipped, the rest kept (M5).
             claims = [c for c in output.claims if len(c) <= memdoc.MAX_VALUE_CHARS]
@@ -223,8 +251,9 @@ class DistilTurn:
                 except DomainError:
                     # A malformed decision key is the writer's mistake: skip it, keep the rest.
                     log.warning("principal_decision_rejected", key=decision.key[:80])
+            rows: list[object] = []  # inserted together, in one flush
             if output.frustration is not None:
-                await db.add(
+                rows.append(
                     Flag(
                         room_id=run.room_id,
                         participant_id=run.participant_id,
@@ -236,22 +265,24 @@ class DistilTurn:
                 )
             changed = document != before
             promote = None
+            runs = RunRepository(db)
             if changed:
-                room.memory = document
-                room.memory_version += 1
-                room.memory_updated_at = now
+                await runs.write_memory(run.room_id, document, now)
                 # ZLY-1897: a live home room promotes the host sitting right after Distil.
-                promote = await home_arvist_run(db, room, run.participant_id, now)
-            row.status, row.finished_at = RunStatus.DONE.value, now
-            row.no_op = not changed and output.frustration is None
-            row.error = None
+                promote = await home_arvist_run(
+                    db, run.room_id, room.kind, room.mode, run.participant_id, now
+                )
+            error = None
             if applied.rejected:
                 # Kept on the run for operators: what the writer tried and was refused.
                 refused = "; ".join(f"{r.change.path} ({r.reason})" for r in applied.rejected)
-                row.error = f"rejected: {refused}"[:2000]
+                error = f"rejected: {refused}"[:2000]
+            no_op = not changed and output.frustration is None
+            if not await runs.done(run.id, run.attempts, now, no_op=no_op, error=error):
+                raise StaleRun(str(run.id))  # another worker owns the run: nothing is kept
             public = [r for r in applied.rejected if r.reason.startswith(memdoc.PUBLIC_REFUSAL)]
             if public:  # M13: a host.public write that would reveal private values
-                await db.add(
+                rows.append(
                     Flag(
                         room_id=run.room_id,
                         participant_id=run.participant_id,
@@ -261,9 +292,10 @@ class DistilTurn:
                         created_at=now,
                     )
                 )
-            await db.add(*site.rows)
             if promote is not None:
+                rows.append(promote)
                 uow.wake()  # the promoted Arvist run, once committed
+            await db.add(*rows, *site.rows)
         site.rows.clear()  # stored: nothing left for the failure path to keep
 
     async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:
@@ -276,8 +308,9 @@ class DistilTurn:
 async def fenced_write(
     db: Db, run: RunSnapshot, token: int, now: datetime
 ) -> tuple[AgentRun, Room]:
-    """Start a memory writer's write: the run is still this claim, the lease is still this
-    grant (fencing; it is released with the write), and the room's row is locked."""
+    """Start the Guard's write: the run is still this claim, the lease is still this grant
+    (fencing; it is released with the write), and the room's row is locked. (Distil's write
+    does the same in fewer statements: ``DistilTurn._apply``.)"""
     row = await RunRepository(db).by_id(run.id, lock=True)
     if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
         raise StaleRun(str(run.id))
