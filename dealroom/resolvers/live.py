@@ -34,6 +34,9 @@ from dealroom.services.rechecks import Held, Outcome
 
 T = TypeVar("T")
 
+END_RETRY_SECONDS = 0.5
+"""How long a cancelled stream read gets to end before it is cancelled again."""
+
 SESSION_ENDED = 4401
 """Websocket close code: the session the socket was opened with has ended (signOut, expiry).
 The client signs in again and reopens the socket."""
@@ -82,10 +85,26 @@ async def guarded(
         rechecks.release(watch)
         gc_tuning.note_unsubscribed()
         if pending is not None:
-            pending.cancel()
-            with contextlib.suppress(BaseException):
-                await pending
+            await _ended(pending)
         await events.aclose()
+
+
+async def _ended(task: asyncio.Task[Any]) -> None:
+    """Cancel the stream's read and wait until it has ended, cancelling again if need be.
+
+    One cancel is not always enough (Python 3.11): a read waiting on its broker queue was seen
+    woken by its cancel and then waiting on the queue again, the CancelledError lost on its
+    way down the nested async generators it drives (replay_then_live, the subscription); the
+    stream then never ended, its socket's handler waited on it until the server stopped, and
+    ``dealroom_subscriptions_open`` never fell (tests/e2e/test_subscription_close.py). A
+    second cancel ends it."""
+    while not task.done():
+        task.cancel()
+        # Our own task cancelled again (the socket's shutdown): the read must still end.
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({task}, timeout=END_RETRY_SECONDS)
+    with contextlib.suppress(BaseException):
+        task.result()
 
 
 async def _still_allowed(
