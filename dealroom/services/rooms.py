@@ -104,12 +104,16 @@ async def open_visitor_room(
     A new room's visitor pane opens with the welcome (``greet``, domain.greeting)."""
     accounts = AccountRepository(db)
     rooms = RoomRepository(db)
+    visitor = identity.account
+    fresh_guest = visitor is None and identity.guest_key is None
     # Locking the host row serialises visits to one host, so two racing bare visits by the
-    # same visitor cannot both decide to create a room (the empty-room reuse rule holds).
-    host = await accounts.by_handle(handle.strip().lower(), lock=True)
+    # same visitor cannot both decide to create a room (the empty-room reuse rule holds). A
+    # guest without a key gets one minted here: it has no room to reuse and no twin to race,
+    # so its visit takes no lock (else every first visit to a popular link waits in one line:
+    # ~4.5 rooms/s for one host, bench/realtime.py's set-up, 2026-12-02).
+    host = await accounts.by_handle(handle.strip().lower(), lock=not fresh_guest)
     if host is None:
         raise not_found("Account")
-    visitor = identity.account
     guest_key = None
     if visitor is None:
         guest_key = identity.guest_key

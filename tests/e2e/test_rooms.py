@@ -102,6 +102,29 @@ async def test_a_guests_first_visit_gets_a_guest_key_cookie_and_a_visitor_room(
     assert (room["kind"], room["mode"], room["readerSeat"]) == ("DEAL", "LIVE", "VISITOR")
 
 
+async def test_only_a_visitor_who_could_reuse_a_room_waits_on_the_hosts_row(
+    server: Server, count_statements: Callable[[], Any]
+) -> None:
+    """Visits to one host are serialised on its row so a visitor's racing bare visits cannot
+    both create a room; a guest with no key yet has no room to reuse and no twin to race, so
+    its first visit must not queue behind every other visitor's (a popular link). Row locks
+    are PostgreSQL's (SQLite's ``BEGIN IMMEDIATE`` serialises every writer and renders no
+    ``FOR UPDATE``): there this pins both sides."""
+    await _host(server)
+    guest = server.client()
+    with count_statements() as first:
+        await post_raw(guest, OPEN_ROOM_FULL, {"handle": HOST})
+    with count_statements() as again:  # the cookie brings the key back: it may reuse
+        await guest.query(OPEN_ROOM_FULL, {"handle": HOST})
+
+    def locks(seen: list[str]) -> list[str]:
+        return [s for s in seen if "FROM accounts" in s and "FOR UPDATE" in s]
+
+    assert locks(list(first)) == []
+    if server.engine.dialect.name == "postgresql":
+        assert len(locks(list(again))) == 1, list(again)
+
+
 async def test_the_guest_cookie_alone_brings_the_guest_back_to_its_room(server: Server) -> None:
     await _host(server)
     guest = server.client()
