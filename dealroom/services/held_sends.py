@@ -33,14 +33,11 @@ from sqlalchemy import select
 from dealroom.domain import crossing, firewall, visibility
 from dealroom.domain.limits import limits_of
 from dealroom.domain.seats import AuthorKind, Seat
-from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Flag, Message, Participant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
-from dealroom.services import effects, pane_log
-from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
-from dealroom.services.pane_log import NotStored
+from dealroom.services import effects, pane_lines
 from dealroom.services.turn_context import RunSnapshot, TurnContext
 from dealroom.services.turns import RunnerDeps, RunStatus
 
@@ -278,24 +275,9 @@ async def _asked_since_last_word(db: Db, pane_id: uuid.UUID, trigger: Message) -
 async def _agent_line(
     db: Db, pane: Participant, body: str, key: str, now: datetime
 ) -> tuple[Message, tuple[str, str] | None]:
-    """A line in ``pane`` in the agent's voice, written by code, through the pane log (S4: it
-    continues the pane's session); no event when the line was stored before (its key)."""
-    done = await pane_log.append(
-        db,
-        pane,
-        author_kind=AuthorKind.AGENT.value,
-        body=body,
-        client_message_id=key,
-        now=now,
-        session=SessionRule.CONTINUES,
-    )
-    if isinstance(done, NotStored):
-        assert done.existing is not None  # nothing refuses a line: only a retry stores nothing
-        return done.existing, None
-    seat = Seat(pane.key)
-    view = MessageView.from_row(done.row, seat)
-    event = MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view)
-    return done.row, (pane_channel(pane.room_id, seat), event.encode())
+    """A line in ``pane`` in the agent's voice, written by code (pane_lines: through the pane
+    log, continuing the pane's session); no event when the line was stored before (its key)."""
+    return await pane_lines.line_at(db, pane, body, author=AuthorKind.AGENT, key=key, now=now)
 
 
 def _joined(items: Sequence[str]) -> str:

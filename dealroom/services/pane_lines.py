@@ -4,6 +4,7 @@ a system notice (a webhook disabled) or an operator speaking in the agent's seat
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from sqlalchemy import select
 
@@ -32,6 +33,22 @@ async def write_line(
     """Store ``body`` in ``pane`` through the pane log (idempotent on ``key``; S4: it
     continues the pane's session); the publish to make after commit, or None when the line
     was stored before."""
+    return await line_at(
+        db, pane, body, author=author, key=key, now=clock.now(), author_account_id=author_account_id
+    )
+
+
+async def line_at(
+    db: Db,
+    pane: Participant,
+    body: str,
+    *,
+    author: AuthorKind,
+    key: str,
+    now: datetime,
+    author_account_id: uuid.UUID | None = None,
+) -> tuple[Message, Publish | None]:
+    """``write_line`` at a time the caller already holds (a turn's apply)."""
     done = await pane_log.append(
         db,
         pane,
@@ -39,7 +56,7 @@ async def write_line(
         author_account_id=author_account_id,
         body=body,
         client_message_id=key,
-        now=clock.now(),
+        now=now,
         session=SessionRule.CONTINUES,
     )
     if isinstance(done, NotStored):

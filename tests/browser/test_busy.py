@@ -19,13 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
-from dealroom.persistence.engine import create_engine
 from dealroom.realtime import Broker
 from dealroom.services import demo
 from tests.browser.conftest import PHONE, NewContext, Offline
 from tests.browser.support import own_pane, say, until
-from tests.conftest import Server, serving
-from tests.e2e.test_subscription_admission import database_held
+from tests.conftest import Server
+from tests.e2e.test_subscription_admission import database_held, serving_admission
 from tests.support.clock import ManualClock
 from tests.support.graphql import PANE_EVENTS, open_room, sign_up, subscribe, ws_init_for
 
@@ -42,15 +41,10 @@ async def busy_server(
     clock: ManualClock,
 ) -> AsyncIterator[Server]:
     """One subscription start-up at a time, a half-second wait for it."""
-    own = create_engine(database_url)
-    chosen = settings.model_copy(
-        update={"subscription_start_slots": 1, "subscription_start_wait_seconds": WAIT}
-    )
-    try:
-        async with serving(chosen, own, broker, clock) as running:
-            yield running
-    finally:
-        await own.dispose()
+    async with serving_admission(
+        settings, database_url, broker, clock, slots=1, wait=WAIT
+    ) as running:
+        yield running
 
 
 @dataclass

@@ -59,9 +59,28 @@ async def admitting(
 ) -> AsyncIterator[Server]:
     """A server with one start-up slot, a half-second admission wait, and its own engine
     whose pool gives up after 2 s."""
-    own = create_engine(database_url, pool_timeout=POOL_TIMEOUT)
+    async with serving_admission(
+        settings, database_url, broker, clock, slots=SLOTS, wait=WAIT, pool_timeout=POOL_TIMEOUT
+    ) as running:
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def serving_admission(
+    settings: Settings,
+    database_url: str,
+    broker: Broker,
+    clock: ManualClock,
+    *,
+    slots: int,
+    wait: float,
+    pool_timeout: float | None = None,
+) -> AsyncIterator[Server]:
+    """A server with ``slots`` start-up slots and a ``wait``-second admission wait, on an
+    engine of its own (whose pool gives up after ``pool_timeout``, when given)."""
+    own = create_engine(database_url, pool_timeout=pool_timeout)
     chosen = settings.model_copy(
-        update={"subscription_start_slots": SLOTS, "subscription_start_wait_seconds": WAIT}
+        update={"subscription_start_slots": slots, "subscription_start_wait_seconds": wait}
     )
     try:
         async with serving(chosen, own, broker, clock) as running:
