@@ -152,7 +152,10 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
     config = uvicorn_config(
         create_app(settings), host=host, port=port, access_log=settings.access_log
     )
-    settle_after_startup()  # modules, schema and app outlive every request: out of the GC's way
+    # modules, schema and app outlive every request: out of the GC's way
+    settle_after_startup(
+        log_pauses_over_ms=settings.gc_pause_log_ms, log_format=settings.log_format
+    )
     uvicorn.Server(config).run()
 
 

@@ -144,6 +144,11 @@ class Settings(BaseSettings):
     """How long a subscription start-up waits for a slot before it ends UNAVAILABLE (with
     ``retryAfterSeconds``). Keep it well under the pool timeout (30 s PostgreSQL, 60 s
     SQLite), or the burst queues on the pool again."""
+    gc_pause_log_ms: float = Field(default=50.0, ge=0)
+    """``dealroom serve`` writes a ``gc_pause`` line to stderr for every garbage-collection
+    pause at least this long (0: none); every pause is counted in ``/metrics``
+    (``dealroom_gc_pauses_total``, ``dealroom_gc_pause_seconds_total``,
+    ``dealroom_gc_pause_longest_seconds``)."""
     max_json_depth: int = 32
     """Deepest nesting accepted in request JSON (variables, websocket frames)."""
     password_hash_memory_kib: int = Field(default=OWASP_MINIMUM.memory_kib, ge=8)

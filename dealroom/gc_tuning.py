@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from typing import Final
+import json
+import os
+import time
+from typing import Any, Final
 
 YOUNG_THRESHOLD: Final = 50_000
 """Allocations between young collections (CPython's default is 700)."""
 
 
-def settle_after_startup() -> int:
-    """Collect once, then freeze what survived; returns how many objects were frozen."""
+def settle_after_startup(*, log_pauses_over_ms: float = 0.0, log_format: str = "console") -> int:
+    """Collect once, then freeze what survived; returns how many objects were frozen. From
+    then on every collection is timed (``watch_pauses``)."""
+    watch_pauses(log_pauses_over_ms, log_format)
     gc.collect()
     gc.freeze()
     _, middle, oldest = gc.get_threshold()
@@ -102,3 +107,70 @@ def _closed_since(open_then: int, opened_then: int) -> int:
     """Subscriptions closed since the last freeze: those then open or opened since, less those
     open now."""
     return open_then + (_opened - opened_then) - open_subscriptions()
+
+
+# --- pauses -----------------------------------------------------------------------------------
+
+GENERATIONS: Final = (0, 1, 2)
+
+
+class PauseStats:
+    """Collections and their pauses by generation since ``watch_pauses``, read by ``/metrics``.
+    Plain numbers updated inside the collector's callback: no lock is taken there (a lock
+    held by the code the collection interrupted would deadlock it)."""
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self.longest = [0.0, 0.0, 0.0]
+
+
+PAUSES = PauseStats()
+_watching: list[Any] = []
+
+
+def watch_pauses(log_over_ms: float = 0.0, log_format: str = "console") -> None:
+    """Time every collection into ``PAUSES``; a pause of at least ``log_over_ms`` (0: none)
+    is also written to stderr as one ``gc_pause`` line with its generation, length, objects
+    collected and ``time.monotonic()`` stamp (the benchmarks read it; an operator sees which
+    pauses break the 50 ms target). Written with ``os.write``: a logger's lock may be held by
+    the very code the collection interrupted. Idempotent."""
+    if _watching:
+        return
+    started = [0.0]
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+            return
+        pause = time.perf_counter() - started[0]
+        generation = info["generation"]
+        PAUSES.count[generation] += 1
+        PAUSES.seconds[generation] += pause
+        PAUSES.longest[generation] = max(PAUSES.longest[generation], pause)
+        if log_over_ms > 0 and pause * 1000 >= log_over_ms:
+            _log_pause(generation, pause, info["collected"], log_format)
+
+    gc.callbacks.append(timed)
+    _watching.append(timed)
+
+
+def unwatch_pauses() -> None:
+    """Stop timing collections (tests; a server times them for its whole life)."""
+    while _watching:
+        gc.callbacks.remove(_watching.pop())
+
+
+def _log_pause(generation: int, pause: float, collected: int, log_format: str) -> None:
+    fields = {
+        "generation": generation,
+        "ms": round(pause * 1000, 1),
+        "collected": collected,
+        "at": round(time.monotonic(), 3),
+        "pid": os.getpid(),
+    }
+    if log_format == "json":
+        line = json.dumps({"event": "gc_pause", "level": "warning", **fields})
+    else:
+        line = "gc_pause " + " ".join(f"{k}={v}" for k, v in fields.items())
+    os.write(2, (line + "\n").encode())

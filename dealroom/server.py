@@ -100,9 +100,12 @@ def app_from_env() -> ASGIApp:
     from dealroom.config import Settings
     from dealroom.gc_tuning import settle_after_startup
 
-    app = create_app(Settings())
+    settings = Settings()
+    app = create_app(settings)
     watch_parent(supervisor_pid())
-    settle_after_startup()
+    settle_after_startup(
+        log_pauses_over_ms=settings.gc_pause_log_ms, log_format=settings.log_format
+    )
     return app
 
 

@@ -91,3 +91,46 @@ async def test_every_live_stream_counts_itself_open_and_closed(server: Server) -
             break
         await asyncio.sleep(0.02)
     assert gc_tuning.open_subscriptions() == before
+
+
+@pytest.fixture
+def pauses_watched() -> Iterator[None]:
+    """Pauses timed (and logged at any length) as `dealroom serve` does; undone after."""
+    gc_tuning.watch_pauses(log_over_ms=0.000_001)
+    try:
+        yield
+    finally:
+        gc_tuning.unwatch_pauses()
+
+
+def test_every_collection_is_timed_and_a_long_one_logged(
+    pauses_watched: None, capfd: pytest.CaptureFixture[str]
+) -> None:
+    before = gc_tuning.PAUSES.count[2], gc_tuning.PAUSES.seconds[2]
+    gc.collect()
+    assert gc_tuning.PAUSES.count[2] == before[0] + 1
+    assert gc_tuning.PAUSES.seconds[2] > before[1]
+    assert gc_tuning.PAUSES.longest[2] > 0
+    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("gc_pause")]
+    assert len(lines) == 1
+    fields = dict(part.split("=", 1) for part in lines[0].split()[1:])
+    assert fields["generation"] == "2"
+    assert float(fields["ms"]) >= 0
+
+
+def test_unwatched_collections_are_not_counted() -> None:
+    before = gc_tuning.PAUSES.count[2]
+    gc.collect()
+    assert gc_tuning.PAUSES.count[2] == before
+
+
+def test_metrics_show_the_pauses(pauses_watched: None) -> None:
+    from prometheus_client import generate_latest
+
+    from dealroom.services.metrics import REGISTRY
+
+    gc.collect()
+    text = generate_latest(REGISTRY).decode()
+    counted = [line for line in text.splitlines() if line.startswith("dealroom_gc_pauses_total")]
+    assert any('generation="2"' in line and float(line.split()[-1]) >= 1 for line in counted)
+    assert 'dealroom_gc_pause_longest_seconds{generation="2"}' in text

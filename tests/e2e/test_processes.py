@@ -48,7 +48,9 @@ subscription($roomId: ID!, $seat: Seat!) {
 
 
 @contextmanager
-def _serve(url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+def _serve(
+    url: str, port: int, log: IO[bytes], **extra_env: str
+) -> Iterator[subprocess.Popen[bytes]]:
     env = {
         **os.environ,
         "DEALROOM_DATABASE_URL": url,
@@ -58,6 +60,7 @@ def _serve(url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.Popen[byt
         "DEALROOM_WORKERS": "2",
         "DEALROOM_MODEL_ENGINE": "offline",
         "DEALROOM_DEMO": "0",
+        **extra_env,
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "2"],
@@ -228,3 +231,30 @@ def _running(process: psutil.Process) -> bool:
         return process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+async def test_every_child_logs_its_gc_pauses(pg_url: str, tmp_path: Path) -> None:
+    """Each child of ``serve --processes 2`` times its own collections (the supervisor's are
+    not the ones that pause a request): with the threshold at 0.001 ms, the full collection
+    each child makes after start-up is logged under that child's pid."""
+    port = free_port()
+    path = tmp_path / "server.log"
+    with (
+        path.open("wb") as log,
+        _serve(pg_url, port, log, DEALROOM_GC_PAUSE_LOG_MS="0.001") as supervisor,
+    ):
+        await wait_healthy(f"http://127.0.0.1:{port}", supervisor)
+        children = {
+            c.pid
+            for c in psutil.Process(supervisor.pid).children()
+            if "spawn_main" in c.cmdline()[-2]
+        }
+        logged: set[int] = set()
+        deadline = time.monotonic() + 30
+        while logged != children and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            lines = path.read_text(errors="replace").splitlines()  # noqa: ASYNC240
+            full = [line for line in lines if line.startswith("gc_pause generation=2 ")]
+            logged = {int(line.split("pid=")[1].split()[0]) for line in full}
+    assert len(children) == 2
+    assert logged == children
