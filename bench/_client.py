@@ -334,6 +334,9 @@ class ServerProcess:
     """Log the server's garbage-collection pauses (see ``GC_LOGGING_SERVE``)."""
     command: list[str] | None = None
     """Another server to run instead of ``dealroom serve`` (it must answer ``/health``)."""
+    processes: int | None = None
+    """``dealroom serve --processes N``; CPU and RSS are then the supervisor's and its
+    children's together, and GC pauses come from each child's ``gc_pause`` lines."""
     proc: subprocess.Popen[bytes] | None = None
     ps: psutil.Process | None = None
     _files: list[Any] = field(default_factory=list)
@@ -355,15 +358,23 @@ class ServerProcess:
         err = self.stderr_path.open("wb")
         self._files += [out, err]
         command = [str(DEALROOM), "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        if self.processes is not None:
+            command += ["--processes", str(self.processes)]
         if self.command is not None:
             command = self.command
         elif self.profile is not None:
             command = [sys.executable, "-m", "cProfile", "-o", str(self.profile), *command]
-        elif self.gc_log:
+        env = dict(self.env)
+        if self.gc_log and self.processes == 1 and self.command is None and not self.profile:
+            # one process: the wrapper logs every full collection and any young one >= 20 ms
             command = [sys.executable, "-c", GC_LOGGING_SERVE, *command[1:]]
+            env["DEALROOM_GC_PAUSE_LOG_MS"] = "0"
+        elif self.gc_log:
+            # serve's children log their own pauses (the wrapper would see the supervisor's)
+            env["DEALROOM_GC_PAUSE_LOG_MS"] = "20"
         self.proc = subprocess.Popen(
             command,
-            env=self.env,
+            env=env,
             stdout=out,
             stderr=err,
             stdin=subprocess.DEVNULL,
@@ -384,14 +395,36 @@ class ServerProcess:
             time.sleep(0.2)
         raise RuntimeError(f"server not healthy after {timeout}s: {self.tail_stderr()}")
 
-    def rss(self) -> int:
+    def _tree(self) -> list[psutil.Process]:
+        """The server and its serving children (``--processes N``), not multiprocessing's
+        resource tracker."""
         assert self.ps is not None
-        return int(self.ps.memory_info().rss)
+        found = [self.ps]
+        with contextlib.suppress(psutil.Error):
+            found += [
+                child
+                for child in self.ps.children()
+                if "resource_tracker" not in " ".join(child.cmdline())
+            ]
+        return found
+
+    def rss(self) -> int:
+        total = 0
+        for proc in self._tree():
+            with contextlib.suppress(psutil.Error):
+                total += int(proc.memory_info().rss)
+        return total
 
     def cpu_seconds(self) -> float:
-        assert self.ps is not None
-        times = self.ps.cpu_times()
-        return float(times.user + times.system)
+        total = 0.0
+        for proc in self._tree():
+            with contextlib.suppress(psutil.Error):
+                times = proc.cpu_times()
+                total += float(times.user + times.system)
+        return total
+
+    def pids(self) -> list[int]:
+        return [proc.pid for proc in self._tree()]
 
     def established(self) -> int:
         """Established TCP connections the server holds on its port (websockets + HTTP)."""
@@ -436,6 +469,15 @@ class ServerProcess:
                     fields = dict(part.split("=", 1) for part in line.split()[1:])
                     pauses.append(
                         GcPause(float(fields["t"]), int(fields["gen"]), float(fields["ms"]) / 1000)
+                    )
+                elif line.startswith("gc_pause "):  # dealroom serve's own (each child's)
+                    fields = dict(part.split("=", 1) for part in line.split()[1:])
+                    pauses.append(
+                        GcPause(
+                            float(fields["at"]),
+                            int(fields["generation"]),
+                            float(fields["ms"]) / 1000,
+                        )
                     )
         return pauses
 

@@ -94,6 +94,14 @@ WORKER_MAX_LIFETIME = 3600.0
 # --- subscriber processes --------------------------------------------------------------------
 
 
+START_ATTEMPTS = 30
+"""Subscribes per subscription while the server answers UNAVAILABLE (retrying after its
+``retryAfterSeconds``, as the web client does)."""
+START_VERDICT_SECONDS = 7.0
+"""A subscription not refused within this long has started (the server's admission refuses
+after 5 s in its queue by default)."""
+
+
 @dataclass(frozen=True)
 class SubSpec:
     """One subscription: which room, as whom."""
@@ -118,6 +126,11 @@ class WorkerReport:
     """Indices of subscriptions the server ended (error or complete)."""
     closed_by_server: dict[str, int] = field(default_factory=dict)
     protocol_errors: dict[str, int] = field(default_factory=dict)
+    refused_unavailable: int = 0
+    other_events: int = 0
+    """Pane events other than a message (``{}`` for this selection: typing, an agent's
+    delta), counted and otherwise ignored."""
+    """Start-ups the server refused UNAVAILABLE; each was retried after its retryAfterSeconds."""
     arrivals: list[tuple[str, int, float]] = field(default_factory=list)
     """(message body, subscription index, time.monotonic() at arrival)"""
 
@@ -155,6 +168,14 @@ async def _subscriber(
     gate = asyncio.Semaphore(concurrency)
     stopping = False
     ended: set[int] = set()  # subscriptions the server errored or completed
+    # the first thing each subscription hears: None (an event, or an ending other than a
+    # refusal) or UNAVAILABLE's retryAfterSeconds
+    verdicts: dict[int, asyncio.Future[float | None]] = {}
+
+    def verdict(index: int, value: float | None) -> None:
+        future = verdicts.get(index)
+        if future is not None and not future.done():
+            future.set_result(value)
 
     async def read(spec: SubSpec, ws: ClientConnection) -> None:
         try:
@@ -165,13 +186,23 @@ async def _subscriber(
                 if kind == "next":
                     payload = message.get("payload") or {}
                     event = (payload.get("data") or {}).get("paneEvents")
+                    if event == {} and not payload.get("errors"):
+                        verdict(spec.index, None)
+                        report.other_events += 1  # typing, a delta: not in the selection
+                        continue
                     if payload.get("errors") or not event:
-                        codes = [
-                            e.get("extensions", {}).get("code") for e in payload.get("errors", [])
-                        ]
-                        protocol_errors[f"next with errors {codes}"] += 1
+                        errors = payload.get("errors") or [{}]
+                        codes = [e.get("extensions", {}).get("code") for e in errors]
+                        if codes[0] == "UNAVAILABLE" and not stopping:
+                            report.refused_unavailable += 1
+                            verdict(spec.index, errors[0]["extensions"].get("retryAfterSeconds", 1))
+                            return  # the opener closes this socket and subscribes again
+                        verdict(spec.index, None)
+                        said = str(errors[0].get("message", ""))[:100]
+                        protocol_errors[f"next with errors {codes}: {said}"] += 1
                         ended.add(spec.index)
                         continue
+                    verdict(spec.index, None)
                     report.arrivals.append((event["message"]["body"], spec.index, arrived))
                     counter.value += 1
                 elif kind == "ping":
@@ -179,6 +210,7 @@ async def _subscriber(
                 elif kind == "pong":
                     continue
                 else:
+                    verdict(spec.index, None)
                     protocol_errors[f"{kind}: {str(raw)[:120]}"] += 1
                     if kind in ("error", "complete"):
                         ended.add(spec.index)
@@ -192,19 +224,34 @@ async def _subscriber(
     async def open_one(n: int, spec: SubSpec) -> None:
         if open_rate > 0:  # paced: subscription n starts at started + n / open_rate
             await asyncio.sleep(max(0.0, started + n / open_rate - time.monotonic()))
-        async with gate:
-            try:
-                ws = await open_subscription(
-                    ws_url,
-                    spec.init,
-                    {"roomId": spec.room_id, "seat": "VISITOR"},
-                    timeout=60,
-                )
-            except Exception as exc:
-                failures[f"{type(exc).__name__}: {exc}"[:160]] += 1
-                return
+        for _ in range(START_ATTEMPTS):
+            async with gate:
+                try:
+                    ws = await open_subscription(
+                        ws_url,
+                        spec.init,
+                        {"roomId": spec.room_id, "seat": "VISITOR"},
+                        timeout=60,
+                    )
+                except Exception as exc:
+                    failures[f"{type(exc).__name__}: {exc}"[:160]] += 1
+                    return
+            heard = verdicts[spec.index] = asyncio.get_running_loop().create_future()
             sockets[spec.index] = ws
             readers[spec.index] = asyncio.create_task(read(spec, ws))
+            try:
+                # a refusal comes within the server's admission wait (5 s by default)
+                retry_after = await asyncio.wait_for(asyncio.shield(heard), START_VERDICT_SECONDS)
+            except TimeoutError:
+                return  # not refused: started
+            if retry_after is None:
+                return
+            del sockets[spec.index]
+            readers.pop(spec.index).cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(), 5)
+            await asyncio.sleep(retry_after)
+        failures[f"refused UNAVAILABLE {START_ATTEMPTS} times"] += 1
 
     started = time.monotonic()
     opening = [asyncio.create_task(open_one(n, spec)) for n, spec in enumerate(specs)]
@@ -216,7 +263,15 @@ async def _subscriber(
     report.opened = len(sockets)
     report.open_seconds = time.monotonic() - started
     report.open_failures = dict(failures)
-    pipe.send(("opened", report.opened, report.open_failures, report.open_seconds))
+    pipe.send(
+        (
+            "opened",
+            report.opened,
+            report.open_failures,
+            report.open_seconds,
+            report.refused_unavailable,
+        )
+    )
 
     # Hold until told to stop (bounded by our lifetime and our parent's).
     while not pipe.poll():
@@ -297,19 +352,21 @@ class SubscriberPool:
             self.pipes.append(parent_end)
             self.counters.append(counter)
 
-    async def wait_opened(self, timeout: float) -> tuple[int, dict[str, int], float]:
-        opened, failures, seconds = 0, Counter[str](), 0.0
+    async def wait_opened(self, timeout: float) -> tuple[int, dict[str, int], float, int]:
+        """Subscriptions opened, failures, seconds taken, UNAVAILABLE refusals retried."""
+        opened, failures, seconds, refused = 0, Counter[str](), 0.0, 0
         deadline = time.monotonic() + timeout
         for pipe, proc in zip(self.pipes, self.procs, strict=True):
             while not pipe.poll():
                 if time.monotonic() > deadline or not proc.is_alive():
                     raise RuntimeError(f"{proc.name} did not report its subscriptions opened")
                 await asyncio.sleep(0.2)
-            _, count, failed, took = pipe.recv()
+            _, count, failed, took, retried = pipe.recv()
             opened += count
             failures.update(failed)
             seconds = max(seconds, took)
-        return opened, dict(failures), seconds
+            refused += retried
+        return opened, dict(failures), seconds, refused
 
     def received(self) -> int:
         return sum(int(c.value) for c in self.counters)
@@ -343,6 +400,7 @@ class SubscriberPool:
             total.opened += part.opened
             total.open_at_end += part.open_at_end
             total.live_at_end += part.live_at_end
+            total.other_events += part.other_events
             total.ended += part.ended
             total.arrivals += [tuple(a) for a in part.arrivals]  # type: ignore[misc]
             for mine, theirs in (
@@ -731,7 +789,7 @@ class Run:
             opening = time.monotonic()
             open_rate = args.open_rate if name == "main" else 0.0
             pool.start(self.server.ws_url, specs, args.sub_procs, open_rate=open_rate)
-            opened, failures, took = await pool.wait_opened(
+            opened, failures, took, refused = await pool.wait_opened(
                 timeout=max(300.0, 0.2 * len(specs))
                 + (len(specs) / open_rate if open_rate > 0 else 0)
             )
@@ -739,12 +797,14 @@ class Run:
             figures.update(
                 opened=opened,
                 open_failures=failures,
+                refused_unavailable=refused,
                 open_seconds=took,
                 server_busy_opening_seconds=time.monotonic() - opening - 1.0,
             )
             print(
                 f"  [{name}] {opened}/{len(specs)} subscriptions opened in {took:.1f}s (server "
-                f"busy with them for {figures['server_busy_opening_seconds']:.0f}s)"
+                f"busy with them for {figures['server_busy_opening_seconds']:.0f}s; "
+                f"{refused} UNAVAILABLE refusals retried)"
                 + (f"; failures: {failures}" if failures else ""),
                 flush=True,
             )
@@ -808,6 +868,7 @@ class Run:
             figures.update(
                 open_at_end=report.open_at_end,
                 live_at_end=report.live_at_end,
+                other_events=report.other_events,
                 closed_by_server=report.closed_by_server,
                 protocol_errors=report.protocol_errors,
             )
@@ -907,6 +968,8 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
             f"held idle, {figures['kib_per_subscription_after_event']:.1f} KiB after one event "
             f"each, {figures['kib_per_subscription_after_load']:.1f} KiB after the load"
         )
+    if figures.get("other_events"):
+        print(f"  pane events other than messages (ignored): {figures['other_events']}")
     if figures["closed_by_server"] or figures["protocol_errors"]:
         print(f"  closed by server: {figures['closed_by_server']}")
         print(f"  protocol errors: {figures['protocol_errors']}")
@@ -949,6 +1012,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     # DEALROOM_DEMO=0: the first-run demo seed would add an account and startup work.
     env.update(DEALROOM_DATA_DIR=str(data_dir), DEALROOM_LOG_FORMAT="console", DEALROOM_DEMO="0")
     env.update(UNTHROTTLED_ENV)
+    # Agent workers off by default, as bench/floor.py's servers: what is measured is the
+    # message path (post, publish, fan-out), not the turns each guest line queues
+    # (bench/turns.py measures those).
+    env["DEALROOM_WORKERS"] = str(args.agent_workers)
     rooms = max(1, args.subscriptions // 2)
     # Keep the server's per-pane rate limit out of the way only if this run would hit it.
     per_pane_per_minute = math.ceil(args.rate / rooms * 60) + 4
@@ -968,11 +1035,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             log_dir=data_dir,
             profile=args.server_profile,
             gc_log=not args.no_gc_log,
+            # embedded: one process (the in-process broker); Redis: serve's default unless set
+            processes=args.processes or (1 if args.backend == "embedded" else None),
         )
         server.start()
         result["other_pytest_at_start"] = other_test_runs()
         print(
-            f"server pid {server.proc.pid if server.proc else '?'} on {server.base_url} "
+            f"server pids {server.pids()} on {server.base_url} "
             f"({args.backend}); logs in {data_dir}",
             flush=True,
         )
@@ -1081,6 +1150,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--baseline-seconds", type=float, default=10.0, help="0 skips it")
     parser.add_argument("--sub-procs", type=int, default=1, help="subscriber processes")
+    parser.add_argument(
+        "--agent-workers",
+        type=int,
+        default=0,
+        help="DEALROOM_WORKERS per server process (default 0: the message path alone)",
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        help="dealroom serve --processes N (default: serve's own, one per core with Redis)",
+    )
     parser.add_argument(
         "--open-rate",
         type=float,

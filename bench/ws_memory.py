@@ -168,7 +168,7 @@ async def run(args: argparse.Namespace) -> None:
         # Few at a time: under tracemalloc the server is several times slower, and a burst of
         # subscribes would queue past the SQLite pool's 60 s checkout timeout.
         pool.start(f"ws://127.0.0.1:{port}/graphql", specs, 1, concurrency=8)
-        opened, failures, _took = await pool.wait_opened(timeout=600)
+        opened, failures, _took, _refused = await pool.wait_opened(timeout=600)
         held_sockets = await wait_connections(port, opened, 60)
         # The server works through the subscribes long after the client has sent them.
         serving = await wait_subscribed(opened, 600)
