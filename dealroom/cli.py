@@ -154,7 +154,9 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
     )
     # modules, schema and app outlive every request: out of the GC's way
     settle_after_startup(
-        log_pauses_over_ms=settings.gc_pause_log_ms, log_format=settings.log_format
+        young_threshold=settings.gc_young_threshold,
+        log_pauses_over_ms=settings.gc_pause_log_ms,
+        log_format=settings.log_format,
     )
     uvicorn.Server(config).run()
 

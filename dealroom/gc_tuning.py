@@ -21,14 +21,19 @@ YOUNG_THRESHOLD: Final = 50_000
 """Allocations between young collections (CPython's default is 700)."""
 
 
-def settle_after_startup(*, log_pauses_over_ms: float = 0.0, log_format: str = "console") -> int:
+def settle_after_startup(
+    *,
+    young_threshold: int = YOUNG_THRESHOLD,
+    log_pauses_over_ms: float = 0.0,
+    log_format: str = "console",
+) -> int:
     """Collect once, then freeze what survived; returns how many objects were frozen. From
     then on every collection is timed (``watch_pauses``)."""
     watch_pauses(log_pauses_over_ms, log_format)
     gc.collect()
     gc.freeze()
     _, middle, oldest = gc.get_threshold()
-    gc.set_threshold(YOUNG_THRESHOLD, middle, oldest)
+    gc.set_threshold(young_threshold, middle, oldest)
     return gc.get_freeze_count()
 
 

@@ -104,7 +104,9 @@ def app_from_env() -> ASGIApp:
     app = create_app(settings)
     watch_parent(supervisor_pid())
     settle_after_startup(
-        log_pauses_over_ms=settings.gc_pause_log_ms, log_format=settings.log_format
+        young_threshold=settings.gc_young_threshold,
+        log_pauses_over_ms=settings.gc_pause_log_ms,
+        log_format=settings.log_format,
     )
     return app
 
