@@ -27,8 +27,9 @@ from dealroom.persistence.runs import DispatchRepository, RunRepository
 from dealroom.services.arvist_turn import home_arvist_run
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import StaleRun, model_for
+from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import ClaimLoad, RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
 

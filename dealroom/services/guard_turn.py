@@ -67,6 +67,8 @@ from dealroom.services.guard_repairs import GuardRepairs, Outcome
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import room_stage
 from dealroom.services.persona_turn import model_for
+from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import (
     RECENT_DISPATCHES,
     RunSnapshot,
@@ -74,7 +76,6 @@ from dealroom.services.turn_context import (
     names_of,
     people,
 )
-from dealroom.services.turns import RunnerDeps, RunStatus
 from dealroom.services.unit_of_work import UnitOfWork
 
 log = structlog.get_logger(__name__)

@@ -27,8 +27,8 @@ from dealroom.services.clock import Clock
 from dealroom.services.offers import queue_agreement, record_stage, state_of
 from dealroom.services.publish import Publish
 from dealroom.services.rooms import seed_flag, seed_host_memory
+from dealroom.services.run_handler import system_line
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import system_line
 
 log = structlog.get_logger(__name__)
 

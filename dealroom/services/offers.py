@@ -47,7 +47,8 @@ from dealroom.services.live_stream import replay_then_live
 from dealroom.services.payments import ChargeStatus, PaymentProvider
 from dealroom.services.publish import Publish, publish_after_commit
 from dealroom.services.rooms import RoomAccess, parse_id, room_for_reader
-from dealroom.services.turns import RUNS_CHANNEL, new_run
+from dealroom.services.run_queue import new_run
+from dealroom.services.turns import RUNS_CHANNEL
 
 log = structlog.get_logger(__name__)
 

@@ -31,8 +31,9 @@ from dealroom.services import effects, held_sends, pane_log, persona_outbound, p
 from dealroom.services.events import AgentTypingEvent, MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import CallSite
 from dealroom.services.pane_log import NotStored, Stored
+from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
 
