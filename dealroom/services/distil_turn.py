@@ -26,8 +26,7 @@ from dealroom.persistence.models import AgentRun, Flag, Lease, Room
 from dealroom.persistence.runs import DispatchRepository, RunRepository
 from dealroom.services.arvist_turn import home_arvist_run
 from dealroom.services.ledger import CallSite
-from dealroom.services.persona_turn import StaleRun, model_for
-from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.run_handler import RunnerDeps, StaleRun, model_for
 from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import ClaimLoad, RunSnapshot, TurnContext, load
 

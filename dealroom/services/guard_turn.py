@@ -66,8 +66,7 @@ from dealroom.services.distil_turn import (
 from dealroom.services.guard_repairs import GuardRepairs, Outcome
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import room_stage
-from dealroom.services.persona_turn import model_for
-from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.run_handler import RunnerDeps, model_for
 from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import (
     RECENT_DISPATCHES,

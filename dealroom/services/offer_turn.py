@@ -34,9 +34,8 @@ from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services import offer_draw
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import queue_agreement, stage_of
-from dealroom.services.persona_turn import StaleRun, model_for
 from dealroom.services.publish import Publish
-from dealroom.services.run_handler import RunnerDeps, system_line
+from dealroom.services.run_handler import RunnerDeps, StaleRun, model_for, system_line
 from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import RunSnapshot
 

@@ -3,9 +3,7 @@
 (``persona_stream``), then apply its structured output in one transaction: the reply, the
 run's fenced finish, goal rulings, its plan and the delivery it made. What the turn sends out
 of the pane (goal flips' effects, its sends) is ``persona_outbound``; the principal's release
-of held sends is ``held_sends``.
-
-Also home to what every agent handler shares: :class:`StaleRun` and :func:`model_for`."""
+of held sends is ``held_sends``."""
 
 from __future__ import annotations
 
@@ -31,7 +29,7 @@ from dealroom.services import effects, held_sends, pane_log, persona_outbound, p
 from dealroom.services.events import AgentTypingEvent, MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import CallSite
 from dealroom.services.pane_log import NotStored, Stored
-from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.run_handler import RunnerDeps, StaleRun, model_for
 from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
 
@@ -40,24 +38,6 @@ log = structlog.get_logger(__name__)
 ALWAYS_KEEP = ("goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
 """Small, code-written parts every persona keeps; the free-form branches are what the filter
 narrows."""
-
-
-class StaleRun(Exception):
-    """The run was taken over (its lease expired and another worker claimed it)."""
-
-
-def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:
-    """Model per agent from config, overridden per room (``rooms.model_picks``)."""
-    configured = {
-        AgentName.PERSONA: deps.settings.persona_model,
-        AgentName.DISTIL: deps.settings.distil_model,
-        AgentName.CONTEXT_FILTER: deps.settings.filter_model,
-        AgentName.OFFER_GEN: deps.settings.offer_gen_model,
-        AgentName.AGREEMENT: deps.settings.agreement_model,
-        AgentName.GUARD: deps.settings.guard_model,
-    }[agent]
-    picked = picks.get(agent.value)
-    return picked if isinstance(picked, str) and picked else configured
 
 
 class PersonaTurn:

@@ -1,14 +1,18 @@
 """What the runner and every agent run handler share: the :data:`Handler` type, the
-:class:`RunnerDeps` a handler is built with, and :func:`system_line`, the line a run writes
-into its own pane (a failure notice, a system or agent line)."""
+:class:`RunnerDeps` a handler is built with, :func:`model_for` (the model each agent runs
+on), :class:`StaleRun` (raised when the run's fence shows another worker owns it), and
+:func:`system_line`, the line a run writes into its own pane (a failure notice, a system or
+agent line)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import SessionRule
@@ -42,6 +46,24 @@ class RunnerDeps:
     def unit(self) -> UnitOfWork:
         """A job's unit of work: commit on exit, publishes and wake-ups after the commit."""
         return UnitOfWork(self.sessionmaker, self.broker, self.signal)
+
+
+class StaleRun(Exception):
+    """The run was taken over (its lease expired and another worker claimed it)."""
+
+
+def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:
+    """Model per agent from config, overridden per room (``rooms.model_picks``)."""
+    configured = {
+        AgentName.PERSONA: deps.settings.persona_model,
+        AgentName.DISTIL: deps.settings.distil_model,
+        AgentName.CONTEXT_FILTER: deps.settings.filter_model,
+        AgentName.OFFER_GEN: deps.settings.offer_gen_model,
+        AgentName.AGREEMENT: deps.settings.agreement_model,
+        AgentName.GUARD: deps.settings.guard_model,
+    }[agent]
+    picked = picks.get(agent.value)
+    return picked if isinstance(picked, str) and picked else configured
 
 
 async def system_line(
