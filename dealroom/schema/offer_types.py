@@ -16,6 +16,7 @@ from dealroom.domain.seats import Seat
 from dealroom.persistence import models
 from dealroom.persistence.offers import OfferRepository
 from dealroom.schema.context import Info
+from dealroom.services import offer_payments
 from dealroom.services import offers as offer_service
 from dealroom.services.events import StageChangedEvent
 
@@ -215,7 +216,7 @@ class Offer:
         "the offer holds no payable fee."
     )
     def payment(self) -> PaymentQuote | None:
-        quote = offer_service.quote_for(self._row)
+        quote = offer_payments.quote_for(self._row)
         if quote is None:
             return None
         return PaymentQuote.from_quote(quote, not (self._row.terms or {}).get("dueSlicePercent"))

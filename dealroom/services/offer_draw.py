@@ -24,7 +24,9 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Offer, Participant, Room
 from dealroom.persistence.offers import OfferRepository
 from dealroom.services.clock import Clock
-from dealroom.services.offers import queue_agreement, record_stage, state_of
+from dealroom.services.offer_actions import queue_agreement
+from dealroom.services.offer_events import record_stage
+from dealroom.services.offers import state_of
 from dealroom.services.publish import Publish
 from dealroom.services.rooms import seed_flag, seed_host_memory
 from dealroom.services.run_handler import system_line
