@@ -44,6 +44,7 @@ from dealroom.agents.guard import GuardInput, GuardOutput, PaneAudit
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Party
 from dealroom.domain import memory as memdoc
+from dealroom.domain import memory_records
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
@@ -185,7 +186,7 @@ class GuardTurn:
                     key=p.key,
                     name=names[p.key],
                     session=await lines_of(db, messages, participants, names),
-                    plan=memdoc.own_plan(memory, p.key),
+                    plan=memory_records.own_plan(memory, p.key),
                     last_reply=last.body if last is not None else None,
                     last_reply_sent_to=sent_to,
                 )

@@ -17,6 +17,7 @@ import structlog
 from dealroom.agents import offer_gen
 from dealroom.agents.models.base import AgentName
 from dealroom.domain import memory as memdoc
+from dealroom.domain import memory_records
 from dealroom.domain import offers as rules
 from dealroom.domain.offer_stage import OfferStatus
 from dealroom.domain.seats import RoomKind, RoomMode, Seat
@@ -177,7 +178,7 @@ async def _mint(
         updated_at=now,
     )
     await db.add(offer)
-    room.memory = memdoc.record_offer(room.memory or {}, rules.NEW_OFFER, str(offer.id))
+    room.memory = memory_records.record_offer(room.memory or {}, rules.NEW_OFFER, str(offer.id))
     room.memory_version += 1
     room.memory_updated_at = now
     return offer
