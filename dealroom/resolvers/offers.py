@@ -65,7 +65,7 @@ async def offer_shortcut(
     text: str,
     client_message_id: str | None,
 ) -> OfferChatPayload:
-    from dealroom.schema.types import Message
+    from dealroom.schema.pane_types import Message
 
     ctx = info.context
     identity = await ctx.identity()

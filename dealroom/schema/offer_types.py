@@ -21,7 +21,8 @@ from dealroom.services import offers as offer_service
 from dealroom.services.events import StageChangedEvent
 
 if TYPE_CHECKING:
-    from dealroom.schema.types import Account, Message, Room
+    from dealroom.schema.pane_types import Message
+    from dealroom.schema.types import Account, Room
 
 strawberry.enum(
     Stage,
@@ -267,7 +268,7 @@ class OfferConnection:
 
 @strawberry.type(description="The reader's chat line posted by an offer shortcut.")
 class OfferChatPayload:
-    message: Annotated[Message, strawberry.lazy("dealroom.schema.types")] = strawberry.field(
+    message: Annotated[Message, strawberry.lazy("dealroom.schema.pane_types")] = strawberry.field(
         description="The line, in the reader's own pane."
     )
     offer: Offer = strawberry.field(

@@ -17,18 +17,10 @@ from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
 from dealroom.schema.memory_types import MemoryChange
 from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
 from dealroom.schema.ops import OpsMutation, OpsQuery
+from dealroom.schema.ops_types import RoomOps
+from dealroom.schema.pane_types import Message, PaneEvent
 from dealroom.schema.partners import PartnerMutation, PartnerQuery
-from dealroom.schema.types import (
-    Account,
-    AuthPayload,
-    Me,
-    Message,
-    OpenRoomPayload,
-    PaneEvent,
-    Room,
-    RoomConnection,
-    RoomOps,
-)
+from dealroom.schema.types import Account, AuthPayload, Me, OpenRoomPayload, Room, RoomConnection
 
 
 @strawberry.type(description="Reads.")
