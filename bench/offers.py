@@ -99,8 +99,9 @@ from dealroom.services.agreement_turn import AgreementTurn
 from dealroom.services.distil_turn import DistilTurn
 from dealroom.services.offer_turn import OfferGenTurn
 from dealroom.services.persona_turn import PersonaTurn
+from dealroom.services.run_handler import Handler
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import Handler, TurnRunner
+from dealroom.services.turns import TurnRunner
 
 HOST_HANDLE = "offerbenchhost"
 RULES = (

@@ -21,6 +21,7 @@ Python process (so each imports only its own ``dealroom``), on the same workload
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -69,10 +70,14 @@ def _engine() -> Any:
     from dealroom.agents.models.offline import respond
     from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
     from dealroom.agents.render import Line, Party
-    from dealroom.domain import memory as memdoc
     from dealroom.domain.offer_stage import Stage
     from dealroom.domain.seats import RoomKind
     from dealroom.domain.visibility import visible_memory
+
+    try:  # the code-written parts (plans, goals, rulings) moved out of domain.memory
+        memdoc = importlib.import_module("dealroom.domain.memory_records")
+    except ModuleNotFoundError:  # a ``--before`` tree from before that split
+        memdoc = importlib.import_module("dealroom.domain.memory")
 
     return (
         offer_gen,

@@ -97,8 +97,9 @@ from dealroom.services.clock import SystemClock
 from dealroom.services.distil_turn import DistilTurn
 from dealroom.services.ledger import CallSite
 from dealroom.services.persona_turn import PersonaTurn
+from dealroom.services.run_handler import Handler
 from dealroom.services.turn_context import RunSnapshot, TurnContext
-from dealroom.services.turns import Handler, TurnRunner
+from dealroom.services.turns import TurnRunner
 
 HOST_HANDLE = "turnbenchhost"
 STREAM_CHUNKS = 4

@@ -12,7 +12,7 @@ process (bench/_receiver.py: answers 200 at once, logs each webhook-id with its 
     rooms (no webhook: the outbox is one indexed SELECT that finds nobody) and host B's (the
     outbox writes one event and one delivery row). p50/p99 of each, and the ratio.
 (2) fan-out latency: 1,000 stage changes, written one after another through
-    ``offers.record_stage`` (the function every stage change goes through) in their own
+    ``offer_events.record_stage`` (the function every stage change goes through) in their own
     transactions, while one in-process WebhookWorker (1 loop, batch 20) delivers them; the
     commit time of each is taken right after ``commit()`` returns, and the receiver's arrival
     time of its webhook-id is matched to it: latency after commit, p50/p99.
@@ -73,7 +73,7 @@ from dealroom.persistence.models import (
 )
 from dealroom.realtime import Broker, create_broker
 from dealroom.server import start_in_background
-from dealroom.services import offers as offer_service
+from dealroom.services import offer_events
 from dealroom.services.clock import SystemClock
 from dealroom.services.identity import digest, new_guest_key
 from dealroom.services.publish import publish_after_commit
@@ -188,7 +188,7 @@ async def stage_changes(
         try:
             offer = await db.get(Offer, offer_id)
             assert offer is not None
-            published = await offer_service.record_stage(
+            published = await offer_events.record_stage(
                 db, offer, actor="bench", now=datetime.now(UTC)
             )
             publish_after_commit(db, broker, published)

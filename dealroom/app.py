@@ -60,9 +60,9 @@ from dealroom.request_limits import (
     decode_json,
     send_rejection,
 )
+from dealroom.schema.build import create_schema
 from dealroom.schema.context import AppState, Context
 from dealroom.schema.fanout import shared_frame
-from dealroom.schema.root import create_schema
 from dealroom.services import metrics
 from dealroom.services.admission import Admission, slots_for
 from dealroom.services.agents import (

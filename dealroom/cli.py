@@ -311,7 +311,7 @@ def migrate() -> None:
 @click.option("--output", type=click.Path(path_type=Path), help="Write to FILE instead of stdout.")
 def export_schema(output: Path | None) -> None:
     """Print the GraphQL SDL (schema.graphql is this output)."""
-    from dealroom.schema.root import create_schema
+    from dealroom.schema.build import create_schema
 
     sdl = create_schema(Settings()).as_str() + "\n"
     if output is None:

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, AccountManager
-from dealroom.schema.root import create_schema
+from dealroom.schema.build import create_schema
 from dealroom.services import accounts
 from dealroom.services.passwords import passwords_for
 from tests.support.backends import create_database, drop_database

@@ -16,7 +16,7 @@ from graphql import (
 )
 
 from dealroom.config import Settings
-from dealroom.schema.root import create_schema
+from dealroom.schema.build import create_schema
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema.graphql"
 REGENERATE = ".venv/bin/dealroom export-schema --output schema.graphql"

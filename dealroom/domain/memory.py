@@ -3,15 +3,17 @@
 ARCHITECTURE "Room memory": writers send set/append/remove at a path, never a rewrite, so a
 change that names no path cannot touch it; the parts code reads and enforces (goals, plans,
 pending principal decisions, offer references, rulings, and the dispatch record) are written
-by code alone. Who may *see* which part is dealroom.domain.visibility.
+by code alone (``memory_records``). Who may *see* which part is dealroom.domain.visibility;
+reading it by sections, for the context filter, is ``memory_sections``.
 
 Numbered rules, cited by the code and tests that depend on them:
 
 - M1  A path is 1-8 dotted segments, each ``[A-Za-z0-9_-]{1,64}``; a change that names no
       valid path is rejected.
 - M2  The reserved parts (``RESERVED``) are written only by code (``allowed=None`` and the
-      helpers below), never by the memory writer: memory may never claim a delivery the
-      dispatch record does not show, nor a goal, plan, ruling or offer code did not record.
+      helpers in ``memory_records``), never by the memory writer: memory may never claim a
+      delivery the dispatch record does not show, nor a goal, plan, ruling or offer code did
+      not record.
 - M3  The memory writer on the host pane writes the host's branch; on a visitor-side pane
       of a deal room it writes that participant's branch and the shared ``deal``. Anywhere
       else it writes nothing.
@@ -77,7 +79,7 @@ KEPT_RULINGS: Final = 5
 keeps them all. A turn's input must not grow with the length of the negotiation."""
 """The fields of a ruling that cross into another pane; nothing else of the judgement does."""
 
-_SEGMENT = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+SEGMENT = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 _PARTICIPANT_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
@@ -95,9 +97,6 @@ class GoalStatus(StrEnum):
     MET = "met"
     BLOCKED = "blocked"
     ABANDONED = "abandoned"
-
-
-_GOAL_STATUSES: Final = frozenset(GoalStatus)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +129,7 @@ def parse_path(path: str) -> tuple[str, ...] | None:
     segments = tuple(path.split("."))
     if not 1 <= len(segments) <= MAX_DEPTH:
         return None
-    if not all(_SEGMENT.fullmatch(segment) for segment in segments):
+    if not all(SEGMENT.fullmatch(segment) for segment in segments):
         return None
     return segments
 
@@ -168,7 +167,7 @@ class _Refusal(Exception):
         self.reason = reason
 
 
-_MISSING: Final = object()
+MISSING: Final = object()
 
 
 @dataclass(slots=True)
@@ -180,7 +179,7 @@ class _Undo:
     old: object
 
     def revert(self) -> None:
-        if self.old is _MISSING:
+        if self.old is MISSING:
             del self.parent[self.key]
         else:
             self.parent[self.key] = self.old
@@ -196,29 +195,29 @@ def _place(doc: dict[str, Any], segments: Sequence[str], op: Op, value: object) 
     parent = doc
     undo: _Undo | None = None
     for depth, segment in enumerate(segments[:-1]):
-        child = parent.get(segment, _MISSING)
+        child = parent.get(segment, MISSING)
         if isinstance(child, dict):
             parent = child
             continue
         if op == Op.REMOVE:
             return None  # M8: nothing is there to remove
-        if child is not _MISSING:
+        if child is not MISSING:
             where = ".".join(segments[: depth + 1])
             raise _Refusal(f"{where} holds a value, not a section")  # M6
         created: dict[str, Any] = {}
         parent[segment] = created
         if undo is None:
-            undo = _Undo(parent, segment, _MISSING)
+            undo = _Undo(parent, segment, MISSING)
         parent = created
     last = segments[-1]
-    old = parent.get(last, _MISSING)
+    old = parent.get(last, MISSING)
     if undo is None:
         undo = _Undo(parent, last, old)
     match op:
         case Op.SET:
             parent[last] = value
         case Op.APPEND:  # M7
-            if old is _MISSING:
+            if old is MISSING:
                 parent[last] = [value]
             elif isinstance(old, list):
                 parent[last] = [*old, value]
@@ -227,7 +226,7 @@ def _place(doc: dict[str, Any], segments: Sequence[str], op: Op, value: object) 
             else:
                 parent[last] = [old, value]
         case Op.REMOVE:  # M8
-            if old is _MISSING:
+            if old is MISSING:
                 return None
             del parent[last]
         case _:
@@ -344,231 +343,20 @@ def _firewalled(document: Mapping[str, Any], change: Change, withheld: Iterable[
         raise _Refusal(f"{PUBLIC_REFUSAL} ({kinds})")
 
 
-# --- code-written parts (M2): each returns a new document ---
-#
-# These are code's own records, so they are not held to the writer's document limit (M9): a
-# ruling that crossed, or a principal's instruction, must never be lost because the model
-# writer filled memory. Their texts are still bounded (M5) so the models' output is.
+# --- for the code-written parts and the readers (memory_records, memory_sections) ---
 
 
-def _text(value: str | None, field: str) -> None:
-    if value is not None and len(value) > MAX_VALUE_CHARS:
-        raise bad_input(f"{field} is longer than {MAX_VALUE_CHARS} characters.", field)
-
-
-def _segment(value: str, field: str) -> None:
-    if not _SEGMENT.fullmatch(value):
-        raise bad_input(f"{field} is not a memory key: {value!r}.", field)
-
-
-def _participant(value: str, field: str) -> None:
-    if not is_participant_key(value):
-        raise bad_input(f"{field} is not a participant key: {value!r}.", field)
-
-
-def _code_place(doc: dict[str, Any], segments: Sequence[str], op: Op, value: object) -> None:
+def code_place(doc: dict[str, Any], segments: Sequence[str], op: Op, value: object) -> None:
     try:
         _place(doc, segments, op, value)
     except _Refusal as refusal:
         raise bad_input(f"Memory cannot hold this: {refusal.reason}.") from None
 
 
-def _get(document: Mapping[str, Any], segments: Sequence[str]) -> object:
+def value_at(document: Mapping[str, Any], segments: Sequence[str]) -> object:
     node: object = document
     for segment in segments:
         if not isinstance(node, Mapping) or segment not in node:
-            return _MISSING
+            return MISSING
         node = node[segment]
     return node
-
-
-def set_plan(document: Mapping[str, Any], pane: str, text: str) -> dict[str, Any]:
-    """Record the persona's own plan for ``pane`` (visibility V1 hides every plan; code
-    re-attaches only the pane's own via ``own_plan``)."""
-    _participant(pane, "pane")
-    _text(text, "plan")
-    doc = copy.deepcopy(dict(document))
-    _code_place(doc, (PLANS, pane), Op.SET, text)
-    return doc
-
-
-def own_plan(document: Mapping[str, Any], pane: str) -> str:
-    """The plan the persona of ``pane`` wrote last turn, or "" (each persona sees only its
-    own plan: ARCHITECTURE "Room memory")."""
-    plan = _get(document, (PLANS, pane))
-    return plan if isinstance(plan, str) else ""
-
-
-def rule_goals(
-    document: Mapping[str, Any], rulings: Sequence[tuple[str, str, str]], by: str
-) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Record goal rulings ``(key, status, reason)`` made by the persona of pane ``by``.
-
-    Each ruling replaces the goal's entry whole, so a reason another side wrote never lingers
-    under a new ``by`` (visibility V6 shows a reason only to the side that wrote it). Rulings
-    with a bad key, an unknown status or an overlong reason are skipped and their keys
-    returned, so one bad ruling does not cost the turn the others."""
-    _participant(by, "by")
-    doc = copy.deepcopy(dict(document))
-    skipped: list[str] = []
-    for key, status, reason in rulings:
-        if (
-            not _SEGMENT.fullmatch(key)
-            or status not in _GOAL_STATUSES
-            or len(reason) > MAX_VALUE_CHARS
-        ):
-            skipped.append(key)
-            continue
-        entry = {"status": GoalStatus(status).value, "reason": reason, "by": by}
-        _code_place(doc, (GOALS, key), Op.SET, entry)
-    return doc, tuple(skipped)
-
-
-def record_principal_decision(
-    document: Mapping[str, Any],
-    key: str,
-    side: str,
-    question: str,
-    instruction: str | None,
-) -> dict[str, Any]:
-    """Record a question put to a principal and, once given, their instruction.
-
-    ARCHITECTURE "Offers": a principal's chat "yes" lives here as ``principalInstruction``; it
-    lets the agent settle terms and never moves the stage. ``side`` is the pane whose
-    principal was asked; only that side sees the entry (visibility V2, V7)."""
-    _segment(key, "key")
-    _participant(side, "side")
-    _text(question, "question")
-    _text(instruction, "principalInstruction")
-    doc = copy.deepcopy(dict(document))
-    entry = {"side": side, "question": question, "principalInstruction": instruction}
-    _code_place(doc, (PENDING_DECISIONS, key), Op.SET, entry)
-    return doc
-
-
-def record_offer(document: Mapping[str, Any], key: str, offer_id: str) -> dict[str, Any]:
-    """Memory keeps only a reference to a written offer, ``offers.<key>.offerId``: its terms
-    and stage live in the offers row and are projected at call time, never copied (seed 000
-    "Records are made by a specialist")."""
-    _segment(key, "key")
-    _text(offer_id, "offerId")
-    doc = copy.deepcopy(dict(document))
-    _code_place(doc, (OFFERS, key), Op.SET, {"offerId": offer_id})
-    return doc
-
-
-def goal_statuses(document: Mapping[str, Any]) -> dict[str, str]:
-    """Each goal's status, for telling which rulings flipped one."""
-    goals = document.get(GOALS)
-    if not isinstance(goals, Mapping):
-        return {}
-    return {
-        key: entry["status"]
-        for key, entry in goals.items()
-        if isinstance(entry, Mapping) and isinstance(entry.get("status"), str)
-    }
-
-
-def record_claims(document: Mapping[str, Any], pane: str, claims: Sequence[str]) -> dict[str, Any]:
-    """Append what the participant of ``pane`` claimed to ``<pane>.claims``, once each: a
-    claim restated in every turn is still one claim."""
-    _participant(pane, "pane")
-    for claim in claims:
-        _text(claim, "claim")
-    doc = copy.deepcopy(dict(document))
-    existing = _get(doc, (pane, "claims"))
-    seen: set[object] = set()
-    if isinstance(existing, list):
-        seen.update(item for item in existing if isinstance(item, str))
-    elif isinstance(existing, str):
-        seen.add(existing)
-    for claim in claims:
-        text = claim.strip()
-        if not text or text in seen:
-            continue
-        seen.add(text)
-        _code_place(doc, (pane, "claims"), Op.APPEND, text)
-    return doc
-
-
-def record_ruling(
-    document: Mapping[str, Any],
-    pane: str,
-    ruling: Mapping[str, str | None],
-    dispatch_id: str,
-) -> dict[str, Any]:
-    """Record, on delivery, a ruling that crossed into ``pane``.
-
-    ARCHITECTURE "Room memory": only the ruling crosses, never the judgement behind it, so
-    only ``RULING_FIELDS`` are kept; any other field (a reason, say) could carry the host's
-    private rules into a visitor's view. Idempotent on ``dispatch_id``: a redelivered
-    dispatch is recorded once, as the dispatch record shows it delivered once."""
-    _participant(pane, "pane")
-    entry: dict[str, str | None] = {}
-    for field in RULING_FIELDS:
-        value = ruling.get(field)
-        _text(value, field)
-        entry[field] = value
-    entry["dispatchId"] = dispatch_id
-    existing = _get(document, (RULINGS, pane))
-    if isinstance(existing, list) and any(
-        isinstance(item, Mapping) and item.get("dispatchId") == dispatch_id for item in existing
-    ):
-        return copy.deepcopy(dict(document))
-    doc = copy.deepcopy(dict(document))
-    _code_place(doc, (RULINGS, pane), Op.APPEND, entry)
-    kept = doc[RULINGS][pane]
-    if len(kept) > KEPT_RULINGS:
-        doc[RULINGS][pane] = kept[-KEPT_RULINGS:]  # M11
-    return doc
-
-
-# --- reading sections, for the context filter ---
-
-
-def section_paths(document: Mapping[str, Any], max_depth: int = 3) -> list[str]:
-    """The dotted paths of the sections (sections and values) down to ``max_depth``, sorted:
-    the menu the context filter chooses from. Keys that are not path segments (M1) cannot be
-    named, so they are not offered."""
-    paths: list[str] = []
-
-    def walk(node: Mapping[str, Any], prefix: str, depth: int) -> None:
-        for key, child in node.items():
-            if not isinstance(key, str) or not _SEGMENT.fullmatch(key):
-                continue
-            path = f"{prefix}.{key}" if prefix else key
-            paths.append(path)
-            if depth < max_depth and isinstance(child, Mapping):
-                walk(child, path, depth + 1)
-
-    if max_depth >= 1:
-        walk(document, "", 1)
-    return sorted(paths)
-
-
-def select_paths(
-    document: Mapping[str, Any], paths: Sequence[str], *, always: Sequence[str] = ()
-) -> dict[str, Any]:
-    """The sub-document holding exactly the named sections that exist (whole subtrees), plus
-    ``always``.
-
-    Unknown or malformed paths are ignored: the context filter narrows what an agent reads
-    and can never fabricate memory, so every value in the result is in ``document`` at the
-    same path."""
-    selected: dict[str, Any] = {}
-    for path in [*always, *paths]:
-        segments = parse_path(path)
-        if segments is None:
-            continue
-        found = _get(document, segments)
-        if found is _MISSING:
-            continue
-        node = selected
-        for segment in segments[:-1]:
-            child = node.get(segment)
-            if not isinstance(child, dict):
-                child = {}
-                node[segment] = child
-            node = child
-        node[segments[-1]] = copy.deepcopy(found)
-    return selected

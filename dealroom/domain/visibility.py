@@ -4,12 +4,12 @@ ARCHITECTURE "Room memory" and seed 002 layers 1-3: the host's private branch, e
 other participants' branches and the dispatch internals are removed *here*, by code, before
 any model sees the document; confidentiality never depends on a model's judgement. The
 persona, the memory writer (Distil) and the context filter of a pane all receive this same
-view, and the context filter only ever narrows it further (memory.select_paths).
+view, and the context filter only ever narrows it further (memory_sections.select_paths).
 
 Numbered rules, cited by the code and tests that depend on them:
 
 - V1  Everyone: ``plans`` is removed (code re-attaches a persona's own plan alone, via
-      memory.own_plan), and so are ``sent`` and ``deliveries``: what was delivered reaches a
+      memory_records.own_plan), and so are ``sent`` and ``deliveries``: what was delivered reaches a
       persona from the dispatch record, never from memory.
 - V2  The host pane sees everything else, except pending principal decisions put to
       another side.

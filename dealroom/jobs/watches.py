@@ -26,7 +26,8 @@ from dealroom.jobs.curator import CuratorStep, Quiet, arvist_step
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Participant, Room, RoomWatch
 from dealroom.persistence.watches import CURATOR, DONE, GUARD, WatchRepository
-from dealroom.services.turns import TurnRunner, new_run
+from dealroom.services.run_queue import new_run
+from dealroom.services.turns import TurnRunner
 
 log = structlog.get_logger(__name__)
 

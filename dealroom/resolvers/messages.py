@@ -17,8 +17,7 @@ from dealroom.schema.context import Info
 from dealroom.schema.fanout import shared
 from dealroom.schema.inputs import PostMessageInput
 from dealroom.schema.offer_types import StageChanged
-from dealroom.schema.scope_gate import require_key_scope
-from dealroom.schema.types import (
+from dealroom.schema.pane_types import (
     AgentTyping,
     LoginRequiredChanged,
     Message,
@@ -27,6 +26,7 @@ from dealroom.schema.types import (
     PaneEvent,
     SystemLine,
 )
+from dealroom.schema.scope_gate import require_key_scope
 from dealroom.services import abuse, messages, metrics, rooms
 from dealroom.services.events import (
     AgentTypingEvent,

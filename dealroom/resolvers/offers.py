@@ -24,7 +24,15 @@ from dealroom.schema.offer_types import (
     StageChanged,
 )
 from dealroom.schema.scope_gate import require_key_scope
-from dealroom.services import messages, metrics, offers, webhooks
+from dealroom.services import (
+    messages,
+    metrics,
+    offer_actions,
+    offer_events,
+    offer_payments,
+    offers,
+    webhooks,
+)
 from dealroom.services.identity import resolve_identity
 from dealroom.services.publish import publish_after_commit
 
@@ -39,7 +47,7 @@ async def approve_offer(info: Info, offer_id: strawberry.ID, version: int | None
     ctx = info.context
     identity = await ctx.identity()
     async with ctx.transaction() as db:
-        found = await offers.approve_offer(
+        found = await offer_actions.approve_offer(
             db,
             ctx.app.broker,
             ctx.app.clock,
@@ -57,13 +65,13 @@ async def offer_shortcut(
     text: str,
     client_message_id: str | None,
 ) -> OfferChatPayload:
-    from dealroom.schema.types import Message
+    from dealroom.schema.pane_types import Message
 
     ctx = info.context
     identity = await ctx.identity()
     parsed = offers.parse_offer_id(offer_id)
     async with ctx.transaction() as db:
-        view, found = await offers.offer_shortcut(
+        view, found = await offer_actions.offer_shortcut(
             db,
             ctx.app.broker,
             ctx.app.clock,
@@ -92,7 +100,7 @@ async def pay_offer(
     parsed = offers.parse_offer_id(offer_id)
     try:
         async with ctx.transaction() as db:
-            payment, found = await offers.pay_offer(
+            payment, found = await offer_payments.pay_offer(
                 db,
                 ctx.app.broker,
                 ctx.app.clock,
@@ -131,7 +139,7 @@ async def offer_stage(
     # A burst of subscribes queues here, bounded, not on the pool (services/admission.py).
     async with ctx.app.admission.start_up() as started:
         room_id = await _authorise(info, parsed)
-        events = offers.follow_offer(
+        events = offer_events.follow_offer(
             ctx.app.sessionmaker, ctx.app.broker, parsed, start, started=started
         )
         open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")

@@ -25,7 +25,7 @@ from dealroom.schema.ops_types import (
     OpsGoalEvent,
     PaneTakeover,
 )
-from dealroom.schema.types import Message
+from dealroom.schema.pane_types import Message
 from dealroom.services import metrics, ops_actions, ops_reads
 from dealroom.services.events import MessageView
 from dealroom.services.publish import publish_after_commit

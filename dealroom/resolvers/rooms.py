@@ -8,18 +8,9 @@ from dealroom.domain.cursors import room_cursor
 from dealroom.domain.errors import bad_input, not_found, unauthenticated
 from dealroom.resolvers.accounts import after_claim
 from dealroom.schema.context import GUEST_COOKIE, Info
-from dealroom.schema.types import (
-    Flag,
-    GuardEdit,
-    GuardVerdict,
-    ModelUsage,
-    OpenRoomPayload,
-    PageInfo,
-    Room,
-    RoomConnection,
-    RoomEdge,
-    RoomOps,
-)
+from dealroom.schema.ops_types import Flag, GuardEdit, GuardVerdict, ModelUsage, RoomOps
+from dealroom.schema.paging import PageInfo
+from dealroom.schema.types import OpenRoomPayload, Room, RoomConnection, RoomEdge
 from dealroom.services import abuse, claims, ops, rooms
 
 GUEST_COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetimes at 400 days

@@ -16,11 +16,13 @@ from dealroom.domain.seats import Seat
 from dealroom.persistence import models
 from dealroom.persistence.offers import OfferRepository
 from dealroom.schema.context import Info
+from dealroom.services import offer_payments
 from dealroom.services import offers as offer_service
 from dealroom.services.events import StageChangedEvent
 
 if TYPE_CHECKING:
-    from dealroom.schema.types import Account, Message, Room
+    from dealroom.schema.pane_types import Message
+    from dealroom.schema.types import Account, Room
 
 strawberry.enum(
     Stage,
@@ -215,7 +217,7 @@ class Offer:
         "the offer holds no payable fee."
     )
     def payment(self) -> PaymentQuote | None:
-        quote = offer_service.quote_for(self._row)
+        quote = offer_payments.quote_for(self._row)
         if quote is None:
             return None
         return PaymentQuote.from_quote(quote, not (self._row.terms or {}).get("dueSlicePercent"))
@@ -266,7 +268,7 @@ class OfferConnection:
 
 @strawberry.type(description="The reader's chat line posted by an offer shortcut.")
 class OfferChatPayload:
-    message: Annotated[Message, strawberry.lazy("dealroom.schema.types")] = strawberry.field(
+    message: Annotated[Message, strawberry.lazy("dealroom.schema.pane_types")] = strawberry.field(
         description="The line, in the reader's own pane."
     )
     offer: Offer = strawberry.field(

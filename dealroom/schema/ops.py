@@ -23,7 +23,7 @@ from dealroom.schema.ops_types import (
     OpsActionConnection,
     PaneTakeover,
 )
-from dealroom.schema.types import Message
+from dealroom.schema.pane_types import Message
 
 RoomId = Annotated[strawberry.ID, strawberry.argument(description="The room.")]
 First = Annotated[int, strawberry.argument(description="Page size, 1-100.")]

@@ -14,6 +14,7 @@ from dealroom.domain.offer_stage import Stage
 from dealroom.persistence.models import AgentRun
 from dealroom.schema.context import Info
 from dealroom.schema.ops_types import (
+    Flag,
     OpsFlagConnection,
     OpsGoalEvent,
     OpsGoalEventConnection,
@@ -25,7 +26,6 @@ from dealroom.schema.ops_types import (
     Spend,
     SpendBy,
 )
-from dealroom.schema.types import Flag
 from dealroom.services import ops_reads
 from dealroom.services import spend as spend_reads
 from dealroom.services.spend import SpendBy as SpendGrouping

@@ -11,9 +11,57 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.persistence import models
-from dealroom.schema.types import Flag
 from dealroom.services import ops_reads
 from dealroom.services import spend as spend_reads
+
+# --- a room's operator view (roomOps) -----------------------------------------------------
+
+
+@strawberry.type(description="A participant losing patience, flagged by the memory writer.")
+class Flag:
+    id: strawberry.ID = strawberry.field(description="The flag id.")
+    level: str = strawberry.field(description="low, medium or high.")
+    evidence: str = strawberry.field(description="The words that show it.")
+    created_at: datetime = strawberry.field(description="When it was raised (UTC).")
+
+
+@strawberry.type(description="Model calls of a room, summed from the ledger.")
+class ModelUsage:
+    calls: int = strawberry.field(description="Model calls made.")
+    input_tokens: int = strawberry.field(description="Input tokens, cached included.")
+    output_tokens: int = strawberry.field(description="Output tokens.")
+    cached_tokens: int = strawberry.field(description="Input tokens served from cache.")
+    price_usd: str = strawberry.field(description="Total price in USD, as a decimal string.")
+
+
+@strawberry.type(description="One repair the Guard made.")
+class GuardEdit:
+    kind: str = strawberry.field(description="send, goal, memory or plan.")
+    target: str = strawberry.field(description="What it touched (panes, goal key or path).")
+    detail: str = strawberry.field(description="The dispatch id, the status change, or the op.")
+
+
+@strawberry.type(description="The verdict of one Guard audit of a quiet room.")
+class GuardVerdict:
+    id: strawberry.ID = strawberry.field(description="The verdict id.")
+    verdict: str = strawberry.field(description="healthy, repaired or unrepaired.")
+    findings: list[str] = strawberry.field(description="What was wrong, and what was refused.")
+    edits: list[GuardEdit] = strawberry.field(description="The repairs made, in order.")
+    created_at: datetime = strawberry.field(description="When the audit ended (UTC).")
+
+
+@strawberry.type(description="An operator's view of a room. Never shown to an agent.")
+class RoomOps:
+    room_id: strawberry.ID = strawberry.field(description="The room.")
+    flags: list[Flag] = strawberry.field(description="Frustration flags, newest first.")
+    usage: ModelUsage = strawberry.field(description="What the room's model calls cost.")
+    failed_runs: int = strawberry.field(description="Agent runs that failed for good.")
+    guard_verdicts: list[GuardVerdict] = strawberry.field(
+        description="The Guard's verdicts on the room, newest first (as many as flags)."
+    )
+
+
+# --- the ops console ----------------------------------------------------------------------
 
 
 @strawberry.enum(description="How spend is grouped.")

@@ -1,4 +1,7 @@
-"""GraphQL object types. Never ORM rows: each is built from a row or view (``from_*``)."""
+"""GraphQL object types of accounts and rooms: the public profile, ``Me``, a room from the
+reader's seat and pages of rooms, and the payloads of signing in and visiting. A pane's types
+are ``pane_types``, the operators' ``ops_types``. Never ORM rows: each is built from a row or
+view (``from_*``)."""
 
 from __future__ import annotations
 
@@ -11,8 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from dealroom.domain import access
-from dealroom.domain.cursors import event_cursor, parse_event_cursor, parse_room_cursor, room_cursor
-from dealroom.domain.durable import SystemLineKind, system_line_kind
+from dealroom.domain.cursors import parse_room_cursor, room_cursor
 from dealroom.domain.errors import bad_input, forbidden
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import (
@@ -22,7 +24,6 @@ from dealroom.domain.seats import (
     RoomNames,
     Seat,
     conversation_subtitle,
-    message_alignment,
     pane_relationship_label,
 )
 from dealroom.persistence import models
@@ -30,24 +31,16 @@ from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.resolvers import memory as memory_resolvers
 from dealroom.schema.context import Info
-from dealroom.schema.enums import Alignment, AuthorKind
 from dealroom.schema.memory_types import DurableMemory, MemoryChangeConnection
-from dealroom.schema.offer_types import Offer, OfferConnection, OfferEdge, StageChanged
-from dealroom.services import messages as message_service
+from dealroom.schema.offer_types import Offer, OfferConnection, OfferEdge
+from dealroom.schema.paging import PageInfo
+from dealroom.schema.pane_types import Message, Pane
 from dealroom.services import offers as offer_service
 from dealroom.services.events import MessageView
 from dealroom.services.rooms import RoomAccess, holders
 
 if TYPE_CHECKING:
     from dealroom.schema.ops_rooms import OpsRoom
-
-
-@strawberry.type(description="Relay page info.")
-class PageInfo:
-    has_next_page: bool = strawberry.field(description="More items follow the last edge.")
-    has_previous_page: bool = strawberry.field(description="More items precede the first edge.")
-    start_cursor: str | None = strawberry.field(description="Cursor of the first edge.")
-    end_cursor: str | None = strawberry.field(description="Cursor of the last edge.")
 
 
 @strawberry.type(description="An account's public profile: what anyone may see.")
@@ -144,112 +137,6 @@ class Participant:
     display_name: str = strawberry.field(description="Account display name, or 'A visitor'.")
     is_guest: bool = strawberry.field(description="An anonymous visitor not yet signed in.")
     account: Account | None = strawberry.field(description="Public profile, unless a guest.")
-
-
-@strawberry.type(description="A message in a pane, projected for the reader.")
-class Message:
-    id: strawberry.ID = strawberry.field(description="The message id.")
-    cursor: str = strawberry.field(description="Position in the room's event sequence.")
-    body: str = strawberry.field(description="The text.")
-    author_kind: AuthorKind = strawberry.field(
-        description="Participant, agent, system, or an operator in the agent's seat."
-    )
-    seat: Seat = strawberry.field(description="The pane the message is in.")
-    alignment: Alignment = strawberry.field(description="Left or right for this reader.")
-    session_no: int = strawberry.field(description="The conversation session it belongs to.")
-    client_message_id: str | None = strawberry.field(
-        description="The client's idempotency key, for participant messages."
-    )
-    created_at: datetime = strawberry.field(description="When it was stored (UTC).")
-    room_id: strawberry.ID = strawberry.field(description="The room it belongs to.")
-    system_kind: SystemLineKind | None = strawberry.field(
-        description="For a system line, what it is about (MEMORY_MERGED, NOTICE); else null."
-    )
-
-    @classmethod
-    def from_view(cls, view: MessageView, reader_seat: Seat) -> Message:
-        return cls(
-            id=strawberry.ID(str(view.id)),
-            cursor=event_cursor(view.seq),
-            body=view.body,
-            author_kind=view.author_kind,
-            seat=view.seat,
-            alignment=message_alignment(reader_seat, view.seat, view.author_kind),
-            session_no=view.session_no,
-            client_message_id=view.client_message_id,
-            created_at=view.created_at,
-            room_id=strawberry.ID(str(view.room_id)),
-            system_kind=system_line_kind(view.client_message_id)
-            if view.author_kind is AuthorKind.SYSTEM
-            else None,
-        )
-
-
-@strawberry.type(description="An edge in a message connection.")
-class MessageEdge:
-    cursor: str = strawberry.field(description="The message's cursor.")
-    node: Message = strawberry.field(description="The message.")
-
-
-@strawberry.type(description="A page of a pane's messages, oldest first.")
-class MessageConnection:
-    edges: list[MessageEdge] = strawberry.field(description="The messages, oldest first.")
-    page_info: PageInfo = strawberry.field(description="Paging state.")
-
-
-def _optional_cursor(value: str | None) -> int | None:
-    return parse_event_cursor(value) if value is not None else None
-
-
-@strawberry.type(description="One participant's side of a room: its conversation with its agent.")
-class Pane:
-    seat: Seat = strawberry.field(description="Whose pane this is.")
-    relationship_label: str = strawberry.field(
-        description="Who talks with whom here, from the reader's side."
-    )
-    _participant_id: strawberry.Private[uuid.UUID]
-    _reader_seat: strawberry.Private[Seat]
-
-    @strawberry.field(
-        description="Messages. first/after page forward; last/before page backward "
-        "(the newest `last` before `before`). At most 100 per page."
-    )
-    async def messages(
-        self,
-        info: Info,
-        first: Annotated[int | None, strawberry.argument(description="Page forward.")] = None,
-        after: Annotated[str | None, strawberry.argument(description="Start after.")] = None,
-        last: Annotated[int | None, strawberry.argument(description="Page backward.")] = None,
-        before: Annotated[str | None, strawberry.argument(description="End before.")] = None,
-    ) -> MessageConnection:
-        limit_cap = info.context.app.settings.max_page_size
-        for name, value in (("first", first), ("last", last)):
-            if value is not None and not 0 < value <= limit_cap:
-                raise bad_input(f"{name} must be between 1 and {limit_cap}.", name)
-        if first is not None and last is not None:
-            raise bad_input("Pass first or last, not both.", "last")
-        page = await message_service.page_messages(
-            info.context.db,
-            self._participant_id,
-            Seat(self.seat),
-            first=first,
-            after=_optional_cursor(after),
-            last=last,
-            before=_optional_cursor(before),
-        )
-        edges = [
-            MessageEdge(cursor=event_cursor(m.seq), node=Message.from_view(m, self._reader_seat))
-            for m in page.messages
-        ]
-        return MessageConnection(
-            edges=edges,
-            page_info=PageInfo(
-                has_next_page=page.has_next,
-                has_previous_page=page.has_previous,
-                start_cursor=edges[0].cursor if edges else None,
-                end_cursor=edges[-1].cursor if edges else None,
-            ),
-        )
 
 
 @strawberry.type(description="A permanent room, seen from the reader's seat.")
@@ -477,107 +364,6 @@ class OpenRoomPayload:
         "Send it back as X-Guest-Key (also set as an HttpOnly cookie)."
     )
     created: bool = strawberry.field(description="True when this visit started a new room.")
-
-
-# --- operators ----------------------------------------------------------------------------
-
-
-@strawberry.type(description="A participant losing patience, flagged by the memory writer.")
-class Flag:
-    id: strawberry.ID = strawberry.field(description="The flag id.")
-    level: str = strawberry.field(description="low, medium or high.")
-    evidence: str = strawberry.field(description="The words that show it.")
-    created_at: datetime = strawberry.field(description="When it was raised (UTC).")
-
-
-@strawberry.type(description="Model calls of a room, summed from the ledger.")
-class ModelUsage:
-    calls: int = strawberry.field(description="Model calls made.")
-    input_tokens: int = strawberry.field(description="Input tokens, cached included.")
-    output_tokens: int = strawberry.field(description="Output tokens.")
-    cached_tokens: int = strawberry.field(description="Input tokens served from cache.")
-    price_usd: str = strawberry.field(description="Total price in USD, as a decimal string.")
-
-
-@strawberry.type(description="One repair the Guard made.")
-class GuardEdit:
-    kind: str = strawberry.field(description="send, goal, memory or plan.")
-    target: str = strawberry.field(description="What it touched (panes, goal key or path).")
-    detail: str = strawberry.field(description="The dispatch id, the status change, or the op.")
-
-
-@strawberry.type(description="The verdict of one Guard audit of a quiet room.")
-class GuardVerdict:
-    id: strawberry.ID = strawberry.field(description="The verdict id.")
-    verdict: str = strawberry.field(description="healthy, repaired or unrepaired.")
-    findings: list[str] = strawberry.field(description="What was wrong, and what was refused.")
-    edits: list[GuardEdit] = strawberry.field(description="The repairs made, in order.")
-    created_at: datetime = strawberry.field(description="When the audit ended (UTC).")
-
-
-@strawberry.type(description="An operator's view of a room. Never shown to an agent.")
-class RoomOps:
-    room_id: strawberry.ID = strawberry.field(description="The room.")
-    flags: list[Flag] = strawberry.field(description="Frustration flags, newest first.")
-    usage: ModelUsage = strawberry.field(description="What the room's model calls cost.")
-    failed_runs: int = strawberry.field(description="Agent runs that failed for good.")
-    guard_verdicts: list[GuardVerdict] = strawberry.field(
-        description="The Guard's verdicts on the room, newest first (as many as flags)."
-    )
-
-
-# --- pane events -------------------------------------------------------------------------
-
-
-@strawberry.type(description="A message was stored in the pane.")
-class MessageAdded:
-    cursor: str = strawberry.field(description="Resume after this cursor to continue from here.")
-    message: Message = strawberry.field(description="The message.")
-
-
-@strawberry.type(description="A streamed fragment of an agent's reply (not stored).")
-class MessageDelta:
-    cursor: str = strawberry.field(description="The cursor of the last stored event before it.")
-    message_id: strawberry.ID = strawberry.field(description="The reply being composed.")
-    delta: str = strawberry.field(description="Text to append.")
-
-
-@strawberry.type(
-    description="An agent started composing a reply in the pane; deltas with the same "
-    "messageId follow, then MessageAdded with the stored message."
-)
-class AgentTyping:
-    cursor: str = strawberry.field(description="The cursor of the last stored event before it.")
-    message_id: strawberry.ID = strawberry.field(description="The reply being composed.")
-    agent: str = strawberry.field(description="Which agent is composing (persona).")
-
-
-@strawberry.type(description="A system line in the pane (a merge, a failed turn being retried).")
-class SystemLine:
-    cursor: str = strawberry.field(description="Resume after this cursor.")
-    message: Message = strawberry.field(description="The system message.")
-
-    @strawberry.field(description="What the line is about, so clients can style it.")
-    def kind(self) -> SystemLineKind:
-        return self.message.system_kind or SystemLineKind.NOTICE
-
-
-@strawberry.type(
-    description="The visitor view's loginRequired flag changed: the login gate went up (a "
-    "held effect, the guest message cap) or a claim took it down. Not stored: a client that "
-    "reconnects reads Room.loginRequired."
-)
-class LoginRequiredChanged:
-    cursor: str = strawberry.field(
-        description="The cursor of the last stored event before it (not an event of its own)."
-    )
-    login_required: bool = strawberry.field(description="The new value.")
-
-
-PaneEvent = Annotated[
-    MessageAdded | AgentTyping | MessageDelta | SystemLine | StageChanged | LoginRequiredChanged,
-    strawberry.union("PaneEvent", description="Something that happened in a pane."),
-]
 
 
 async def _maybe(load: Awaitable[models.Account | None] | None) -> models.Account | None:

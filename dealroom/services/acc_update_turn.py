@@ -38,8 +38,9 @@ from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
 from dealroom.services.distil_turn import LEASE_POLL_SECONDS, LEASE_POLLS, MemoryLease, holds
 from dealroom.services.ledger import CallSite
+from dealroom.services.run_handler import RunnerDeps, system_line
+from dealroom.services.run_queue import RunStatus, new_run
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunnerDeps, RunStatus, new_run, system_line
 
 log = structlog.get_logger(__name__)
 

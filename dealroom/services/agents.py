@@ -20,12 +20,13 @@ from dealroom.services.distil_turn import DistilTurn
 from dealroom.services.gate import GateTurn
 from dealroom.services.guard_turn import GuardTurn
 from dealroom.services.ledger import Ledger
+from dealroom.services.offer_payments import capture_pending
 from dealroom.services.offer_turn import OfferGenTurn
-from dealroom.services.offers import capture_pending
 from dealroom.services.payments import PaymentProvider, TestPaymentProvider
 from dealroom.services.persona_turn import PersonaTurn
+from dealroom.services.run_handler import Handler, RunnerDeps
 from dealroom.services.takeover import silenced_when_taken_over
-from dealroom.services.turns import Handler, RunnerDeps, TurnRunner
+from dealroom.services.turns import TurnRunner
 
 
 def create_model_client(settings: Settings) -> ModelClient:

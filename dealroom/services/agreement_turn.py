@@ -21,9 +21,9 @@ from dealroom.persistence.models import Account, Agreement, Offer, Room
 from dealroom.persistence.offers import OfferRepository
 from dealroom.services.ledger import CallSite
 from dealroom.services.offer_turn import SpecialistRun
-from dealroom.services.persona_turn import model_for
+from dealroom.services.run_handler import model_for
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunStatus
 
 
 class InventedTerms(Exception):

@@ -38,8 +38,9 @@ from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services import durable_memory
 from dealroom.services.ledger import CallSite
+from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.run_queue import RunStatus, new_run
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunnerDeps, RunStatus, new_run
 
 log = structlog.get_logger(__name__)
 

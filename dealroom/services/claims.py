@@ -43,10 +43,10 @@ from dealroom.services import effects, held_sends
 from dealroom.services.clock import Clock
 from dealroom.services.guests import login_required_changed
 from dealroom.services.identity import digest
-from dealroom.services.persona_turn import StaleRun
 from dealroom.services.publish import Publish
+from dealroom.services.run_handler import RunnerDeps, StaleRun
+from dealroom.services.run_queue import RunStatus, new_run
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunnerDeps, RunStatus, new_run
 
 log = structlog.get_logger(__name__)
 

@@ -16,7 +16,7 @@ from dealroom.agents import distil
 from dealroom.agents.distil import DistilInput, DistilOutput
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Line
-from dealroom.domain import firewall, visibility
+from dealroom.domain import firewall, memory_records, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain.errors import DomainError
 from dealroom.domain.seats import RoomKind, Seat
@@ -26,9 +26,9 @@ from dealroom.persistence.models import AgentRun, Flag, Lease, Room
 from dealroom.persistence.runs import DispatchRepository, RunRepository
 from dealroom.services.arvist_turn import home_arvist_run
 from dealroom.services.ledger import CallSite
-from dealroom.services.persona_turn import StaleRun, model_for
+from dealroom.services.run_handler import RunnerDeps, StaleRun, model_for
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import ClaimLoad, RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
 
@@ -235,7 +235,7 @@ class DistilTurn:
             )
             # An overlong claim is the writer's mistake: skipped, the rest kept (M5).
             claims = [c for c in output.claims if len(c) <= memdoc.MAX_VALUE_CHARS]
-            document = memdoc.record_claims(applied.document, pane, claims)
+            document = memory_records.record_claims(applied.document, pane, claims)
             for decision in output.principal_decisions:
                 try:
                     # Keyed by side as well: one side's writer can never replace the
@@ -245,7 +245,7 @@ class DistilTurn:
                         if decision.key.startswith(f"{pane}-")
                         else (f"{pane}-{decision.key}")
                     )
-                    document = memdoc.record_principal_decision(
+                    document = memory_records.record_principal_decision(
                         document, key, pane, decision.question, decision.instruction
                     )
                 except DomainError:

@@ -33,9 +33,10 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Dispatch, Participant, PendingEffect, Room
 from dealroom.persistence.runs import DispatchRepository
 from dealroom.services.guests import gate_run, login_required_changed
-from dealroom.services.offers import close_live_offer, queue_offer_gen, room_stage
+from dealroom.services.offer_actions import close_live_offer, queue_offer_gen
+from dealroom.services.offers import room_stage
 from dealroom.services.publish import Publish
-from dealroom.services.turns import new_run
+from dealroom.services.run_queue import new_run
 
 log = structlog.get_logger(__name__)
 

@@ -21,9 +21,10 @@ from dealroom.persistence.models import AgentRun, Participant, PendingEffect
 from dealroom.persistence.runs import RunRepository
 from dealroom.services import effects
 from dealroom.services.ledger import CallSite
-from dealroom.services.persona_turn import PersonaTurn, StaleRun
+from dealroom.services.persona_turn import PersonaTurn
+from dealroom.services.run_handler import StaleRun, system_line
+from dealroom.services.run_queue import RunStatus, new_run
 from dealroom.services.turn_context import RunSnapshot, load
-from dealroom.services.turns import RunStatus, new_run, system_line
 
 OUTSTANDING = ("queued", "running")
 

@@ -12,7 +12,7 @@ from typing import Any
 from dealroom.agents.guard import GuardOutput
 from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
-from dealroom.domain import leaks, visibility
+from dealroom.domain import leaks, memory_records, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
@@ -59,13 +59,13 @@ class GuardRepairs:
         now: datetime,
     ) -> dict[str, Any]:
         """G2: a goal goes back to open, and only from a status it holds."""
-        statuses = memdoc.goal_statuses(document)
+        statuses = memory_records.goal_statuses(document)
         for fix in output.goals:
             current = statuses.get(fix.key)
             if current is None or current == memdoc.GoalStatus.OPEN:
                 outcome.refused.append(f"goal {fix.key}: nothing to reopen")
                 continue
-            document, skipped = memdoc.rule_goals(
+            document, skipped = memory_records.rule_goals(
                 document, [(fix.key, memdoc.GoalStatus.OPEN.value, fix.reason)], by=GUARD_BY
             )
             if skipped:
@@ -110,7 +110,7 @@ class GuardRepairs:
         for rejected in applied.rejected:
             outcome.refused.append(f"memory {rejected.change.path}: {rejected.reason}")
         for pane in output.clear_plans:
-            if memdoc.own_plan(document, pane) and pane in allowed:
+            if memory_records.own_plan(document, pane) and pane in allowed:
                 document = memdoc.apply_changes(
                     document,
                     [memdoc.Change(memdoc.Op.REMOVE, f"{memdoc.PLANS}.{pane}")],

@@ -44,6 +44,7 @@ from dealroom.agents.guard import GuardInput, GuardOutput, PaneAudit
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Party
 from dealroom.domain import memory as memdoc
+from dealroom.domain import memory_records
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
@@ -66,7 +67,8 @@ from dealroom.services.distil_turn import (
 from dealroom.services.guard_repairs import GuardRepairs, Outcome
 from dealroom.services.ledger import CallSite
 from dealroom.services.offers import room_stage
-from dealroom.services.persona_turn import model_for
+from dealroom.services.run_handler import RunnerDeps, model_for
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import (
     RECENT_DISPATCHES,
     RunSnapshot,
@@ -74,7 +76,6 @@ from dealroom.services.turn_context import (
     names_of,
     people,
 )
-from dealroom.services.turns import RunnerDeps, RunStatus
 from dealroom.services.unit_of_work import UnitOfWork
 
 log = structlog.get_logger(__name__)
@@ -185,7 +186,7 @@ class GuardTurn:
                     key=p.key,
                     name=names[p.key],
                     session=await lines_of(db, messages, participants, names),
-                    plan=memdoc.own_plan(memory, p.key),
+                    plan=memory_records.own_plan(memory, p.key),
                     last_reply=last.body if last is not None else None,
                     last_reply_sent_to=sent_to,
                 )

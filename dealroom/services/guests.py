@@ -20,7 +20,7 @@ from dealroom.persistence.models import AgentRun, GuestKeyMint, Participant
 from dealroom.persistence.offers import pane_end
 from dealroom.services.events import LoginRequiredChangedEvent, pane_channel
 from dealroom.services.identity import digest
-from dealroom.services.turns import new_run
+from dealroom.services.run_queue import new_run
 
 Publish = tuple[str, str]
 

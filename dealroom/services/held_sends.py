@@ -38,8 +38,9 @@ from dealroom.persistence.models import Dispatch, Flag, Message, Participant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services import effects, pane_lines
+from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import RunSnapshot, TurnContext
-from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
 

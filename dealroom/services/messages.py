@@ -43,7 +43,7 @@ from dealroom.services.live_stream import replay_then_live
 from dealroom.services.pane_log import NotStored
 from dealroom.services.publish import publish_after_commit
 from dealroom.services.rooms import RoomAccess, room_for_reader
-from dealroom.services.turns import retry_failed, runs_for_message
+from dealroom.services.run_queue import retry_failed, runs_for_message
 
 log = structlog.get_logger(__name__)
 

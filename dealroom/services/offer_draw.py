@@ -17,6 +17,7 @@ import structlog
 from dealroom.agents import offer_gen
 from dealroom.agents.models.base import AgentName
 from dealroom.domain import memory as memdoc
+from dealroom.domain import memory_records
 from dealroom.domain import offers as rules
 from dealroom.domain.offer_stage import OfferStatus
 from dealroom.domain.seats import RoomKind, RoomMode, Seat
@@ -24,11 +25,13 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Offer, Participant, Room
 from dealroom.persistence.offers import OfferRepository
 from dealroom.services.clock import Clock
-from dealroom.services.offers import queue_agreement, record_stage, state_of
+from dealroom.services.offer_actions import queue_agreement
+from dealroom.services.offer_events import record_stage
+from dealroom.services.offers import state_of
 from dealroom.services.publish import Publish
 from dealroom.services.rooms import seed_flag, seed_host_memory
+from dealroom.services.run_handler import system_line
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import system_line
 
 log = structlog.get_logger(__name__)
 
@@ -175,7 +178,7 @@ async def _mint(
         updated_at=now,
     )
     await db.add(offer)
-    room.memory = memdoc.record_offer(room.memory or {}, rules.NEW_OFFER, str(offer.id))
+    room.memory = memory_records.record_offer(room.memory or {}, rules.NEW_OFFER, str(offer.id))
     room.memory_version += 1
     room.memory_updated_at = now
     return offer

@@ -33,11 +33,12 @@ from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services import offer_draw
 from dealroom.services.ledger import CallSite
-from dealroom.services.offers import queue_agreement, stage_of
-from dealroom.services.persona_turn import StaleRun, model_for
+from dealroom.services.offer_actions import queue_agreement
+from dealroom.services.offers import stage_of
 from dealroom.services.publish import Publish
+from dealroom.services.run_handler import RunnerDeps, StaleRun, model_for, system_line
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import RunnerDeps, RunStatus, system_line
 
 log = structlog.get_logger(__name__)
 

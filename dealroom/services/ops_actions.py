@@ -15,8 +15,7 @@ from sqlalchemy import delete, select
 
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.models.pricing import PRICES
-from dealroom.domain import memory as memdoc
-from dealroom.domain import validation
+from dealroom.domain import memory_records, validation
 from dealroom.domain.errors import DomainError, ErrorCode, bad_input, not_found
 from dealroom.domain.redaction import redact_secrets
 from dealroom.domain.seats import AuthorKind, RoomKind, Seat
@@ -163,10 +162,10 @@ async def override_goal(
         raise bad_input("Say why you override the goal.", "reason")
     now = clock.now()
     room = await _room(db, room_id, lock=True)
-    before = memdoc.goal_statuses(room.memory or {})
+    before = memory_records.goal_statuses(room.memory or {})
     # The reason is the host side's to read (visibility V6): operators' notes never reach a
     # visitor-facing agent.
-    document, rejected = memdoc.rule_goals(
+    document, rejected = memory_records.rule_goals(
         room.memory or {}, [(key, status, f"operator: {reason}")], by=Seat.HOST.value
     )
     if rejected:

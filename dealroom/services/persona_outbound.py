@@ -15,7 +15,7 @@ import structlog
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.persona import PersonaOutput
 from dealroom.config import Settings
-from dealroom.domain import crossing, goal_notices
+from dealroom.domain import crossing, goal_notices, memory_records
 from dealroom.domain import memory as memdoc
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
@@ -46,7 +46,7 @@ async def goal_flips(
     flip once, here, in the transaction that records it (seed 000 "Goals are structured
     envelopes"): ``new-offer`` met mints the written offer (Offer-Gen), abandoned closes
     the live one. Both go out through the choke point (held for a guest)."""
-    after = memdoc.goal_statuses(document)
+    after = memory_records.goal_statuses(document)
     for key, status in after.items():
         if before.get(key) == status:
             continue

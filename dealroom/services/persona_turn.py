@@ -3,9 +3,7 @@
 (``persona_stream``), then apply its structured output in one transaction: the reply, the
 run's fenced finish, goal rulings, its plan and the delivery it made. What the turn sends out
 of the pane (goal flips' effects, its sends) is ``persona_outbound``; the principal's release
-of held sends is ``held_sends``.
-
-Also home to what every agent handler shares: :class:`StaleRun` and :func:`model_for`."""
+of held sends is ``held_sends``."""
 
 from __future__ import annotations
 
@@ -19,7 +17,7 @@ from dealroom.agents import context_filter, persona
 from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
 from dealroom.domain import memory as memdoc
-from dealroom.domain import stage_notices, visibility
+from dealroom.domain import memory_records, memory_sections, stage_notices, visibility
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import SessionRule
@@ -31,32 +29,15 @@ from dealroom.services import effects, held_sends, pane_log, persona_outbound, p
 from dealroom.services.events import AgentTypingEvent, MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import CallSite
 from dealroom.services.pane_log import NotStored, Stored
+from dealroom.services.run_handler import RunnerDeps, StaleRun, model_for
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import RunSnapshot, TurnContext, load
-from dealroom.services.turns import RunnerDeps, RunStatus
 
 log = structlog.get_logger(__name__)
 
 ALWAYS_KEEP = ("goals", "offers", "rulings", "pendingPrincipalDecisions", "host.public")
 """Small, code-written parts every persona keeps; the free-form branches are what the filter
 narrows."""
-
-
-class StaleRun(Exception):
-    """The run was taken over (its lease expired and another worker claimed it)."""
-
-
-def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:
-    """Model per agent from config, overridden per room (``rooms.model_picks``)."""
-    configured = {
-        AgentName.PERSONA: deps.settings.persona_model,
-        AgentName.DISTIL: deps.settings.distil_model,
-        AgentName.CONTEXT_FILTER: deps.settings.filter_model,
-        AgentName.OFFER_GEN: deps.settings.offer_gen_model,
-        AgentName.AGREEMENT: deps.settings.agreement_model,
-        AgentName.GUARD: deps.settings.guard_model,
-    }[agent]
-    picked = picks.get(agent.value)
-    return picked if isinstance(picked, str) and picked else configured
 
 
 class PersonaTurn:
@@ -128,7 +109,7 @@ class PersonaTurn:
             represents=ctx.represents,
             speaking_with=ctx.speaking_with,
             memory=visible,
-            plan=memdoc.own_plan(ctx.memory, pane),
+            plan=memory_records.own_plan(ctx.memory, pane),
             account_facts=ctx.host_facts,
             session=ctx.session,
             trigger=trigger or _trigger(ctx),
@@ -146,7 +127,7 @@ class PersonaTurn:
             context_filter.FilterInput(
                 pane=ctx.pane_key,
                 memory=visible,
-                paths=memdoc.section_paths(visible),
+                paths=memory_sections.section_paths(visible),
                 session=ctx.session,
             ),
             model=model_for(self.deps, AgentName.CONTEXT_FILTER, ctx.model_picks),
@@ -155,7 +136,9 @@ class PersonaTurn:
         generation = await self.deps.ledger.generate(request, site)
         output = generation.output
         assert isinstance(output, context_filter.FilterOutput)
-        return memdoc.select_paths(visible, output.paths, always=(*ALWAYS_KEEP, ctx.pane_key))
+        return memory_sections.select_paths(
+            visible, output.paths, always=(*ALWAYS_KEEP, ctx.pane_key)
+        )
 
     # --- applying the output ----------------------------------------------------------------
 
@@ -213,11 +196,11 @@ class PersonaTurn:
                     MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view).encode(),
                 )
             )
-            before = memdoc.goal_statuses(memory)
+            before = memory_records.goal_statuses(memory)
             # A plan is the model's own note: an overlong one is cut, never a failed turn.
             plan = output.plan[: memdoc.MAX_VALUE_CHARS]
-            document = memdoc.set_plan(memory, ctx.pane_key, plan)
-            document, _rejected = memdoc.rule_goals(
+            document = memory_records.set_plan(memory, ctx.pane_key, plan)
+            document, _rejected = memory_records.rule_goals(
                 document, [(g.key, g.status, g.reason) for g in output.goals], by=ctx.pane_key
             )
             # Every outbound effect of the turn goes through the choke point (held for a guest).
@@ -234,7 +217,7 @@ class PersonaTurn:
                     ruling = (live.payload or {}).get("ruling")
                     if isinstance(ruling, dict):
                         # Only now, with the delivery in the record, may memory say it crossed.
-                        document = memdoc.record_ruling(
+                        document = memory_records.record_ruling(
                             document, ctx.pane_key, ruling, str(live.id)
                         )
             await persona_outbound.pane_sends(db, deps.settings, run, ctx, output, outbound)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.ops_actions import taken_over
+from dealroom.services.run_handler import Handler, RunnerDeps
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import Handler, RunnerDeps, RunStatus
 
 SILENCED = "silenced: an operator has taken over this pane"
 

@@ -1,102 +1,39 @@
-"""The agent turn's job queue and worker loop (ARCHITECTURE "The turn").
+"""The agent turn's worker loop (ARCHITECTURE "The turn").
 
 ``postMessage`` stores the message and, in the same transaction, a persona run and a Distil
 run for its pane; it never waits for a model. Workers in any process claim due runs from
 ``agent_runs`` (one running persona per pane at a time), execute them, and either mark them
 done together with their effects in one transaction, or schedule a retry. A run is never
-lost: a crash leaves it ``running`` with an expiring lease, and it is re-queued.
+lost: a crash leaves it ``running`` with an expiring lease, and it is re-queued. The queue's
+rows are made in ``run_queue``; what a handler is given is ``run_handler``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 import structlog
 from sqlalchemy import Row
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import AgentName, ModelError
-from dealroom.config import Settings
-from dealroom.domain.seats import AuthorKind, Seat
-from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Message, Participant
 from dealroom.persistence.runs import RunRepository
-from dealroom.realtime.broker import Broker
-from dealroom.services import pane_log
-from dealroom.services.clock import Clock
-from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
-from dealroom.services.ledger import Ledger
-from dealroom.services.pane_log import Stored
+from dealroom.services.run_handler import Handler, RunnerDeps, system_line
+from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import ClaimLoad, RunSnapshot
-from dealroom.services.unit_of_work import RUNS_CHANNEL, RunSignal, UnitOfWork
+from dealroom.services.unit_of_work import RUNS_CHANNEL
 
 log = structlog.get_logger(__name__)
 
-__all__ = ["RUNS_CHANNEL", "Handler", "RunStatus", "RunnerDeps", "TurnRunner", "new_run"]
+__all__ = ["RUNS_CHANNEL", "TurnRunner"]
 
 IDLE_POLL_SECONDS = 0.1
 """How often `wait_idle` counts outstanding runs when no run of this process has ended."""
-
-
-class RunStatus(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-
-
-def new_run(
-    *,
-    room_id: uuid.UUID,
-    participant_id: uuid.UUID,
-    agent: AgentName,
-    now: datetime,
-    trigger_message_id: uuid.UUID | None = None,
-    trigger_dispatch_id: uuid.UUID | None = None,
-    chain_depth: int = 0,
-    trigger_event_id: uuid.UUID | None = None,
-    watch_generation: int | None = None,
-) -> AgentRun:
-    return AgentRun(
-        id=uuid.uuid4(),
-        room_id=room_id,
-        participant_id=participant_id,
-        agent=agent.value,
-        trigger_message_id=trigger_message_id,
-        trigger_dispatch_id=trigger_dispatch_id,
-        chain_depth=chain_depth,
-        trigger_event_id=trigger_event_id,
-        watch_generation=watch_generation,
-        status=RunStatus.QUEUED.value,
-        attempts=0,
-        not_before=now,
-        created_at=now,
-    )
-
-
-def runs_for_message(message: Message, now: datetime) -> list[AgentRun]:
-    """The persona answers; Distil records beside it, never in front of it (seed 000)."""
-    return [
-        new_run(
-            room_id=message.room_id,
-            participant_id=message.participant_id,
-            agent=agent,
-            now=now,
-            trigger_message_id=message.id,
-        )
-        for agent in (AgentName.PERSONA, AgentName.DISTIL)
-    ]
-
-
-Handler = Callable[[RunSnapshot], Awaitable[None]]
 
 
 @dataclass
@@ -104,24 +41,6 @@ class _Sweep:
     run: Callable[[], Awaitable[object]]
     every: timedelta
     last: datetime | None = None
-
-
-@dataclass
-class RunnerDeps:
-    settings: Settings
-    sessionmaker: async_sessionmaker[AsyncSession]
-    broker: Broker
-    clock: Clock
-    ledger: Ledger
-    signal: RunSignal = field(init=False)
-    """Wakes the workers; a handler sets it only through its unit of work."""
-
-    def __post_init__(self) -> None:
-        self.signal = RunSignal(self.broker)
-
-    def unit(self) -> UnitOfWork:
-        """A job's unit of work: commit on exit, publishes and wake-ups after the commit."""
-        return UnitOfWork(self.sessionmaker, self.broker, self.signal)
 
 
 class TurnRunner:
@@ -372,50 +291,3 @@ def _snapshot(row: Row[Any] | None) -> RunSnapshot | None:
             offer_brand_approved_at=row.offer_brand_approved_at,
         ),
     )
-
-
-async def system_line(
-    db: Db,
-    clock: Clock,
-    run: RunSnapshot,
-    body: str,
-    *,
-    key: str,
-    author: AuthorKind = AuthorKind.SYSTEM,
-) -> tuple[str, str] | None:
-    """Store a system line (or, with ``author``, an agent's line) in the run's pane through
-    the pane log; returns (channel, payload) to publish after commit, or None when the same
-    line was stored before (idempotent on ``key``). S4: it continues the pane's session."""
-    pane = await db.get(Participant, run.participant_id)
-    assert pane is not None
-    done = await pane_log.append(
-        db,
-        pane,
-        author_kind=author.value,
-        body=body,
-        client_message_id=key,
-        now=clock.now(),
-        session=SessionRule.CONTINUES,
-    )
-    if not isinstance(done, Stored):
-        return None
-    seat = Seat(pane.key)
-    view = MessageView.from_row(done.row, seat)
-    event = MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view)
-    return pane_channel(run.room_id, seat), event.encode()
-
-
-async def retry_failed(db: Db, clock: Clock, participant_id: uuid.UUID) -> int:
-    """Re-queue the pane's failed runs (a user asked to re-run the turn). Effects are
-    committed only with a run's success, so a re-run cannot double them."""
-    count = 0
-    now = clock.now()
-    for row in await RunRepository(db).failed_for_pane(participant_id):
-        row.status = RunStatus.QUEUED.value
-        row.attempts = 0
-        row.not_before = now
-        row.error = None
-        row.finished_at = None
-        count += 1
-    await db.flush()
-    return count

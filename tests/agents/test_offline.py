@@ -28,6 +28,7 @@ from dealroom.agents.models.offline.persona.policy import DEFAULT_SHARE, path, s
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.agents.render import Line, Party
 from dealroom.domain import memory as memdoc
+from dealroom.domain import memory_records, memory_sections
 from dealroom.domain import offers as offer_rules
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import GUEST_NAME, RoomKind
@@ -759,10 +760,10 @@ async def test_a_whole_negotiation_through_the_room_document() -> None:
     async def turn(pane: str, trigger: Trigger) -> PersonaOutput:
         nonlocal room
         output = await run_persona(
-            persona_request(pane, trigger, room=room, plan=memdoc.own_plan(room, pane))
+            persona_request(pane, trigger, room=room, plan=memory_records.own_plan(room, pane))
         )
-        room = memdoc.set_plan(room, pane, output.plan)
-        room, skipped = memdoc.rule_goals(
+        room = memory_records.set_plan(room, pane, output.plan)
+        room, skipped = memory_records.rule_goals(
             room, [(g.key, g.status, g.reason) for g in output.goals], by=pane
         )
         assert skipped == ()
@@ -779,7 +780,7 @@ async def test_a_whole_negotiation_through_the_room_document() -> None:
             Trigger("delivery", send.substance, sender, ruling, tuple(send.open_questions)),
         )
         if ruling is not None:
-            room = memdoc.record_ruling(room, send.to, ruling, dispatch_id)
+            room = memory_records.record_ruling(room, send.to, ruling, dispatch_id)
         return output
 
     async def message(body: str) -> PersonaOutput:
@@ -1101,7 +1102,7 @@ async def test_the_filter_selects_related_and_always_kept_sections_only_from_the
             "bio": "Based in Lisbon",
         },
     }
-    paths = memdoc.section_paths(memory)
+    paths = memory_sections.section_paths(memory)
     request = context_filter.build(
         FilterInput(
             pane="visitor",

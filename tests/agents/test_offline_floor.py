@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from dealroom.agents.models.offline.persona.policy import DEFAULT_SHARE, settle_point
 from dealroom.agents.persona import PersonaOutput, Send, Trigger
-from dealroom.domain import memory as memdoc
+from dealroom.domain import memory_records
 from tests.agents.test_offline import ROOM, persona_request, run_persona
 
 ASK, FLOOR = 8000, 6000
@@ -36,10 +36,10 @@ class Room:
         self.dispatches = 0
 
     async def turn(self, pane: str, trigger: Trigger) -> PersonaOutput:
-        plan = memdoc.own_plan(self.document, pane)
+        plan = memory_records.own_plan(self.document, pane)
         output = await run_persona(persona_request(pane, trigger, room=self.document, plan=plan))
-        self.document = memdoc.set_plan(self.document, pane, output.plan)
-        self.document, _skipped = memdoc.rule_goals(
+        self.document = memory_records.set_plan(self.document, pane, output.plan)
+        self.document, _skipped = memory_records.rule_goals(
             self.document, [(g.key, g.status, g.reason) for g in output.goals], by=pane
         )
         if pane == "visitor":
@@ -53,7 +53,7 @@ class Room:
         trigger = Trigger("delivery", send.substance, sender, ruling, tuple(send.open_questions))
         output = await self.turn(send.to, trigger)
         if ruling is not None:
-            self.document = memdoc.record_ruling(
+            self.document = memory_records.record_ruling(
                 self.document, send.to, ruling, f"d{self.dispatches}"
             )
         if send.to == "visitor":

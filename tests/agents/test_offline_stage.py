@@ -25,7 +25,7 @@ from dealroom.agents.models.offline.offer_talk import (
 )
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.agents.render import Party
-from dealroom.domain import memory as memdoc
+from dealroom.domain import memory_records
 from dealroom.domain.offer_stage import BOOKED, Stage
 from dealroom.domain.seats import RoomKind
 from dealroom.domain.visibility import visible_memory
@@ -459,13 +459,13 @@ class Room:
                 pane,
                 trigger,
                 room=self.document,
-                plan=memdoc.own_plan(self.document, pane),
+                plan=memory_records.own_plan(self.document, pane),
                 stage=Stage.WRITTEN_AWAITING_BRAND,
             )
         )
-        self.document = memdoc.set_plan(self.document, pane, output.plan)
+        self.document = memory_records.set_plan(self.document, pane, output.plan)
         before = self.status()
-        self.document, skipped = memdoc.rule_goals(
+        self.document, skipped = memory_records.rule_goals(
             self.document, [(g.key, g.status, g.reason) for g in output.goals], by=pane
         )
         assert skipped == ()
@@ -481,7 +481,7 @@ class Room:
             send.to, Trigger("delivery", send.substance, sender, ruling, tuple(send.open_questions))
         )
         if ruling is not None:
-            self.document = memdoc.record_ruling(
+            self.document = memory_records.record_ruling(
                 self.document, send.to, ruling, f"d{self.dispatches}"
             )
         return output

@@ -22,17 +22,18 @@ from dealroom.domain.memory import (
     apply_changes,
     document_size,
     is_participant_key,
-    own_plan,
     parse_path,
+    writable_prefixes,
+)
+from dealroom.domain.memory_records import (
+    own_plan,
     record_claims,
     record_principal_decision,
     record_ruling,
     rule_goals,
-    section_paths,
-    select_paths,
     set_plan,
-    writable_prefixes,
 )
+from dealroom.domain.memory_sections import section_paths, select_paths
 from dealroom.domain.seats import RoomKind
 from tests.support.documents import Path, leaves
 

@@ -86,7 +86,7 @@ def test_hidden_from_all_are_plans_and_the_dispatch_record() -> None:
     ("pane", "kind"), [("host", HOME), ("host", DEAL), ("visitor", DEAL), ("brand_2", DEAL)]
 )
 def test_no_pane_sees_plans_or_the_dispatch_record(pane: str, kind: RoomKind) -> None:
-    # V1: each persona's own plan is re-attached by code alone (memory.own_plan).
+    # V1: each persona's own plan is re-attached by code alone (memory_records.own_plan).
     view = visible_memory(MEMORY, pane=pane, room_kind=kind)
     assert not set(view) & HIDDEN_FROM_ALL
 

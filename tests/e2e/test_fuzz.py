@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import Mode, mutations, queries
 
-from dealroom.schema.root import create_schema
+from dealroom.schema.build import create_schema
 from tests.conftest import Server
 from tests.support.graphql import Client, open_room, sign_up
 

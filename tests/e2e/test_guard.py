@@ -19,7 +19,7 @@ from dealroom.agents.persona import PersonaOutput, Ruling, Send
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Flag, GoalEvent, GuardVerdict, Lease, Room
 from dealroom.services.distil_turn import MemoryLease, holds
-from dealroom.services.turns import RunStatus
+from dealroom.services.run_queue import RunStatus
 from tests.conftest import Server
 from tests.support.graphql import post, sign_up
 from tests.support.recording import (

@@ -19,7 +19,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Flag, Message, WebhookDelivery, WebhookEvent
 from dealroom.realtime import Broker
-from dealroom.services import metrics
+from dealroom.services import metrics, offer_actions
 from dealroom.services import offers as offer_service
 from dealroom.services.identity import Credentials, resolve_identity
 from dealroom.services.webhook_worker import WebhookWorker
@@ -222,7 +222,7 @@ async def test_a_rolled_back_stage_change_sends_nothing(
             db = Db(sessionmaker)
             try:
                 identity = await resolve_identity(db, clock, Credentials(token=visitor_token))
-                await offer_service.approve_offer(
+                await offer_actions.approve_offer(
                     db,
                     hook_server.broker,
                     clock,

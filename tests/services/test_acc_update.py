@@ -20,7 +20,7 @@ from dealroom.services import acc_update_turn, durable_memory
 from dealroom.services.acc_update_turn import AccUpdate
 from dealroom.services.distil_turn import MemoryLease
 from dealroom.services.events import pane_channel
-from dealroom.services.turns import system_line
+from dealroom.services.run_handler import system_line
 from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up
 from tests.support.offers import settle

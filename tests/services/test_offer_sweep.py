@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
 from dealroom.realtime import Broker
-from dealroom.services.offers import capture_pending
+from dealroom.services.offer_payments import capture_pending
 from dealroom.services.payments import Charge, ChargeStatus
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock

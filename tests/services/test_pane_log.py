@@ -27,7 +27,7 @@ from dealroom.services.events import MessageAddedEvent, decode, pane_channel
 from dealroom.services.identity import Identity
 from dealroom.services.messages import PostLimits
 from dealroom.services.pane_log import NotStored, Stored
-from dealroom.services.turns import new_run
+from dealroom.services.run_queue import new_run
 from tests.support.backends import PG_FOR_PROCESS_TESTS, create_database, drop_database
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process

@@ -14,7 +14,7 @@ from dealroom.config import Settings
 from dealroom.jobs.watches import WatchFirer
 from dealroom.persistence.db import Db
 from dealroom.realtime import Broker
-from dealroom.services.turns import RunStatus
+from dealroom.services.run_queue import RunStatus
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.graphql import post

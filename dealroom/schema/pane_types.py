@@ -1,0 +1,179 @@
+"""GraphQL types of a pane as the reader sees it: its messages and pages of them, the
+``Pane`` itself, and the events its subscription streams (``PaneEvent``). Never ORM rows:
+each is built from a view (``from_*``)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated
+
+import strawberry
+
+from dealroom.domain.cursors import event_cursor, parse_event_cursor
+from dealroom.domain.durable import SystemLineKind, system_line_kind
+from dealroom.domain.errors import bad_input
+from dealroom.domain.seats import Seat, message_alignment
+from dealroom.schema.context import Info
+from dealroom.schema.enums import Alignment, AuthorKind
+from dealroom.schema.offer_types import StageChanged
+from dealroom.schema.paging import PageInfo
+from dealroom.services import messages as message_service
+from dealroom.services.events import MessageView
+
+
+@strawberry.type(description="A message in a pane, projected for the reader.")
+class Message:
+    id: strawberry.ID = strawberry.field(description="The message id.")
+    cursor: str = strawberry.field(description="Position in the room's event sequence.")
+    body: str = strawberry.field(description="The text.")
+    author_kind: AuthorKind = strawberry.field(
+        description="Participant, agent, system, or an operator in the agent's seat."
+    )
+    seat: Seat = strawberry.field(description="The pane the message is in.")
+    alignment: Alignment = strawberry.field(description="Left or right for this reader.")
+    session_no: int = strawberry.field(description="The conversation session it belongs to.")
+    client_message_id: str | None = strawberry.field(
+        description="The client's idempotency key, for participant messages."
+    )
+    created_at: datetime = strawberry.field(description="When it was stored (UTC).")
+    room_id: strawberry.ID = strawberry.field(description="The room it belongs to.")
+    system_kind: SystemLineKind | None = strawberry.field(
+        description="For a system line, what it is about (MEMORY_MERGED, NOTICE); else null."
+    )
+
+    @classmethod
+    def from_view(cls, view: MessageView, reader_seat: Seat) -> Message:
+        return cls(
+            id=strawberry.ID(str(view.id)),
+            cursor=event_cursor(view.seq),
+            body=view.body,
+            author_kind=view.author_kind,
+            seat=view.seat,
+            alignment=message_alignment(reader_seat, view.seat, view.author_kind),
+            session_no=view.session_no,
+            client_message_id=view.client_message_id,
+            created_at=view.created_at,
+            room_id=strawberry.ID(str(view.room_id)),
+            system_kind=system_line_kind(view.client_message_id)
+            if view.author_kind is AuthorKind.SYSTEM
+            else None,
+        )
+
+
+@strawberry.type(description="An edge in a message connection.")
+class MessageEdge:
+    cursor: str = strawberry.field(description="The message's cursor.")
+    node: Message = strawberry.field(description="The message.")
+
+
+@strawberry.type(description="A page of a pane's messages, oldest first.")
+class MessageConnection:
+    edges: list[MessageEdge] = strawberry.field(description="The messages, oldest first.")
+    page_info: PageInfo = strawberry.field(description="Paging state.")
+
+
+def _optional_cursor(value: str | None) -> int | None:
+    return parse_event_cursor(value) if value is not None else None
+
+
+@strawberry.type(description="One participant's side of a room: its conversation with its agent.")
+class Pane:
+    seat: Seat = strawberry.field(description="Whose pane this is.")
+    relationship_label: str = strawberry.field(
+        description="Who talks with whom here, from the reader's side."
+    )
+    _participant_id: strawberry.Private[uuid.UUID]
+    _reader_seat: strawberry.Private[Seat]
+
+    @strawberry.field(
+        description="Messages. first/after page forward; last/before page backward "
+        "(the newest `last` before `before`). At most 100 per page."
+    )
+    async def messages(
+        self,
+        info: Info,
+        first: Annotated[int | None, strawberry.argument(description="Page forward.")] = None,
+        after: Annotated[str | None, strawberry.argument(description="Start after.")] = None,
+        last: Annotated[int | None, strawberry.argument(description="Page backward.")] = None,
+        before: Annotated[str | None, strawberry.argument(description="End before.")] = None,
+    ) -> MessageConnection:
+        limit_cap = info.context.app.settings.max_page_size
+        for name, value in (("first", first), ("last", last)):
+            if value is not None and not 0 < value <= limit_cap:
+                raise bad_input(f"{name} must be between 1 and {limit_cap}.", name)
+        if first is not None and last is not None:
+            raise bad_input("Pass first or last, not both.", "last")
+        page = await message_service.page_messages(
+            info.context.db,
+            self._participant_id,
+            Seat(self.seat),
+            first=first,
+            after=_optional_cursor(after),
+            last=last,
+            before=_optional_cursor(before),
+        )
+        edges = [
+            MessageEdge(cursor=event_cursor(m.seq), node=Message.from_view(m, self._reader_seat))
+            for m in page.messages
+        ]
+        return MessageConnection(
+            edges=edges,
+            page_info=PageInfo(
+                has_next_page=page.has_next,
+                has_previous_page=page.has_previous,
+                start_cursor=edges[0].cursor if edges else None,
+                end_cursor=edges[-1].cursor if edges else None,
+            ),
+        )
+
+
+@strawberry.type(description="A message was stored in the pane.")
+class MessageAdded:
+    cursor: str = strawberry.field(description="Resume after this cursor to continue from here.")
+    message: Message = strawberry.field(description="The message.")
+
+
+@strawberry.type(description="A streamed fragment of an agent's reply (not stored).")
+class MessageDelta:
+    cursor: str = strawberry.field(description="The cursor of the last stored event before it.")
+    message_id: strawberry.ID = strawberry.field(description="The reply being composed.")
+    delta: str = strawberry.field(description="Text to append.")
+
+
+@strawberry.type(
+    description="An agent started composing a reply in the pane; deltas with the same "
+    "messageId follow, then MessageAdded with the stored message."
+)
+class AgentTyping:
+    cursor: str = strawberry.field(description="The cursor of the last stored event before it.")
+    message_id: strawberry.ID = strawberry.field(description="The reply being composed.")
+    agent: str = strawberry.field(description="Which agent is composing (persona).")
+
+
+@strawberry.type(description="A system line in the pane (a merge, a failed turn being retried).")
+class SystemLine:
+    cursor: str = strawberry.field(description="Resume after this cursor.")
+    message: Message = strawberry.field(description="The system message.")
+
+    @strawberry.field(description="What the line is about, so clients can style it.")
+    def kind(self) -> SystemLineKind:
+        return self.message.system_kind or SystemLineKind.NOTICE
+
+
+@strawberry.type(
+    description="The visitor view's loginRequired flag changed: the login gate went up (a "
+    "held effect, the guest message cap) or a claim took it down. Not stored: a client that "
+    "reconnects reads Room.loginRequired."
+)
+class LoginRequiredChanged:
+    cursor: str = strawberry.field(
+        description="The cursor of the last stored event before it (not an event of its own)."
+    )
+    login_required: bool = strawberry.field(description="The new value.")
+
+
+PaneEvent = Annotated[
+    MessageAdded | AgentTyping | MessageDelta | SystemLine | StageChanged | LoginRequiredChanged,
+    strawberry.union("PaneEvent", description="Something that happened in a pane."),
+]

@@ -1,0 +1,81 @@
+"""The agent runs' queue rows: a run's status, a new queued run (and the pair a message
+queues), and re-queuing a pane's failed runs when a user asks to re-run the turn. The workers
+that claim and execute them are ``turns``."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import StrEnum
+
+from dealroom.agents.models.base import AgentName
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import AgentRun, Message
+from dealroom.persistence.runs import RunRepository
+from dealroom.services.clock import Clock
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+def new_run(
+    *,
+    room_id: uuid.UUID,
+    participant_id: uuid.UUID,
+    agent: AgentName,
+    now: datetime,
+    trigger_message_id: uuid.UUID | None = None,
+    trigger_dispatch_id: uuid.UUID | None = None,
+    chain_depth: int = 0,
+    trigger_event_id: uuid.UUID | None = None,
+    watch_generation: int | None = None,
+) -> AgentRun:
+    return AgentRun(
+        id=uuid.uuid4(),
+        room_id=room_id,
+        participant_id=participant_id,
+        agent=agent.value,
+        trigger_message_id=trigger_message_id,
+        trigger_dispatch_id=trigger_dispatch_id,
+        chain_depth=chain_depth,
+        trigger_event_id=trigger_event_id,
+        watch_generation=watch_generation,
+        status=RunStatus.QUEUED.value,
+        attempts=0,
+        not_before=now,
+        created_at=now,
+    )
+
+
+def runs_for_message(message: Message, now: datetime) -> list[AgentRun]:
+    """The persona answers; Distil records beside it, never in front of it (seed 000)."""
+    return [
+        new_run(
+            room_id=message.room_id,
+            participant_id=message.participant_id,
+            agent=agent,
+            now=now,
+            trigger_message_id=message.id,
+        )
+        for agent in (AgentName.PERSONA, AgentName.DISTIL)
+    ]
+
+
+async def retry_failed(db: Db, clock: Clock, participant_id: uuid.UUID) -> int:
+    """Re-queue the pane's failed runs (a user asked to re-run the turn). Effects are
+    committed only with a run's success, so a re-run cannot double them."""
+    count = 0
+    now = clock.now()
+    for row in await RunRepository(db).failed_for_pane(participant_id):
+        row.status = RunStatus.QUEUED.value
+        row.attempts = 0
+        row.not_before = now
+        row.error = None
+        row.finished_at = None
+        count += 1
+    await db.flush()
+    return count
