@@ -253,7 +253,7 @@ async def test_every_child_logs_its_gc_pauses(pg_url: str, tmp_path: Path) -> No
         deadline = time.monotonic() + 30
         while logged != children and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
-            lines = path.read_text(errors="replace").splitlines()  # noqa: ASYNC240
+            lines = path.read_text(errors="replace").splitlines()
             full = [line for line in lines if line.startswith("gc_pause generation=2 ")]
             logged = {int(line.split("pid=")[1].split()[0]) for line in full}
     assert len(children) == 2
