@@ -339,6 +339,9 @@ class ServerProcess:
     children's together, and GC pauses come from each child's ``gc_pause`` lines."""
     proc: subprocess.Popen[bytes] | None = None
     ps: psutil.Process | None = None
+    serving_since: float = 0.0
+    """``time.monotonic()`` when the server first answered ``/health`` (start-up's own
+    collections come before it)."""
     _files: list[Any] = field(default_factory=list)
 
     @property
@@ -389,6 +392,7 @@ class ServerProcess:
                 )
             try:
                 if httpx.get(f"{self.base_url}/health", timeout=2, trust_env=False).is_success:
+                    self.serving_since = time.monotonic()
                     return
             except httpx.HTTPError:
                 pass

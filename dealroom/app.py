@@ -220,7 +220,10 @@ class GraphQLView(GraphQL[Context, None]):
         except RequestRejected as rejected:
             await send_rejection(send, rejected)
         finally:
-            for context in scope.get(CONTEXTS, ()):
+            # Taken out of the scope: the list would keep a cycle (scope -> contexts -> request
+            # -> scope) that only the garbage collector frees, and every request's objects
+            # with it; without it reference counting frees them as the request ends.
+            for context in scope.pop(CONTEXTS, ()):
                 if "db" in vars(context):  # made only if the request used the database
                     await context.db.close()
 

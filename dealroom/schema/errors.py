@@ -17,14 +17,13 @@ class ErrorCodes(MaskErrors):
 
     def __init__(self, debug: bool = False) -> None:
         self.debug = debug
-        super().__init__(should_mask_error=self._should_mask, error_message="Internal error.")
-
-    def _should_mask(self, error: GraphQLError) -> bool:
-        original = error.original_error
-        if _is_request_error(error) or isinstance(original, DomainError):
-            return False
-        log.error("graphql_internal_error", path=error.path, exc_info=original)
-        return not self.debug
+        # A function, not a bound method of this instance: the instance (one per operation,
+        # holding its execution context) would otherwise be a reference cycle that only the
+        # garbage collector frees.
+        super().__init__(
+            should_mask_error=_unmasked_in_debug if debug else _masked,
+            error_message="Internal error.",
+        )
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         masked = super().anonymise_error(error)
@@ -34,11 +33,31 @@ class ErrorCodes(MaskErrors):
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
         processed = super()._process_errors(errors)
         for error in processed:
+            # Answered (and an unexpected one logged, with its stack, by _masked): the
+            # tracebacks' frames hold the execution, a cycle per failed request that only
+            # the garbage collector frees.
+            error.__traceback__ = None
+            if error.original_error is not None:
+                error.original_error.__traceback__ = None
             if "code" in (error.extensions or {}):
                 continue
             code = ErrorCode.BAD_USER_INPUT if _is_request_error(error) else ErrorCode.INTERNAL
             error.extensions = {**(error.extensions or {}), "code": str(code)}
         return processed
+
+
+def _masked(error: GraphQLError) -> bool:
+    """Internal errors are logged, then masked: a request error or a DomainError is not."""
+    original = error.original_error
+    if _is_request_error(error) or isinstance(original, DomainError):
+        return False
+    log.error("graphql_internal_error", path=error.path, exc_info=original)
+    return True
+
+
+def _unmasked_in_debug(error: GraphQLError) -> bool:
+    _masked(error)  # logged all the same
+    return False
 
 
 def _is_request_error(error: GraphQLError) -> bool:
