@@ -297,15 +297,17 @@ def machine_summary() -> list[str]:
 GC_LOGGING_SERVE = """
 import gc, sys, time
 from dealroom.cli import main
-started = [0.0]
+started = [0.0, 0.0]
 def log(phase, info):
     if phase == "start":
-        started[0] = time.perf_counter()
+        started[0], started[1] = time.perf_counter(), time.thread_time()
         return
     pause = time.perf_counter() - started[0]
+    cpu = time.thread_time() - started[1]
     if info["generation"] == 2 or pause > 0.02:
         print(f"bench-gc t={time.monotonic():.3f} gen={info['generation']} "
-              f"ms={pause * 1000:.1f} collected={info['collected']}", file=sys.stderr, flush=True)
+              f"ms={pause * 1000:.1f} cpu_ms={cpu * 1000:.1f} collected={info['collected']}",
+              file=sys.stderr, flush=True)
 gc.callbacks.append(log)
 sys.argv = ["dealroom", *sys.argv[1:]]
 main()

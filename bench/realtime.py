@@ -857,6 +857,7 @@ class Run:
             figures["gc_during_load"] = {
                 "full_collections": len(full),
                 "longest_full_ms": 1000 * max(full, default=0.0),
+                "longest_ms": 1000 * max((p.seconds for p in during), default=0.0),
                 "slow_collections": len(during),
                 "paused_ms": 1000 * sum(p.seconds for p in during),
             }
@@ -960,7 +961,8 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
         print(
             f"  server GC during posting: {gc_load['full_collections']} full collections "
             f"(longest {gc_load['longest_full_ms']:.0f} ms), {gc_load['slow_collections']} "
-            f"collections >= 20 ms or full, {gc_load['paused_ms']:.0f} ms paused in all"
+            f"collections >= 20 ms or full (longest {gc_load.get('longest_ms', 0.0):.0f} ms), "
+            f"{gc_load['paused_ms']:.0f} ms paused in all"
         )
     if "kib_per_subscription_idle" in figures:
         print(
@@ -1127,7 +1129,9 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
     for line in lines:
         print(f"    {line}")
     load = main["load"]
-    at_rate = load["completion_rate"] >= 0.95 * 500 and args.rate >= 500
+    # issue 17: 75% of the Core floor's throughput on this machine, about 375 msg/s on 2 cores
+    at_rate = load["completion_rate"] >= 0.95 * 375 and args.rate >= 375
+    gc_load = main.get("gc_during_load") or {}
     targets = [
         (
             "5,000 subscriptions held",
@@ -1135,14 +1139,19 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
             f"({main['live_at_end']} live on {main['open_at_end']} open sockets)",
         ),
         (
-            "p99 <= 100 ms at 500 msg/s",
-            at_rate and load["latency_p99"] <= 0.1,
-            f"(p99 return->event {ms(load['latency_p99'])} ms, send->event "
-            f"{ms(load['e2e_p99'])} ms, at {load['completion_rate']:.0f} msg/s completed)",
+            "p99 send -> event <= 100 ms at 375 msg/s",
+            at_rate and load["e2e_p99"] <= 0.1,
+            f"(send->event p99 {ms(load['e2e_p99'])} ms, return->event "
+            f"{ms(load['latency_p99'])} ms, at {load['completion_rate']:.0f} msg/s completed)",
         ),
         (
-            "<= 64 KiB server memory per subscription",
-            main["kib_per_subscription_idle"] <= 64,
+            "no GC pause over 50 ms while posting",
+            bool(gc_load) and gc_load.get("longest_ms", 0.0) <= 50,
+            f"(longest {gc_load.get('longest_ms', 0.0):.0f} ms)" if gc_load else "(not logged)",
+        ),
+        (
+            "<= 48 KiB server memory per subscription",
+            main["kib_per_subscription_idle"] <= 48,
             f"({main['kib_per_subscription_idle']:.1f} KiB held idle)",
         ),
     ]

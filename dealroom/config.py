@@ -144,7 +144,7 @@ class Settings(BaseSettings):
     """How long a subscription start-up waits for a slot before it ends UNAVAILABLE (with
     ``retryAfterSeconds``). Keep it well under the pool timeout (30 s PostgreSQL, 60 s
     SQLite), or the burst queues on the pool again."""
-    gc_young_threshold: int = Field(default=50_000, ge=1)
+    gc_young_threshold: int = Field(default=10_000, ge=1)
     """Net allocations between young garbage collections in ``dealroom serve`` (CPython's
     default is 700): fewer collections cost less CPU, bigger ones pause longer (measured in
     docs/BENCHMARKS.md, issue 17)."""

@@ -31,6 +31,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from graphql import FieldNode, OperationDefinitionNode, VariableNode, visit
 from graphql.language import Visitor
+from graphql.pyutils import RefMap
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from dealroom.schema.scope_gate import presents_api_key
@@ -40,9 +41,11 @@ T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-TABLE_SIZE: Final = 2048
+TABLE_SIZE: Final = 256
 """Entries per table: events fan out to their subscribers within a few loop turns, so this
-covers seconds of traffic at the rates one process sustains."""
+covers seconds of traffic at the rates one process sustains (~100 events/s). Kept small:
+every entry's objects are live, so the young garbage collections walk them (2,048 entries
+were about 50,000 objects: a 77 ms young collection, docs/BENCHMARKS.md)."""
 
 
 class _Bounded(Generic[K, V]):
@@ -170,6 +173,12 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
         executor = super().build_per_event_executor(payload)
         assert isinstance(executor, FanoutExecutor)  # a copy of this one
         executor.per_event = True
+        # graphql-core's copy shares the subscription's memo tables, keyed by the identity of
+        # field lists each event builds anew: every event added entries that lived as long
+        # as the subscription (memory per subscription grew with every event delivered). The
+        # event's own tables keep the memo within its execution.
+        executor._relevant_sub_fields = {}
+        executor._stream_usages = RefMap()
         return executor
 
     def execute_operation(self, serially: bool | None = None) -> Any:

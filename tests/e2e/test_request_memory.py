@@ -1,5 +1,6 @@
 """Issue 17, "Memory and pauses": a request's objects are freed by reference counting as the
-request ends, not left in reference cycles for the garbage collector.
+request ends, not left in reference cycles for the garbage collector; a held subscription
+keeps nothing per event it delivered.
 
 Each cycle held a whole request (its context, the unit of work, the execution and its
 results): every request's objects then waited for a collection, young collections came
@@ -14,6 +15,7 @@ from __future__ import annotations
 import gc
 from collections import Counter
 
+from graphql.execution.collect_fields import FieldDetails
 from graphql.execution.executor import Executor
 from starlette.requests import HTTPConnection
 from strawberry.extensions import SchemaExtension
@@ -85,3 +87,30 @@ async def test_a_request_leaves_no_cycle_behind(server: Server) -> None:
             if enabled:
                 gc.enable()
     assert left == Counter(), f"request objects freed only by the collector: {dict(left)}"
+
+
+def _alive(kind: type) -> int:
+    gc.collect()
+    return sum(isinstance(found, kind) for found in gc.get_objects())
+
+
+async def test_a_held_subscription_keeps_nothing_per_event(server: Server) -> None:
+    """graphql-core's per-event executor is a shallow copy sharing the subscription's memo
+    of collected fields, keyed by field lists each event builds anew: every event left
+    entries (field lists, collected fields) for the subscription's whole life."""
+    host = server.client()
+    await sign_up(host, "mara", "Mara Ellison")
+    guest = server.client()
+    room_id = (await open_room(guest, "mara"))["room"]["id"]
+    variables = {"roomId": room_id, "seat": "VISITOR"}
+    async with subscribe(server.ws_url, PANE_EVENTS, variables, init=ws_init_for(host)) as feed:
+        await until_listening(server.broker, room_id)
+        await post(guest, room_id, "warm up")
+        await _until_line(feed, "warm up")
+        before = _alive(FieldDetails)
+        for n in range(20):
+            await post(guest, room_id, f"line {n}")
+            await _until_line(feed, f"line {n}")
+        after = _alive(FieldDetails)
+    # 20 events (and the agent's replies) used to leave 4 or more each
+    assert after - before < 10, (before, after)
