@@ -95,6 +95,7 @@ async def pane_events(
             seat=Seat(seat),
             after=start,
             started=started,
+            rereads=ctx.app.admission.rereads,
         )
         open_now = metrics.SUBSCRIPTIONS_OPEN.labels("paneEvents")
         open_now.inc()

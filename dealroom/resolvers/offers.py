@@ -140,7 +140,12 @@ async def offer_stage(
     async with ctx.app.admission.start_up() as started:
         room_id = await _authorise(info, parsed)
         events = offer_events.follow_offer(
-            ctx.app.sessionmaker, ctx.app.broker, parsed, start, started=started
+            ctx.app.sessionmaker,
+            ctx.app.broker,
+            parsed,
+            start,
+            started=started,
+            rereads=ctx.app.admission.rereads,
         )
         open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")
         open_now.inc()

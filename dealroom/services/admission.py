@@ -56,6 +56,10 @@ class Admission:
         self.slots = slots
         self.wait_seconds = wait_seconds
         self._free = asyncio.Semaphore(slots)
+        self.rereads = asyncio.Semaphore(slots)
+        """Live streams' re-reads (heartbeat, resync, gap) at once: as many as start-ups.
+        With 5,000 subscriptions held the heartbeats alone are ~170 reads a second; unbounded
+        they took the whole pool and requests timed out on it (docs/BENCHMARKS.md)."""
 
     def start_up(self) -> StartUp:
         """``async with admission.start_up() as started:`` around a subscription's body; call

@@ -8,11 +8,23 @@ of a kind the stream does not take live) sends the stream back to the database."
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
+import structlog
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
 from dealroom.realtime.broker import RESYNC, Broker
 from dealroom.services.events import EphemeralEvent, StoredEvent, decode
+
+log = structlog.get_logger(__name__)
+
+DATABASE_UNAVAILABLE = (PoolTimeout, DBAPIError, OSError)
+"""A re-read that fails with one of these is tried again at the next wake-up or heartbeat:
+the events are still in the database and the stream's cursor has not moved."""
 
 S = TypeVar("S", bound=StoredEvent)
 E = TypeVar("E", bound=EphemeralEvent)
@@ -28,6 +40,7 @@ async def replay_then_live(
     live: tuple[type[S], ...],
     passed: tuple[type[E], ...] = (),
     started: Callable[[], None] = lambda: None,
+    rereads: asyncio.Semaphore | None = None,
 ) -> AsyncGenerator[S | E, None]:
     """The stored events after ``after`` (``replay(cursor)`` reads them, in cursor order),
     then what ``channel`` publishes: events of the ``live`` kinds in ``prev`` order, the
@@ -39,7 +52,13 @@ async def replay_then_live(
 
     ``started()`` is called when the start-up's database work is done: before the first
     event reaches the client, or before waiting live (services/admission.py gives its slot
-    back then; a later replay, after a gap, is live delivery and never waits for one)."""
+    back then; a later replay, after a gap, is live delivery and never waits for one).
+
+    A later re-read (a RESYNC, a heartbeat, a gap) takes one of ``rereads`` (per process:
+    thousands of held streams' heartbeats must not take the pool from requests), reads what
+    was missed, gives it back, then yields. One the database cannot serve now (the pool
+    timed out, the connection dropped) ends nothing: it is logged and tried again at the
+    next wake-up or heartbeat."""
     start = await end() if after is None else after
     async with broker.subscribe([channel]) as subscription:
         delivered = start
@@ -61,6 +80,12 @@ async def replay_then_live(
                     yield found
                     continue
             # A resync signal, a gap, or a payload we cannot read: the database decides.
-            async for missed in replay(delivered):
-                delivered = missed.cursor
-                yield missed
+            try:
+                async with rereads or contextlib.nullcontext():
+                    missed = [event async for event in replay(delivered)]
+            except DATABASE_UNAVAILABLE as error:
+                log.warning("reread_deferred", channel=channel, error=type(error).__name__)
+                continue
+            for event in missed:
+                delivered = event.cursor
+                yield event

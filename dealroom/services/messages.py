@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -217,6 +218,7 @@ def follow_pane(
     seat: Seat,
     after: int | None,
     started: Callable[[], None] = lambda: None,
+    rereads: asyncio.Semaphore | None = None,
 ) -> AsyncGenerator[PaneEventData, None]:
     """Replay what the database holds after ``after``, then go live: no gap, no duplicate.
 
@@ -233,6 +235,7 @@ def follow_pane(
         live=_PANE_STORED,
         passed=_PANE_PASSED,
         started=started,
+        rereads=rereads,
     )
 
 

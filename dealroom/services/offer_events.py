@@ -5,6 +5,7 @@ following an offer's stage changes from a cursor, stored then live."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from datetime import datetime
@@ -92,6 +93,7 @@ def follow_offer(
     offer_id: uuid.UUID,
     after: int | None,
     started: Callable[[], None] = lambda: None,
+    rereads: asyncio.Semaphore | None = None,
 ) -> AsyncGenerator[StageChangedEvent, None]:
     """An offer's stage changes: with ``after``, the stored ones after that cursor first, then
     live, with no gap and no duplicate (``prev`` links, as for panes). The caller has checked
@@ -104,6 +106,7 @@ def follow_offer(
         partial(_replay_offer, sessionmaker, offer_id),
         live=(StageChangedEvent,),
         started=started,
+        rereads=rereads,
     )
 
 

@@ -7,12 +7,13 @@ import contextlib
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker, InProcessBroker, Subscription
 from dealroom.services import accounts, messages, rooms
@@ -142,8 +143,47 @@ async def test_a_resync_signal_rereads_without_duplicates(
     await stream.aclose()
 
 
+async def test_a_reread_the_database_cannot_serve_is_tried_again_not_fatal(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """With thousands of subscriptions held, heartbeat re-reads met a full pool: each timed
+    out and ended its stream INTERNAL. The events are still in the database and the cursor
+    has not moved, so the stream waits for its next wake-up instead."""
+    broker = LossyBroker(drop=set())
+    guest, opened = await _room(engine, clock)
+    tight = create_engine(engine.url.render_as_string(hide_password=False), pool_timeout=0.3)
+    try:
+        stream = await _follow_visitor_pane(
+            tight, broker, opened.room.id, after=0, rereads=asyncio.Semaphore(1)
+        )
+        first_seq = await _post(engine, broker, clock, guest, opened.room.id, "one")
+        assert (await asyncio.wait_for(anext(stream), 5)).cursor == first_seq
+        broker.drop = {broker.count + 1}
+        lost_seq = await _post(engine, broker, clock, guest, opened.room.id, "two")
+        next_event = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0.05)
+        channel = pane_channel(opened.room.id, Seat.VISITOR)
+        async with contextlib.AsyncExitStack() as held:
+            with contextlib.suppress(PoolTimeout):
+                while True:  # every connection of the stream's pool taken
+                    await held.enter_async_context(tight.connect())
+            await broker.inner.publish(channel, RESYNC)
+            await asyncio.sleep(1.0)  # its re-read waited 0.3 s for the pool and gave up
+            assert not next_event.done(), next_event
+        await broker.inner.publish(channel, RESYNC)
+        assert (await asyncio.wait_for(next_event, 5)).cursor == lost_seq
+        await stream.aclose()
+    finally:
+        await tight.dispose()
+
+
 async def _follow_visitor_pane(
-    engine: AsyncEngine, broker: Broker, room_id: uuid.UUID, *, after: int | None
+    engine: AsyncEngine,
+    broker: Broker,
+    room_id: uuid.UUID,
+    *,
+    after: int | None,
+    rereads: asyncio.Semaphore | None = None,
 ) -> AsyncGenerator[MessageAddedEvent, None]:
     db = Db(create_sessionmaker(engine))
     try:
@@ -159,6 +199,7 @@ async def _follow_visitor_pane(
             participant_id=visitor.id,
             seat=Seat.VISITOR,
             after=after,
+            rereads=rereads,
         )
     )
 
