@@ -720,6 +720,11 @@ def specs_for(rooms: Sequence[Room], host_init: dict[str, str]) -> list[SubSpec]
 # --- the run ---------------------------------------------------------------------------------
 
 
+def visitor_address(index: int) -> str:
+    """A distinct client address per guest (the server trusts loopback's X-Forwarded-For)."""
+    return f"10.{(index >> 16) & 255}.{(index >> 8) & 255}.{index & 255}"
+
+
 @dataclass
 class Run:
     args: argparse.Namespace
@@ -749,7 +754,12 @@ class Run:
                 async with gate:
                     for attempt in range(3):
                         try:
-                            room_id, guest_key = await open_room(http, HOST_HANDLE)
+                            # each guest from an address of its own, as distinct visitors
+                            # are: a key's guest cap counts every key minted from its address
+                            # (issue 11), which from one address is every guest's posts
+                            room_id, guest_key = await open_room(
+                                http, HOST_HANDLE, {"X-Forwarded-For": visitor_address(index)}
+                            )
                             break
                         except (httpx.HTTPError, RuntimeError):
                             if attempt == 2:
