@@ -71,6 +71,7 @@ from dealroom.services.agents import (
     create_runner,
 )
 from dealroom.services.clock import Clock, SystemClock
+from dealroom.services.heartbeats import Heartbeats
 from dealroom.services.payments import PaymentProvider
 from dealroom.services.rechecks import Rechecks
 from dealroom.services.webhook_worker import WebhookWorker
@@ -265,6 +266,7 @@ def create_app(
             settings.subscription_start_wait_seconds,
         ),
         rechecks=Rechecks(sessionmaker, clock, settings.subscription_recheck_seconds),
+        heartbeats=Heartbeats(sessionmaker, settings.subscription_heartbeat_seconds),
     )
     view = GraphQLView(state)
     webhook_worker = WebhookWorker(settings, sessionmaker, broker, clock)
@@ -278,9 +280,11 @@ def create_app(
         # Out of the collector's way once a subscribe burst is over (a no-op unless frozen).
         settler = asyncio.create_task(refreeze_when_settled())
         state.rechecks.start()
+        state.heartbeats.start()
         try:
             yield {"app_state": state}
         finally:
+            await state.heartbeats.close()
             await state.rechecks.close()
             settler.cancel()
             with contextlib.suppress(asyncio.CancelledError):

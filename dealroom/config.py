@@ -136,6 +136,10 @@ class Settings(BaseSettings):
     """How often the process re-checks every live subscription's session or API key, act-as
     edge and seat, all in one round (``services/rechecks.py``); a signed-out or expired
     session's websocket is closed with code 4401."""
+    subscription_heartbeat_seconds: float = Field(default=30.0, gt=0)
+    """How often the process reads where every followed pane and offer ends (one statement per
+    500) and wakes the streams behind it: the longest a lost wake-up (a publish that failed
+    for good, a process killed after its commit) delays an event (services/heartbeats.py)."""
     subscription_start_slots: int | None = Field(default=None, ge=1)
     """Subscription start-ups (authorisation, end read, first replay batch) this process lets
     touch the database at once (services/admission.py); unset: 2 on SQLite (one connection),

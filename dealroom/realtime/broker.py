@@ -31,11 +31,14 @@ so a wake-up lost by a failed publish in another process costs at most this dela
 class Subscription:
     """One local listener: a bounded queue of raw payloads."""
 
-    __slots__ = ("channels", "queue")
+    __slots__ = ("channels", "idle_resync", "queue")
 
     def __init__(self, channels: tuple[str, ...]) -> None:
         self.channels = channels
         self.queue: asyncio.Queue[str] = asyncio.Queue(QUEUE_LIMIT)
+        self.idle_resync: float | None = HEARTBEAT_SECONDS
+        """After this long idle the reader is handed a RESYNC; None: never (a stream the
+        process heartbeat follows, ``services/heartbeats.py``, is woken only when behind)."""
 
     def offer(self, payload: str) -> None:
         try:
@@ -48,10 +51,13 @@ class Subscription:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while True:
+            if self.idle_resync is None:
+                yield await self.queue.get()
+                continue
             # asyncio.timeout, not wait_for: wait_for wraps the get in a task of its own, one
             # more task (and future) per held subscription.
             try:
-                async with asyncio.timeout(HEARTBEAT_SECONDS):
+                async with asyncio.timeout(self.idle_resync):
                     payload = await self.queue.get()
             except TimeoutError:
                 payload = RESYNC

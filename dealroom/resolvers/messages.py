@@ -96,6 +96,7 @@ async def pane_events(
             after=start,
             started=started,
             rereads=ctx.app.admission.rereads,
+            heartbeats=ctx.app.heartbeats,
         )
         open_now = metrics.SUBSCRIPTIONS_OPEN.labels("paneEvents")
         open_now.inc()

@@ -146,6 +146,7 @@ async def offer_stage(
             start,
             started=started,
             rereads=ctx.app.admission.rereads,
+            heartbeats=ctx.app.heartbeats,
         )
         open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")
         open_now.inc()

@@ -22,6 +22,7 @@ from dealroom.realtime.broker import Broker
 from dealroom.schema.loaders import Loaders, create_loaders
 from dealroom.services.admission import Admission
 from dealroom.services.clock import Clock
+from dealroom.services.heartbeats import Heartbeats
 from dealroom.services.identity import Credentials, Identity, resolve_identity
 from dealroom.services.payments import PaymentProvider
 from dealroom.services.rechecks import Rechecks
@@ -44,6 +45,8 @@ class AppState:
     """Bounds subscription start-ups' database work in this process (issue 17 item 6)."""
     rechecks: Rechecks
     """Held subscriptions' periodic re-checks (``resolvers/live.guarded``)."""
+    heartbeats: Heartbeats
+    """Followed streams woken when the database holds an event they missed."""
 
 
 class Context:

@@ -17,8 +17,9 @@ import structlog
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from dealroom.realtime.broker import RESYNC, Broker
+from dealroom.realtime.broker import RESYNC, Broker, Subscription
 from dealroom.services.events import EphemeralEvent, StoredEvent, decode
+from dealroom.services.heartbeats import Followed, Heartbeats, StreamEnd
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +42,7 @@ async def replay_then_live(
     passed: tuple[type[E], ...] = (),
     started: Callable[[], None] = lambda: None,
     rereads: asyncio.Semaphore | None = None,
+    heartbeat: tuple[Heartbeats, StreamEnd] | None = None,
 ) -> AsyncGenerator[S | E, None]:
     """The stored events after ``after`` (``replay(cursor)`` reads them, in cursor order),
     then what ``channel`` publishes: events of the ``live`` kinds in ``prev`` order, the
@@ -58,10 +60,17 @@ async def replay_then_live(
     thousands of held streams' heartbeats must not take the pool from requests), reads what
     was missed, gives it back, then yields. One the database cannot serve now (the pool
     timed out, the connection dropped) ends nothing: it is logged and tried again at the
-    next wake-up or heartbeat."""
+    next wake-up or heartbeat.
+
+    With ``heartbeat`` the process's heartbeat follows the stream (woken only when the
+    database holds an event it has not delivered); without, the broker hands it a RESYNC
+    after every idle ``HEARTBEAT_SECONDS``."""
     start = await end() if after is None else after
-    async with broker.subscribe([channel]) as subscription:
-        delivered = start
+    delivered = start
+    async with (
+        broker.subscribe([channel]) as subscription,
+        _followed(heartbeat, subscription, lambda: delivered),
+    ):
         async for event in replay(start):
             started()  # never hold a slot while the client reads (a long replay's later batches)
             delivered = event.cursor
@@ -89,3 +98,24 @@ async def replay_then_live(
             for event in missed:
                 delivered = event.cursor
                 yield event
+
+
+@contextlib.asynccontextmanager
+async def _followed(
+    heartbeat: tuple[Heartbeats, StreamEnd] | None,
+    subscription: Subscription,
+    delivered: Callable[[], int],
+) -> AsyncIterator[None]:
+    """The process heartbeat follows the stream while it lives (instead of its own idle
+    timer)."""
+    if heartbeat is None:
+        yield
+        return
+    beats, stream_end = heartbeat
+    subscription.idle_resync = None
+    followed = Followed(stream_end, delivered, lambda: subscription.offer(RESYNC))
+    beats.follow(followed)
+    try:
+        yield
+    finally:
+        beats.forget(followed)

@@ -39,6 +39,7 @@ from dealroom.services.events import (
     stage_event,
 )
 from dealroom.services.guests import Publish
+from dealroom.services.heartbeats import Heartbeats, StreamEnd
 from dealroom.services.identity import Identity
 from dealroom.services.live_stream import replay_then_live
 from dealroom.services.pane_log import NotStored
@@ -219,6 +220,7 @@ def follow_pane(
     after: int | None,
     started: Callable[[], None] = lambda: None,
     rereads: asyncio.Semaphore | None = None,
+    heartbeats: Heartbeats | None = None,
 ) -> AsyncGenerator[PaneEventData, None]:
     """Replay what the database holds after ``after``, then go live: no gap, no duplicate.
 
@@ -236,6 +238,7 @@ def follow_pane(
         passed=_PANE_PASSED,
         started=started,
         rereads=rereads,
+        heartbeat=None if heartbeats is None else (heartbeats, StreamEnd("pane", participant_id)),
     )
 
 

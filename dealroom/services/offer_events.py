@@ -24,6 +24,7 @@ from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import Broker
 from dealroom.services import webhooks
 from dealroom.services.events import StageChangedEvent, offer_channel, pane_channel, stage_event
+from dealroom.services.heartbeats import Heartbeats, StreamEnd
 from dealroom.services.live_stream import replay_then_live
 from dealroom.services.offers import stage_of
 from dealroom.services.publish import Publish
@@ -94,6 +95,7 @@ def follow_offer(
     after: int | None,
     started: Callable[[], None] = lambda: None,
     rereads: asyncio.Semaphore | None = None,
+    heartbeats: Heartbeats | None = None,
 ) -> AsyncGenerator[StageChangedEvent, None]:
     """An offer's stage changes: with ``after``, the stored ones after that cursor first, then
     live, with no gap and no duplicate (``prev`` links, as for panes). The caller has checked
@@ -107,6 +109,7 @@ def follow_offer(
         live=(StageChangedEvent,),
         started=started,
         rereads=rereads,
+        heartbeat=None if heartbeats is None else (heartbeats, StreamEnd("offer", offer_id)),
     )
 
 

@@ -3,8 +3,8 @@
 A publish runs only once its event is durable, so a failed publish loses a wake-up, never an
 event. It is retried with backoff; if the broker still refuses, this process's subscribers
 of the channel get a RESYNC at once (they re-read the database from their cursor), and a
-subscriber elsewhere re-reads at its next heartbeat (``HEARTBEAT_SECONDS`` in
-``realtime/broker.py``) or on its own broker's reconnect. Either way the caller's work is
+subscriber elsewhere is woken by its process's next heartbeat (``services/heartbeats.py``)
+or on its own broker's reconnect. Either way the caller's work is
 done: publishing never raises into it, so a committed run is never logged as failed.
 """
 

@@ -31,6 +31,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.standing import KeyStanding, RoomSeats, StandingRepository
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Credentials, digest
+from dealroom.services.periodic import Periodic
 
 log = structlog.get_logger(__name__)
 
@@ -114,9 +115,16 @@ class Rechecks:
     ) -> None:
         self._sessionmaker = sessionmaker
         self._clock = clock
-        self._every = every
         self._watches: dict[Held, Watch] = {}
-        self._task: asyncio.Task[None] | None = None
+        # The next round retries; meanwhile streams go on, as they would have between two
+        # rounds (their events come from the same database).
+        self._loop = Periodic(every, self.round, "subscription_recheck_failed")
+
+    def start(self) -> None:
+        self._loop.start()
+
+    async def close(self) -> None:
+        await self._loop.close()
 
     def hold(self, held: Held) -> Watch:
         watch = self._watches.get(held)
@@ -130,26 +138,6 @@ class Rechecks:
         watch.members -= 1
         if watch.members <= 0 and self._watches.get(watch.held) is watch:
             del self._watches[watch.held]
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self._every)
-            try:
-                await self.round()
-            except Exception:
-                # The next round retries; meanwhile streams go on, as they would have between
-                # two rounds (their events come from the same database).
-                log.exception("subscription_recheck_failed")
 
     async def round(self) -> None:
         """Re-read every watch's standing in one short unit of work; wake those it changed."""

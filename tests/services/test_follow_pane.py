@@ -18,6 +18,7 @@ from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker, InProcessBroker, Subscription
 from dealroom.services import accounts, messages, rooms
 from dealroom.services.events import MessageAddedEvent, PaneEventData, pane_channel
+from dealroom.services.heartbeats import Heartbeats
 from dealroom.services.identity import Identity, new_guest_key
 from dealroom.services.passwords import passwords_for
 from tests.support.clock import ManualClock
@@ -177,6 +178,31 @@ async def test_a_reread_the_database_cannot_serve_is_tried_again_not_fatal(
         await tight.dispose()
 
 
+async def test_the_process_heartbeat_wakes_only_a_stream_behind_the_database(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """A wake-up lost for good (a publish that failed, a process killed after its commit)
+    is caught by the process's heartbeat: one read of where every followed pane ends, and a
+    RESYNC only for the streams that have not delivered it. Up to date, nobody re-reads."""
+    broker = LossyBroker(drop=set())
+    beats = Heartbeats(create_sessionmaker(engine), every=3600)  # beaten by hand here
+    guest, opened = await _room(engine, clock)
+    stream = await _follow_visitor_pane(engine, broker, opened.room.id, after=0, heartbeats=beats)
+    first_seq = await _post(engine, broker, clock, guest, opened.room.id, "one")
+    assert (await asyncio.wait_for(anext(stream), 5)).cursor == first_seq
+    assert await beats.beat() == 0  # up to date: not woken, no re-read
+    broker.drop = {broker.count + 1}
+    lost_seq = await _post(engine, broker, clock, guest, opened.room.id, "two")
+    next_event = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.3)
+    assert not next_event.done()  # the wake-up was lost and nothing idles the stream awake
+    assert await beats.beat() == 1
+    assert (await asyncio.wait_for(next_event, 5)).cursor == lost_seq
+    assert await beats.beat() == 0
+    await stream.aclose()
+    assert await beats.beat() == 0  # a closed stream is followed no more
+
+
 async def _follow_visitor_pane(
     engine: AsyncEngine,
     broker: Broker,
@@ -184,6 +210,7 @@ async def _follow_visitor_pane(
     *,
     after: int | None,
     rereads: asyncio.Semaphore | None = None,
+    heartbeats: Heartbeats | None = None,
 ) -> AsyncGenerator[MessageAddedEvent, None]:
     db = Db(create_sessionmaker(engine))
     try:
@@ -200,6 +227,7 @@ async def _follow_visitor_pane(
             seat=Seat.VISITOR,
             after=after,
             rereads=rereads,
+            heartbeats=heartbeats,
         )
     )
 
