@@ -140,17 +140,17 @@ _watching: list[Any] = []
 
 def watch_pauses(log_over_ms: float = 0.0, log_format: str = "console") -> None:
     """Time every collection into ``PAUSES``; a pause of at least ``log_over_ms`` (0: none)
-    is also written to stderr as one ``gc_pause`` line with its generation, length, objects
-    collected and ``time.monotonic()`` stamp (the benchmarks read it; an operator sees which
-    pauses break the 50 ms target). Written with ``os.write``: a logger's lock may be held by
-    the very code the collection interrupted. Idempotent."""
+    is also written to stderr as one ``gc_pause`` line with its generation, length (wall and
+    the thread's CPU), objects collected and ``time.monotonic()`` stamp (the benchmarks read
+    it; an operator sees which pauses break the 50 ms target). Written with ``os.write``: a
+    logger's lock may be held by the very code the collection interrupted. Idempotent."""
     if _watching:
         return
-    started = [0.0]
+    started = [0.0, 0.0]
 
     def timed(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            started[0] = time.perf_counter()
+            started[0], started[1] = time.perf_counter(), time.thread_time()
             return
         pause = time.perf_counter() - started[0]
         generation = info["generation"]
@@ -158,7 +158,8 @@ def watch_pauses(log_over_ms: float = 0.0, log_format: str = "console") -> None:
         PAUSES.seconds[generation] += pause
         PAUSES.longest[generation] = max(PAUSES.longest[generation], pause)
         if log_over_ms > 0 and pause * 1000 >= log_over_ms:
-            _log_pause(generation, pause, info["collected"], log_format)
+            cpu = time.thread_time() - started[1]
+            _log_pause(generation, pause, cpu, info["collected"], log_format)
 
     gc.callbacks.append(timed)
     _watching.append(timed)
@@ -170,10 +171,11 @@ def unwatch_pauses() -> None:
         gc.callbacks.remove(_watching.pop())
 
 
-def _log_pause(generation: int, pause: float, collected: int, log_format: str) -> None:
+def _log_pause(generation: int, pause: float, cpu: float, collected: int, log_format: str) -> None:
     fields = {
         "generation": generation,
         "ms": round(pause * 1000, 1),
+        "cpu_ms": round(cpu * 1000, 1),  # less than ms: the process waited for a core
         "collected": collected,
         "at": round(time.monotonic(), 3),
         "pid": os.getpid(),
