@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 import structlog
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from dealroom.realtime.broker import RESYNC, Broker, Subscription
@@ -23,9 +23,16 @@ from dealroom.services.heartbeats import Followed, Heartbeats, StreamEnd
 
 log = structlog.get_logger(__name__)
 
-DATABASE_UNAVAILABLE = (PoolTimeout, DBAPIError, OSError)
-"""A re-read that fails with one of these is tried again at the next wake-up or heartbeat:
-the events are still in the database and the stream's cursor has not moved."""
+
+def unavailable(error: Exception) -> bool:
+    """The database cannot serve now (the pool timed out, the connection dropped): a re-read
+    that fails so is tried again at the next wake-up or heartbeat, since the events are still
+    in the database and the stream's cursor has not moved. Anything else (a bug) still ends
+    the stream, coded INTERNAL."""
+    if isinstance(error, PoolTimeout | OperationalError | InterfaceError | OSError):
+        return True
+    return isinstance(error, DBAPIError) and error.connection_invalidated
+
 
 S = TypeVar("S", bound=StoredEvent)
 E = TypeVar("E", bound=EphemeralEvent)
@@ -92,7 +99,9 @@ async def replay_then_live(
             try:
                 async with rereads or contextlib.nullcontext():
                     missed = [event async for event in replay(delivered)]
-            except DATABASE_UNAVAILABLE as error:
+            except Exception as error:
+                if not unavailable(error):
+                    raise
                 log.warning("reread_deferred", channel=channel, error=type(error).__name__)
                 continue
             for event in missed:

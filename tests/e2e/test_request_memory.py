@@ -12,8 +12,10 @@ deliveries through the real server in this process."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from collections import Counter
+from collections.abc import AsyncIterator
 
 from graphql.execution.collect_fields import FieldDetails
 from graphql.execution.executor import Executor
@@ -25,6 +27,7 @@ from dealroom.schema.context import Context
 from tests.conftest import Server
 from tests.support.graphql import (
     PANE_EVENTS,
+    Client,
     Subscription,
     open_room,
     post,
@@ -59,7 +62,11 @@ async def _until_line(feed: Subscription, body: str) -> None:
             return
 
 
-async def test_a_request_leaves_no_cycle_behind(server: Server) -> None:
+@contextlib.asynccontextmanager
+async def _guest_followed_by_host(
+    server: Server,
+) -> AsyncIterator[tuple[Client, str, Subscription]]:
+    """A guest in a host's room, the host following the visitor pane, one line delivered."""
     host = server.client()
     await sign_up(host, "mara", "Mara Ellison")
     guest = server.client()
@@ -69,6 +76,11 @@ async def test_a_request_leaves_no_cycle_behind(server: Server) -> None:
         await until_listening(server.broker, room_id)
         await post(guest, room_id, "warm up")
         await _until_line(feed, "warm up")
+        yield guest, room_id, feed
+
+
+async def test_a_request_leaves_no_cycle_behind(server: Server) -> None:
+    async with _guest_followed_by_host(server) as (guest, room_id, feed):
         gc.collect()
         enabled = gc.isenabled()
         gc.disable()
@@ -98,15 +110,7 @@ async def test_a_held_subscription_keeps_nothing_per_event(server: Server) -> No
     """graphql-core's per-event executor is a shallow copy sharing the subscription's memo
     of collected fields, keyed by field lists each event builds anew: every event left
     entries (field lists, collected fields) for the subscription's whole life."""
-    host = server.client()
-    await sign_up(host, "mara", "Mara Ellison")
-    guest = server.client()
-    room_id = (await open_room(guest, "mara"))["room"]["id"]
-    variables = {"roomId": room_id, "seat": "VISITOR"}
-    async with subscribe(server.ws_url, PANE_EVENTS, variables, init=ws_init_for(host)) as feed:
-        await until_listening(server.broker, room_id)
-        await post(guest, room_id, "warm up")
-        await _until_line(feed, "warm up")
+    async with _guest_followed_by_host(server) as (guest, room_id, feed):
         before = _alive(FieldDetails)
         for n in range(20):
             await post(guest, room_id, f"line {n}")
