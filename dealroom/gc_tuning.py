@@ -32,12 +32,13 @@ def settle_after_startup(
     log_format: str = "console",
 ) -> int:
     """Collect once, then freeze what survived; returns how many objects were frozen. From
-    then on every collection is timed (``watch_pauses``)."""
-    watch_pauses(log_pauses_over_ms, log_format)
+    then on every collection is timed (``watch_pauses``): that deliberate one, before any
+    request, is not a pause anyone waits on."""
     gc.collect()
     gc.freeze()
     _, middle, oldest = gc.get_threshold()
     gc.set_threshold(young_threshold, middle, oldest)
+    watch_pauses(log_pauses_over_ms, log_format)
     return gc.get_freeze_count()
 
 

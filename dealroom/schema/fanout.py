@@ -168,6 +168,8 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
     :func:`shared` is executed once per selection and the result reused."""
 
     per_event = False
+    settling: asyncio.Future[Any] | None = None
+    """The shared execution this executor runs in a task of its own (see ``_release``)."""
 
     def build_per_event_executor(self, payload: Any) -> Any:
         executor = super().build_per_event_executor(payload)
@@ -183,6 +185,11 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
 
     def execute_operation(self, serially: bool | None = None) -> Any:
         outcome = self._execute_operation(serially)
+        if self.settling is not None:
+            # Its subscriber awaits a shield: cancelled, it must not take the helpers from an
+            # execution that goes on for every subscriber reusing it.
+            self.settling.add_done_callback(lambda _: self._release())
+            return outcome
         if self.is_awaitable(outcome):
             return self._released_after(outcome)
         self._release()
@@ -223,6 +230,7 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
         if self.is_awaitable(outcome):
             future = asyncio.ensure_future(_settle(outcome, results, key, operation))
             results[key] = (operation, future)
+            self.settling = future
             return asyncio.shield(future)
         _keep(outcome, results, key, operation)
         return outcome

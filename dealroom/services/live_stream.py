@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 import structlog
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, InterfaceError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from dealroom.realtime.broker import RESYNC, Broker, Subscription
@@ -29,7 +29,8 @@ def unavailable(error: Exception) -> bool:
     that fails so is tried again at the next wake-up or heartbeat, since the events are still
     in the database and the stream's cursor has not moved. Anything else (a bug) still ends
     the stream, coded INTERNAL."""
-    if isinstance(error, PoolTimeout | OperationalError | InterfaceError | OSError):
+    # Not OperationalError as such: SQLite raises it for a missing table or bad SQL too.
+    if isinstance(error, PoolTimeout | InterfaceError | ConnectionError):
         return True
     return isinstance(error, DBAPIError) and error.connection_invalidated
 

@@ -200,6 +200,7 @@ async def test_the_process_heartbeat_wakes_only_a_stream_behind_the_database(
     assert (await asyncio.wait_for(next_event, 5)).cursor == lost_seq
     assert await beats.beat() == 0
     await stream.aclose()
+    await _post(engine, broker, clock, guest, opened.room.id, "three")  # behind it, if followed
     assert await beats.beat() == 0  # a closed stream is followed no more
 
 
