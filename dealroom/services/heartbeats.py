@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import structlog
@@ -39,7 +39,6 @@ class Followed:
     end: StreamEnd
     delivered: Callable[[], int]
     wake: Callable[[], None]
-    woken: int = field(default=0)
 
 
 class Heartbeats:
@@ -81,7 +80,6 @@ class Heartbeats:
         woken = 0
         for one in followed:
             if ends.get(one.end, 0) > one.delivered() and one in self._followed:
-                one.woken += 1
                 one.wake()
                 woken += 1
         return woken

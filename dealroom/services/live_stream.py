@@ -77,7 +77,7 @@ async def replay_then_live(
     delivered = start
     async with (
         broker.subscribe([channel]) as subscription,
-        _followed(heartbeat, subscription, lambda: delivered),
+        _Following(heartbeat, subscription, lambda: delivered),
     ):
         async for event in replay(start):
             started()  # never hold a slot while the client reads (a long replay's later batches)
@@ -110,22 +110,30 @@ async def replay_then_live(
                 yield event
 
 
-@contextlib.asynccontextmanager
-async def _followed(
-    heartbeat: tuple[Heartbeats, StreamEnd] | None,
-    subscription: Subscription,
-    delivered: Callable[[], int],
-) -> AsyncIterator[None]:
+class _Following:
     """The process heartbeat follows the stream while it lives (instead of its own idle
-    timer)."""
-    if heartbeat is None:
-        yield
-        return
-    beats, stream_end = heartbeat
-    subscription.idle_resync = None
-    followed = Followed(stream_end, delivered, lambda: subscription.offer(RESYNC))
-    beats.follow(followed)
-    try:
-        yield
-    finally:
-        beats.forget(followed)
+    timer). A small slotted object, not a generator-based context manager: it is held for
+    the subscription's whole life."""
+
+    __slots__ = ("_beats", "_followed")
+
+    def __init__(
+        self,
+        heartbeat: tuple[Heartbeats, StreamEnd] | None,
+        subscription: Subscription,
+        delivered: Callable[[], int],
+    ) -> None:
+        self._beats: Heartbeats | None = None
+        self._followed: Followed | None = None
+        if heartbeat is not None:
+            self._beats, stream_end = heartbeat
+            subscription.idle_resync = None
+            self._followed = Followed(stream_end, delivered, lambda: subscription.offer(RESYNC))
+
+    async def __aenter__(self) -> None:
+        if self._beats is not None and self._followed is not None:
+            self._beats.follow(self._followed)
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._beats is not None and self._followed is not None:
+            self._beats.forget(self._followed)
