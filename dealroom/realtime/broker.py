@@ -29,39 +29,75 @@ so a wake-up lost by a failed publish in another process costs at most this dela
 
 
 class Subscription:
-    """One local listener: a bounded queue of raw payloads."""
+    """One local listener: a bounded list of raw payloads and at most one waiter.
 
-    __slots__ = ("channels", "idle_resync", "queue")
+    Not an ``asyncio.Queue``: a queue keeps three deques and a dict, and thousands of
+    subscriptions are held (issue 17's memory per subscription). One reader waits at a time,
+    which is all a stream does."""
+
+    __slots__ = ("_items", "_waiter", "channels", "idle_resync")
 
     def __init__(self, channels: tuple[str, ...]) -> None:
         self.channels = channels
-        self.queue: asyncio.Queue[str] = asyncio.Queue(QUEUE_LIMIT)
+        self._items: list[str] = []
+        self._waiter: asyncio.Future[None] | None = None
         self.idle_resync: float | None = HEARTBEAT_SECONDS
         """After this long idle the reader is handed a RESYNC; None: never (a stream the
         process heartbeat follows, ``services/heartbeats.py``, is woken only when behind)."""
 
     def offer(self, payload: str) -> None:
-        try:
-            self.queue.put_nowait(payload)
-        except asyncio.QueueFull:
+        if len(self._items) >= QUEUE_LIMIT:
             # A slow reader loses live payloads, not events: it is told to resync from the DB.
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(RESYNC)
+            self._items.clear()
+            payload = RESYNC
+        self._items.append(payload)
+        self.wake()
+
+    def wake(self) -> None:
+        """End the reader's ``wait`` now, with or without a payload (a stream told to look
+        up from its queue: its re-check woke it)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def take(self) -> str | None:
+        """The oldest payload, or None when none is waiting."""
+        return self._items.pop(0) if self._items else None
+
+    def size(self) -> int:
+        return len(self._items)
+
+    async def wait(self) -> None:
+        """Until a payload is offered or ``wake`` is called (at once if one is waiting); an
+        ``idle_resync`` with nothing offered offers a RESYNC."""
+        if self._items:
+            return
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        # A timer handle, not asyncio.timeout: one object per wait, not three.
+        timer = (
+            None
+            if self.idle_resync is None
+            else loop.call_later(self.idle_resync, self.offer, RESYNC)
+        )
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    async def get(self) -> str:
+        """The next payload, waiting for it."""
+        while True:
+            payload = self.take()
+            if payload is not None:
+                return payload
+            await self.wait()
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while True:
-            if self.idle_resync is None:
-                yield await self.queue.get()
-                continue
-            # asyncio.timeout, not wait_for: wait_for wraps the get in a task of its own, one
-            # more task (and future) per held subscription.
-            try:
-                async with asyncio.timeout(self.idle_resync):
-                    payload = await self.queue.get()
-            except TimeoutError:
-                payload = RESYNC
-            yield payload
+            yield await self.get()
 
 
 class Broker(Protocol):
@@ -70,6 +106,15 @@ class Broker(Protocol):
     def subscribe(
         self, channels: Iterable[str]
     ) -> contextlib.AbstractAsyncContextManager[Subscription]: ...
+
+    async def join(self, sub: Subscription) -> None:
+        """List ``sub`` for its channels (what ``subscribe`` does on entry). A stream held
+        for hours joins and leaves by hand: no context manager's frame kept per stream."""
+        ...
+
+    async def leave(self, sub: Subscription) -> None:
+        """Unlist ``sub`` (what ``subscribe`` does on exit)."""
+        ...
 
     async def start(self) -> None: ...
 
@@ -157,11 +202,17 @@ class InProcessBroker:
     async def ping(self) -> None:
         return None
 
+    async def join(self, sub: Subscription) -> None:
+        self._fanout.add(sub)
+
+    async def leave(self, sub: Subscription) -> None:
+        self._fanout.remove(sub)
+
     @contextlib.asynccontextmanager
     async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:
         sub = Subscription(tuple(channels))
-        self._fanout.add(sub)
+        await self.join(sub)
         try:
             yield sub
         finally:
-            self._fanout.remove(sub)
+            await self.leave(sub)

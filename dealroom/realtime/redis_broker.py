@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 
 import structlog
 from redis.asyncio import Redis
@@ -51,22 +51,49 @@ class RedisBroker:
     async def publish(self, channel: str, payload: str) -> None:
         await self._redis.publish(channel, payload)
 
+    async def join(self, sub: Subscription) -> None:
+        fresh = self._fanout.add(sub)
+        if fresh:
+            try:
+                await self._uncut(lambda: self._pubsub.subscribe(*fresh))
+            except BaseException:
+                await self.leave(sub)
+                raise
+            self._ready.set()
+
+    async def leave(self, sub: Subscription) -> None:
+        emptied = self._fanout.remove(sub)
+        if emptied:
+            with contextlib.suppress(RedisConnectionError, RedisTimeoutError):
+                await self._uncut(lambda: self._pubsub.unsubscribe(*emptied))
+
+    async def _uncut(self, command: Callable[[], Awaitable[object]]) -> None:
+        """A (un)subscribe on the shared pub/sub connection, run to completion even if the
+        caller is cancelled (a client leaving while its stream starts); the cancellation is
+        re-raised after. redis-py cut off mid-command drops the connection every local
+        subscriber listens on, and was seen to swallow the cancel: the stream then went on
+        waiting for a client that had left (tests/e2e/test_subscription_close.py)."""
+        task = asyncio.ensure_future(self._locked(command))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await asyncio.wait([task])
+            if not task.cancelled():
+                task.exception()  # retrieved: it belongs to a caller that is gone
+            raise
+
+    async def _locked(self, command: Callable[[], Awaitable[object]]) -> None:
+        async with self._ops:
+            await command()
+
     @contextlib.asynccontextmanager
     async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:
         sub = Subscription(tuple(channels))
-        fresh = self._fanout.add(sub)
+        await self.join(sub)
         try:
-            if fresh:
-                async with self._ops:
-                    await self._pubsub.subscribe(*fresh)
-                self._ready.set()
             yield sub
         finally:
-            emptied = self._fanout.remove(sub)
-            if emptied:
-                with contextlib.suppress(RedisConnectionError, RedisTimeoutError):
-                    async with self._ops:
-                        await self._pubsub.unsubscribe(*emptied)
+            await self.leave(sub)
 
     async def _read_loop(self) -> None:
         backoff = 0.1

@@ -14,11 +14,10 @@ standing changed; an event is never delivered after its stream was woken and bef
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
 
 from starlette.websockets import WebSocket, WebSocketState
 
@@ -29,13 +28,13 @@ from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.repositories import SessionRepository
 from dealroom.schema.context import Info
+from dealroom.services.events import EphemeralEvent, StoredEvent
 from dealroom.services.identity import digest
+from dealroom.services.live_stream import WOKEN, LiveStream
 from dealroom.services.rechecks import Held, Outcome
 
-T = TypeVar("T")
-
-END_RETRY_SECONDS = 0.5
-"""How long a cancelled stream read gets to end before it is cancelled again."""
+S = TypeVar("S", bound=StoredEvent)
+E = TypeVar("E", bound=EphemeralEvent)
 
 SESSION_ENDED = 4401
 """Websocket close code: the session the socket was opened with has ended (signOut, expiry).
@@ -44,67 +43,45 @@ The client signs in again and reopens the socket."""
 
 async def guarded(
     info: Info,
-    events: AsyncGenerator[T, None],
+    events: LiveStream[S, E],
     authorise: Callable[[], Awaitable[object]],
     *,
     field: str,
     room_id: uuid.UUID,
     pane: Seat | None = None,
-) -> AsyncIterator[T]:
+) -> AsyncIterator[S | E]:
     """``events``, for as long as ``authorise`` (which raises when refused) would still pass.
 
     ``field``, ``room_id`` and ``pane`` name what ``authorise`` checked (the root field for an
     API key's scopes, the room whose seats reach the stream, the pane read), so the registry
-    can re-check the stream with every other one held in the process."""
+    can re-check the stream with every other one held in the process.
+
+    A re-check's wake-up interrupts the stream's wait (``LiveStream.interrupt``) and is looked
+    at before every item is passed on: no event reaches the reader after its stream was woken
+    and before it acted. One task reads the stream (issue 17: no task, ``asyncio.wait`` and
+    waiter per event per subscriber); cancelling it ends the stream."""
     rechecks = info.context.app.rechecks
     held = Held.of(info.context.credentials(), field=field, room_id=room_id, pane=pane)
     watch = rechecks.hold(held)
-    pending: asyncio.Task[T] | None = None
+    watch.woken.add_done_callback(events.interrupt)
     gc_tuning.note_subscribed()
     try:
-        while True:
-            if pending is None:
-                pending = asyncio.ensure_future(anext(events))
-            # Any: the stream's next item (a T) beside the watch's outcome.
-            waiting: set[asyncio.Future[Any]] = {pending, watch.woken}
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        async for item in events:
             if watch.woken.done():
                 if not await _still_allowed(info, watch.woken.result(), authorise):
                     await _close(info)
                     return
                 rechecks.release(watch)
                 watch = rechecks.hold(held)
-            if pending.done():
-                task, pending = pending, None
-                try:
-                    item = task.result()
-                except StopAsyncIteration:
-                    return
-                yield item
+                watch.woken.add_done_callback(events.interrupt)
+            if item is WOKEN:
+                continue
+            yield item
     finally:
+        watch.woken.remove_done_callback(events.interrupt)
         rechecks.release(watch)
         gc_tuning.note_unsubscribed()
-        if pending is not None:
-            await _ended(pending)
         await events.aclose()
-
-
-async def _ended(task: asyncio.Task[Any]) -> None:
-    """Cancel the stream's read and wait until it has ended, cancelling again if need be.
-
-    One cancel is not always enough (Python 3.11): a read waiting on its broker queue was seen
-    woken by its cancel and then waiting on the queue again, the CancelledError lost on its
-    way down the nested async generators it drives (replay_then_live, the subscription); the
-    stream then never ended, its socket's handler waited on it until the server stopped, and
-    ``dealroom_subscriptions_open`` never fell (tests/e2e/test_subscription_close.py). A
-    second cancel ends it."""
-    while not task.done():
-        task.cancel()
-        # Our own task cancelled again (the socket's shutdown): the read must still end.
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait({task}, timeout=END_RETRY_SECONDS)
-    with contextlib.suppress(BaseException):
-        task.result()
 
 
 async def _still_allowed(

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+import enum
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Generic, TypeVar
 
 import structlog
 from sqlalchemy.exc import DBAPIError, InterfaceError
@@ -22,6 +23,10 @@ from dealroom.services.events import EphemeralEvent, StoredEvent, decode
 from dealroom.services.heartbeats import Followed, Heartbeats, StreamEnd
 
 log = structlog.get_logger(__name__)
+
+
+def _nothing() -> None:
+    return None
 
 
 def unavailable(error: Exception) -> bool:
@@ -39,19 +44,16 @@ S = TypeVar("S", bound=StoredEvent)
 E = TypeVar("E", bound=EphemeralEvent)
 
 
-async def replay_then_live(
-    broker: Broker,
-    channel: str,
-    after: int | None,
-    end: Callable[[], Awaitable[int]],
-    replay: Callable[[int], AsyncIterator[S]],
-    *,
-    live: tuple[type[S], ...],
-    passed: tuple[type[E], ...] = (),
-    started: Callable[[], None] = lambda: None,
-    rereads: asyncio.Semaphore | None = None,
-    heartbeat: tuple[Heartbeats, StreamEnd] | None = None,
-) -> AsyncGenerator[S | E, None]:
+class Woken(enum.Enum):
+    """What a stream returns when ``interrupt`` was called: look up before reading on."""
+
+    WOKEN = "woken"
+
+
+WOKEN = Woken.WOKEN
+
+
+class LiveStream(Generic[S, E]):
     """The stored events after ``after`` (``replay(cursor)`` reads them, in cursor order),
     then what ``channel`` publishes: events of the ``live`` kinds in ``prev`` order, the
     ``passed`` kinds (never stored, never replayed) as they come.
@@ -66,74 +68,165 @@ async def replay_then_live(
 
     A later re-read (a RESYNC, a heartbeat, a gap) takes one of ``rereads`` (per process:
     thousands of held streams' heartbeats must not take the pool from requests), reads what
-    was missed, gives it back, then yields. One the database cannot serve now (the pool
+    was missed, gives it back, then returns it. One the database cannot serve now (the pool
     timed out, the connection dropped) ends nothing: it is logged and tried again at the
     next wake-up or heartbeat.
 
     With ``heartbeat`` the process's heartbeat follows the stream (woken only when the
     database holds an event it has not delivered); without, the broker hands it a RESYNC
-    after every idle ``HEARTBEAT_SECONDS``."""
-    start = await end() if after is None else after
-    delivered = start
-    async with (
-        broker.subscribe([channel]) as subscription,
-        _Following(heartbeat, subscription, lambda: delivered),
-    ):
-        async for event in replay(start):
-            started()  # never hold a slot while the client reads (a long replay's later batches)
-            delivered = event.cursor
-            yield event
-        started()
-        async for payload in subscription:
-            found = decode(payload) if payload != RESYNC else None
-            if isinstance(found, passed):
-                yield found
-                continue
-            if isinstance(found, live):
-                if found.cursor <= delivered:
-                    continue  # already delivered by a replay
-                if found.prev == delivered:
-                    delivered = found.cursor
-                    yield found
-                    continue
-            # A resync signal, a gap, or a payload we cannot read: the database decides.
-            try:
-                async with rereads or contextlib.nullcontext():
-                    missed = [event async for event in replay(delivered)]
-            except Exception as error:
-                if not unavailable(error):
-                    raise
-                log.warning("reread_deferred", channel=channel, error=type(error).__name__)
-                continue
-            for event in missed:
-                delivered = event.cursor
-                yield event
+    after every idle ``HEARTBEAT_SECONDS``.
 
+    One object with ``__anext__``, not a chain of async generators (issue 17): a held
+    stream waits on one future, and a delivery leaves a coroutine behind, not an
+    ``asend``, a coroutine and a frame per layer. ``interrupt()`` (a re-check's wake-up)
+    makes the next ``__anext__`` return ``WOKEN`` before anything else it would read. A
+    ``__anext__`` cancelled part way leaves the stream consistent: state moves only after
+    each await returns."""
 
-class _Following:
-    """The process heartbeat follows the stream while it lives (instead of its own idle
-    timer). A small slotted object, not a generator-based context manager: it is held for
-    the subscription's whole life."""
-
-    __slots__ = ("_beats", "_followed")
+    __slots__ = (
+        "_after",
+        "_broker",
+        "_channel",
+        "_closed",
+        "_delivered",
+        "_end",
+        "_followed",
+        "_heartbeats",
+        "_interrupted",
+        "_live",
+        "_missed",
+        "_passed",
+        "_replay",
+        "_replaying",
+        "_rereads",
+        "_started",
+        "_subscription",
+    )
 
     def __init__(
         self,
-        heartbeat: tuple[Heartbeats, StreamEnd] | None,
-        subscription: Subscription,
-        delivered: Callable[[], int],
+        broker: Broker,
+        channel: str,
+        after: int | None,
+        end: Callable[[], Awaitable[int]],
+        replay: Callable[[int], AsyncIterator[S]],
+        *,
+        live: tuple[type[S], ...],
+        passed: tuple[type[E], ...] = (),
+        started: Callable[[], None] = _nothing,
+        rereads: asyncio.Semaphore | None = None,
+        heartbeat: tuple[Heartbeats, StreamEnd] | None = None,
     ) -> None:
-        self._beats: Heartbeats | None = None
+        self._broker = broker
+        self._channel = channel
+        self._after = after
+        self._end = end
+        self._replay = replay
+        self._live = live
+        self._passed = passed
+        self._started = started
+        self._rereads = rereads
+        self._heartbeats: Heartbeats | None = None
         self._followed: Followed | None = None
         if heartbeat is not None:
-            self._beats, stream_end = heartbeat
+            self._heartbeats = heartbeat[0]
+            self._followed = Followed(heartbeat[1], self._cursor, self._resync)
+        self._subscription: Subscription | None = None
+        self._replaying: AsyncIterator[S] | None = None
+        self._missed: list[S] = []
+        self._delivered = 0
+        self._interrupted = False
+        self._closed = False
+
+    def __aiter__(self) -> LiveStream[S, E]:
+        return self
+
+    def interrupt(self, _: object = None) -> None:
+        """The next ``__anext__`` returns ``WOKEN`` first (a future's done callback)."""
+        self._interrupted = True
+        if self._subscription is not None:
+            self._subscription.wake()
+
+    async def __anext__(self) -> S | E | Woken:
+        if self._closed:
+            raise StopAsyncIteration
+        if self._subscription is None:
+            await self._open()
+        if self._replaying is not None:
+            event = await anext(self._replaying, None)
+            self._started()  # never hold a slot while the client reads (later batches)
+            if event is not None:
+                self._delivered = event.cursor
+                return event
+            self._replaying = None
+        return await self._next_live()
+
+    async def _open(self) -> None:
+        start = await self._end() if self._after is None else self._after
+        subscription = Subscription((self._channel,))
+        if self._followed is not None:
             subscription.idle_resync = None
-            self._followed = Followed(stream_end, delivered, lambda: subscription.offer(RESYNC))
+        await self._broker.join(subscription)
+        self._delivered = start
+        self._subscription = subscription
+        if self._interrupted:
+            subscription.wake()
+        if self._heartbeats is not None and self._followed is not None:
+            self._heartbeats.follow(self._followed)
+        self._replaying = aiter(self._replay(start))
 
-    async def __aenter__(self) -> None:
-        if self._beats is not None and self._followed is not None:
-            self._beats.follow(self._followed)
+    async def _next_live(self) -> S | E | Woken:
+        subscription = self._subscription
+        assert subscription is not None
+        while True:
+            if self._interrupted:
+                self._interrupted = False
+                return WOKEN
+            if self._missed:
+                event = self._missed.pop(0)
+                self._delivered = event.cursor
+                return event
+            payload = subscription.take()
+            if payload is None:
+                await subscription.wait()
+                continue
+            found = decode(payload) if payload != RESYNC else None
+            if isinstance(found, self._passed):
+                return found
+            if isinstance(found, self._live):
+                if found.cursor <= self._delivered:
+                    continue  # already delivered by a replay
+                if found.prev == self._delivered:
+                    self._delivered = found.cursor
+                    return found
+            # A resync signal, a gap, or a payload we cannot read: the database decides.
+            try:
+                async with self._rereads or contextlib.nullcontext():
+                    self._missed = [event async for event in self._replay(self._delivered)]
+            except Exception as error:
+                if not unavailable(error):
+                    raise
+                log.warning("reread_deferred", channel=self._channel, error=type(error).__name__)
 
-    async def __aexit__(self, *_: object) -> None:
-        if self._beats is not None and self._followed is not None:
-            self._beats.forget(self._followed)
+    def _cursor(self) -> int:
+        return self._delivered
+
+    def _resync(self) -> None:
+        if self._subscription is not None:
+            self._subscription.offer(RESYNC)
+
+    async def aclose(self) -> None:
+        """Stop following: the broker and the heartbeat forget the stream, a replay under way
+        gives its connection back. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        replaying, self._replaying = self._replaying, None
+        if replaying is not None and hasattr(replaying, "aclose"):
+            await replaying.aclose()
+        if self._heartbeats is not None and self._followed is not None:
+            self._heartbeats.forget(self._followed)
+        self._followed = None  # it holds two of our bound methods: no cycle left behind
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            await self._broker.leave(subscription)

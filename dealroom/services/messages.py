@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
@@ -32,7 +32,6 @@ from dealroom.services.events import (
     MessageAddedEvent,
     MessageDeltaEvent,
     MessageView,
-    PaneEventData,
     StageChangedEvent,
     StoredEvent,
     pane_channel,
@@ -41,7 +40,7 @@ from dealroom.services.events import (
 from dealroom.services.guests import Publish
 from dealroom.services.heartbeats import Heartbeats, StreamEnd
 from dealroom.services.identity import Identity
-from dealroom.services.live_stream import replay_then_live
+from dealroom.services.live_stream import LiveStream
 from dealroom.services.pane_log import NotStored
 from dealroom.services.publish import publish_after_commit
 from dealroom.services.rooms import RoomAccess, room_for_reader
@@ -221,14 +220,14 @@ def follow_pane(
     started: Callable[[], None] = lambda: None,
     rereads: asyncio.Semaphore | None = None,
     heartbeats: Heartbeats | None = None,
-) -> AsyncGenerator[PaneEventData, None]:
+) -> LiveStream[StoredEvent, EphemeralEvent]:
     """Replay what the database holds after ``after``, then go live: no gap, no duplicate.
 
     Subscribes first, then reads, so an event committed during the replay is either in the
     read or in the queue; ``prev`` links tell a queued duplicate from a missed event.
     ``after=None`` starts from the pane's end as read *before* subscribing: anything committed
     once the broker lists the subscription is delivered (replayed if it raced the subscribe)."""
-    return replay_then_live(
+    return LiveStream(
         broker,
         pane_channel(room_id, seat),
         after,

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from functools import partial
+from typing import Never
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -23,9 +24,14 @@ from dealroom.persistence.offers import OfferRepository, stage_prevs
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import Broker
 from dealroom.services import webhooks
-from dealroom.services.events import StageChangedEvent, offer_channel, pane_channel, stage_event
+from dealroom.services.events import (
+    StageChangedEvent,
+    offer_channel,
+    pane_channel,
+    stage_event,
+)
 from dealroom.services.heartbeats import Heartbeats, StreamEnd
-from dealroom.services.live_stream import replay_then_live
+from dealroom.services.live_stream import LiveStream
 from dealroom.services.offers import stage_of
 from dealroom.services.publish import Publish
 from dealroom.services.run_queue import new_run
@@ -96,11 +102,11 @@ def follow_offer(
     started: Callable[[], None] = lambda: None,
     rereads: asyncio.Semaphore | None = None,
     heartbeats: Heartbeats | None = None,
-) -> AsyncGenerator[StageChangedEvent, None]:
+) -> LiveStream[StageChangedEvent, Never]:
     """An offer's stage changes: with ``after``, the stored ones after that cursor first, then
     live, with no gap and no duplicate (``prev`` links, as for panes). The caller has checked
     the reader is a participant."""
-    return replay_then_live(
+    return LiveStream(
         broker,
         offer_channel(offer_id),
         after,

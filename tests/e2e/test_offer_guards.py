@@ -94,6 +94,12 @@ class Tap:
     ) -> contextlib.AbstractAsyncContextManager[Subscription]:
         return self.inner.subscribe(channels)
 
+    async def join(self, sub: Subscription) -> None:
+        await self.inner.join(sub)
+
+    async def leave(self, sub: Subscription) -> None:
+        await self.inner.leave(sub)
+
     async def start(self) -> None:
         await self.inner.start()
 
@@ -159,12 +165,12 @@ async def listening(broker: Broker, channels: list[str]) -> AsyncIterator[Subscr
                 for channel in pending:
                     await broker.publish(channel, f"{PROBE}:{channel}")
                 try:
-                    got = await asyncio.wait_for(sub.queue.get(), 0.2)
+                    got = await asyncio.wait_for(sub.get(), 0.2)
                 except TimeoutError:
                     continue
                 pending.discard(got.removeprefix(f"{PROBE}:"))
-        while not sub.queue.empty():  # late copies of the probes
-            sub.queue.get_nowait()
+        while sub.take() is not None:  # late copies of the probes
+            pass
         yield sub
 
 
@@ -173,7 +179,7 @@ async def stored(sub: Subscription, count: int) -> list[MessageAddedEvent | Stag
     events: list[MessageAddedEvent | StageChangedEvent] = []
     async with asyncio.timeout(10):
         while len(events) < count:
-            payload = await sub.queue.get()
+            payload = await sub.get()
             if payload.startswith(PROBE):
                 continue
             event = decode(payload)

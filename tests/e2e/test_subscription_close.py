@@ -1,9 +1,12 @@
 """A subscription ends on the server when its client leaves: its stream's read is cancelled
-until it has ended (``resolvers/live._ended``), so the socket's handler finishes and
-``dealroom_subscriptions_open`` falls back to zero after every close.
+and the stream closed (``resolvers/live.guarded``, one task reads it), so the socket's
+handler finishes and ``dealroom_subscriptions_open`` falls back to zero after every close.
 
 Found as a CI failure of tests/e2e/test_metrics.py: now and then, under load, one cancel of the
-stream's read did not end it, and the subscription stayed open until the server stopped."""
+stream's read did not end it, and the subscription stayed open until the server stopped. The
+cancel was swallowed by redis-py when it landed during the stream's SUBSCRIBE on the shared
+pub/sub connection (issue 17's session found it with a task dump): the broker now runs its
+(un)subscribes to completion and re-raises the cancel after (``RedisBroker._uncut``)."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ subscribers when it may have (RESYNC)."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,6 +14,9 @@ from redis.asyncio import Redis
 from dealroom.realtime.broker import QUEUE_LIMIT, RESYNC, Broker, InProcessBroker, Subscription
 from dealroom.realtime.redis_broker import RedisBroker
 from tests.support.backends import REDIS_FOR_BROKER_TESTS
+
+RUN = uuid.uuid4().hex[:8]
+"""Channel names are this worker's own: pytest-xdist's workers share the Redis server."""
 
 
 @pytest.fixture(params=["in-process", "redis"])
@@ -26,7 +30,7 @@ async def any_broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
 
 
 async def _next(sub: Subscription, timeout: float = 2.0) -> str:
-    return await asyncio.wait_for(sub.queue.get(), timeout)
+    return await asyncio.wait_for(sub.get(), timeout)
 
 
 async def _settle() -> None:
@@ -34,39 +38,39 @@ async def _settle() -> None:
 
 
 async def test_a_subscriber_gets_what_is_published_on_its_channel(any_broker: Broker) -> None:
-    async with any_broker.subscribe(["pane:a:visitor"]) as sub:
+    async with any_broker.subscribe([f"pane:a{RUN}:visitor"]) as sub:
         await _settle()
-        await any_broker.publish("pane:a:visitor", "one")
-        await any_broker.publish("pane:a:visitor", "two")
+        await any_broker.publish(f"pane:a{RUN}:visitor", "one")
+        await any_broker.publish(f"pane:a{RUN}:visitor", "two")
         assert [await _next(sub), await _next(sub)] == ["one", "two"]
 
 
 async def test_other_channels_are_not_delivered(any_broker: Broker) -> None:
-    async with any_broker.subscribe(["pane:a:visitor"]) as sub:
+    async with any_broker.subscribe([f"pane:a{RUN}:visitor"]) as sub:
         await _settle()
-        await any_broker.publish("pane:a:host", "secret")
-        await any_broker.publish("pane:a:visitor", "mine")
+        await any_broker.publish(f"pane:a{RUN}:host", "secret")
+        await any_broker.publish(f"pane:a{RUN}:visitor", "mine")
         assert await _next(sub) == "mine"
-        assert sub.queue.empty()
+        assert sub.size() == 0
 
 
 async def test_every_subscriber_of_a_channel_gets_each_message(any_broker: Broker) -> None:
     async with (
-        any_broker.subscribe(["room:r"]) as first,
-        any_broker.subscribe(["room:r"]) as second,
+        any_broker.subscribe([f"room:r{RUN}"]) as first,
+        any_broker.subscribe([f"room:r{RUN}"]) as second,
     ):
         await _settle()
-        await any_broker.publish("room:r", "x")
+        await any_broker.publish(f"room:r{RUN}", "x")
         assert await _next(first) == "x"
         assert await _next(second) == "x"
 
 
 async def test_a_closed_subscription_receives_nothing_more(any_broker: Broker) -> None:
-    async with any_broker.subscribe(["room:gone"]) as sub:
+    async with any_broker.subscribe([f"room:gone{RUN}"]) as sub:
         await _settle()
-    await any_broker.publish("room:gone", "late")
+    await any_broker.publish(f"room:gone{RUN}", "late")
     await asyncio.sleep(0.1)
-    assert sub.queue.empty()
+    assert sub.size() == 0
 
 
 async def test_a_reader_that_falls_behind_is_told_to_resync() -> None:
@@ -76,7 +80,7 @@ async def test_a_reader_that_falls_behind_is_told_to_resync() -> None:
             await broker.publish("c", str(i))
         # Dropped payloads are replaced by one RESYNC; later ones queue behind it.
         assert await _next(sub) == RESYNC
-        rest = [sub.queue.get_nowait() for _ in range(sub.queue.qsize())]
+        rest = [sub.take() for _ in range(sub.size())]
         assert rest == [str(i) for i in range(QUEUE_LIMIT + 1, QUEUE_LIMIT + 5)]
 
 
@@ -84,15 +88,13 @@ async def test_redis_unsubscribes_a_channel_when_its_last_listener_leaves() -> N
     broker = RedisBroker(REDIS_FOR_BROKER_TESTS)
     await broker.start()
     redis = Redis.from_url(REDIS_FOR_BROKER_TESTS)
+    counted = f"pane:count{RUN}:visitor"
     try:
-        async with (
-            broker.subscribe(["pane:count:visitor"]),
-            broker.subscribe(["pane:count:visitor"]),
-        ):
+        async with broker.subscribe([counted]), broker.subscribe([counted]):
             await _settle()
-            assert dict(await redis.pubsub_numsub("pane:count:visitor"))[b"pane:count:visitor"] == 1
+            assert dict(await redis.pubsub_numsub(counted))[counted.encode()] == 1
         await _settle()
-        assert dict(await redis.pubsub_numsub("pane:count:visitor"))[b"pane:count:visitor"] == 0
+        assert dict(await redis.pubsub_numsub(counted))[counted.encode()] == 0
     finally:
         await redis.aclose()
         await broker.close()
@@ -106,12 +108,12 @@ async def test_two_redis_brokers_deliver_each_others_events() -> None:
     await right.start()
     try:
         async with (
-            left.subscribe(["room:shared"]) as on_left,
-            right.subscribe(["room:shared"]) as on_right,
+            left.subscribe([f"room:shared{RUN}"]) as on_left,
+            right.subscribe([f"room:shared{RUN}"]) as on_right,
         ):
             await _settle()
-            await left.publish("room:shared", "from-left")
-            await right.publish("room:shared", "from-right")
+            await left.publish(f"room:shared{RUN}", "from-left")
+            await right.publish(f"room:shared{RUN}", "from-right")
             assert {await _next(on_left), await _next(on_left)} == {"from-left", "from-right"}
             assert {await _next(on_right), await _next(on_right)} == {"from-left", "from-right"}
     finally:
@@ -124,7 +126,7 @@ async def test_a_lost_redis_connection_resyncs_subscribers_and_recovers() -> Non
     await broker.start()
     admin = Redis.from_url(REDIS_FOR_BROKER_TESTS)
     try:
-        async with broker.subscribe(["pane:drop:visitor"]) as sub:
+        async with broker.subscribe([f"pane:drop{RUN}:visitor"]) as sub:
             await _settle()
             # Only this broker's pub/sub connection: other test workers (and other runs on this
             # machine) share the Redis server.
@@ -136,7 +138,7 @@ async def test_a_lost_redis_connection_resyncs_subscribers_and_recovers() -> Non
             assert int(killed) == 1
             assert await _next(sub, timeout=10) == RESYNC
             await _settle()
-            await broker.publish("pane:drop:visitor", "after")
+            await broker.publish(f"pane:drop{RUN}:visitor", "after")
             assert await _next(sub, timeout=5) == "after"
     finally:
         await admin.aclose()

@@ -17,9 +17,15 @@ from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker, InProcessBroker, Subscription
 from dealroom.services import accounts, messages, rooms
-from dealroom.services.events import MessageAddedEvent, PaneEventData, pane_channel
+from dealroom.services.events import (
+    EphemeralEvent,
+    MessageAddedEvent,
+    StoredEvent,
+    pane_channel,
+)
 from dealroom.services.heartbeats import Heartbeats
 from dealroom.services.identity import Identity, new_guest_key
+from dealroom.services.live_stream import LiveStream
 from dealroom.services.passwords import passwords_for
 from tests.support.clock import ManualClock
 
@@ -55,6 +61,12 @@ class LossyBroker:
         self, channels: Iterable[str]
     ) -> contextlib.AbstractAsyncContextManager[Subscription]:
         return self.inner.subscribe(channels)
+
+    async def join(self, sub: Subscription) -> None:
+        await self.inner.join(sub)
+
+    async def leave(self, sub: Subscription) -> None:
+        await self.inner.leave(sub)
 
 
 async def _room(engine: AsyncEngine, clock: ManualClock) -> tuple[Identity, rooms.OpenedRoom]:
@@ -234,7 +246,7 @@ async def _follow_visitor_pane(
 
 
 async def _stored_only(
-    stream: AsyncGenerator[PaneEventData, None],
+    stream: LiveStream[StoredEvent, EphemeralEvent],
 ) -> AsyncGenerator[MessageAddedEvent, None]:
     """Stored events (no agents run here, so nothing ephemeral is published anyway)."""
     try:

@@ -26,8 +26,8 @@ class RefusingBroker(InProcessBroker):
 
 def _drain(sub: Subscription) -> list[str]:
     got = []
-    while not sub.queue.empty():
-        got.append(sub.queue.get_nowait())
+    while (payload := sub.take()) is not None:
+        got.append(payload)
     return got
 
 

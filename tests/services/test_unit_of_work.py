@@ -44,8 +44,8 @@ async def _stored(engine: AsyncEngine) -> bool:
 
 def _drain(sub: Subscription) -> list[str]:
     got = []
-    while not sub.queue.empty():
-        got.append(sub.queue.get_nowait())
+    while (payload := sub.take()) is not None:
+        got.append(payload)
     return got
 
 
