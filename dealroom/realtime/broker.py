@@ -35,12 +35,13 @@ class Subscription:
     subscriptions are held (issue 17's memory per subscription). One reader waits at a time,
     which is all a stream does."""
 
-    __slots__ = ("_items", "_waiter", "channels", "idle_resync")
+    __slots__ = ("_items", "_timer", "_waiter", "channels", "idle_resync")
 
     def __init__(self, channels: tuple[str, ...]) -> None:
         self.channels = channels
         self._items: list[str] = []
         self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
         self.idle_resync: float | None = HEARTBEAT_SECONDS
         """After this long idle the reader is handed a RESYNC; None: never (a stream the
         process heartbeat follows, ``services/heartbeats.py``, is woken only when behind)."""
@@ -72,20 +73,27 @@ class Subscription:
         ``idle_resync`` with nothing offered offers a RESYNC."""
         if self._items:
             return
-        loop = asyncio.get_running_loop()
-        waiter = self._waiter = loop.create_future()
-        # A timer handle, not asyncio.timeout: one object per wait, not three.
-        timer = (
-            None
-            if self.idle_resync is None
-            else loop.call_later(self.idle_resync, self.offer, RESYNC)
-        )
+        waiter = self.arm()
         try:
             await waiter
         finally:
-            self._waiter = None
-            if timer is not None:
-                timer.cancel()
+            self.disarm()
+
+    def arm(self) -> asyncio.Future[None]:
+        """``wait`` without its coroutine, for a reader that awaits the future itself (a
+        held stream: one frame fewer per subscription); call ``disarm`` once it is done."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        if self.idle_resync is not None:
+            # A timer handle, not asyncio.timeout: one object per wait, not three.
+            self._timer = loop.call_later(self.idle_resync, self.offer, RESYNC)
+        return waiter
+
+    def disarm(self) -> None:
+        self._waiter = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     async def get(self) -> str:
         """The next payload, waiting for it."""

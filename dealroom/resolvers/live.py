@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
+from prometheus_client import Gauge
 from starlette.websockets import WebSocket, WebSocketState
 
 from dealroom import gc_tuning
@@ -28,60 +30,140 @@ from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.repositories import SessionRepository
 from dealroom.schema.context import Info
+from dealroom.services.admission import StartUp
 from dealroom.services.events import EphemeralEvent, StoredEvent
 from dealroom.services.identity import digest
 from dealroom.services.live_stream import WOKEN, LiveStream
-from dealroom.services.rechecks import Held, Outcome
+from dealroom.services.rechecks import Held, Outcome, Watch
 
 S = TypeVar("S", bound=StoredEvent)
 E = TypeVar("E", bound=EphemeralEvent)
+T = TypeVar("T")
 
 SESSION_ENDED = 4401
 """Websocket close code: the session the socket was opened with has ended (signOut, expiry).
 The client signs in again and reopens the socket."""
 
 
-async def guarded(
-    info: Info,
-    events: LiveStream[S, E],
-    authorise: Callable[[], Awaitable[object]],
-    *,
-    field: str,
-    room_id: uuid.UUID,
-    pane: Seat | None = None,
-) -> AsyncIterator[S | E]:
-    """``events``, for as long as ``authorise`` (which raises when refused) would still pass.
+@dataclass(frozen=True, slots=True)
+class Opened(Generic[S, E, T]):
+    """What a subscription's start-up found: its stream, how to re-run its authorisation,
+    what that authorisation checked (the root field for an API key's scopes, the room whose
+    seats reach the stream, the pane read) and how an event reads to this reader (None:
+    not for it)."""
 
-    ``field``, ``room_id`` and ``pane`` name what ``authorise`` checked (the root field for an
-    API key's scopes, the room whose seats reach the stream, the pane read), so the registry
-    can re-check the stream with every other one held in the process.
+    stream: LiveStream[S, E]
+    authorise: Callable[[], Awaitable[object]]
+    field: str
+    room_id: uuid.UUID
+    project: Callable[[S | E], T | None]
+    pane: Seat | None = None
 
-    A re-check's wake-up interrupts the stream's wait (``LiveStream.interrupt``) and is looked
-    at before every item is passed on: no event reaches the reader after its stream was woken
-    and before it acted. One task reads the stream (issue 17: no task, ``asyncio.wait`` and
-    waiter per event per subscriber); cancelling it ends the stream."""
-    rechecks = info.context.app.rechecks
-    held = Held.of(info.context.credentials(), field=field, room_id=room_id, pane=pane)
-    watch = rechecks.hold(held)
-    watch.woken.add_done_callback(events.interrupt)
-    gc_tuning.note_subscribed()
-    try:
-        async for item in events:
-            if watch.woken.done():
-                if not await _still_allowed(info, watch.woken.result(), authorise):
-                    await _close(info)
-                    return
-                rechecks.release(watch)
-                watch = rechecks.hold(held)
-                watch.woken.add_done_callback(events.interrupt)
-            if item is WOKEN:
-                continue
-            yield item
-    finally:
-        watch.woken.remove_done_callback(events.interrupt)
-        rechecks.release(watch)
-        gc_tuning.note_unsubscribed()
-        await events.aclose()
+
+class Guarded(Generic[S, E, T]):
+    """A subscription resolver's stream, for as long as its authorisation would still pass.
+
+    The first ``__anext__`` takes a start-up slot (services/admission.py), runs ``open`` and
+    counts the stream in ``gauge``; the process's registry then re-checks it with every other
+    stream held (``field``, ``room_id`` and ``pane`` name what was checked). A re-check's
+    wake-up interrupts the stream's wait (``LiveStream.interrupt``) and is looked at before
+    every item is passed on: no event reaches the reader after its stream was woken and
+    before it acted.
+
+    One object, read by the operation's own task (issue 17): no async generator per layer,
+    no task, ``asyncio.wait`` and waiter per event per subscriber. Any error, the end of the
+    stream, a cancel or ``aclose`` ends it the same way (``_end``, once)."""
+
+    __slots__ = ("_gauge", "_info", "_open", "_opened", "_start_up", "_watch")
+
+    def __init__(
+        self,
+        info: Info,
+        open: Callable[[StartUp], Awaitable[Opened[S, E, T]]],
+        gauge: Gauge,
+    ) -> None:
+        self._info = info
+        self._open: Callable[[StartUp], Awaitable[Opened[S, E, T]]] | None = open
+        self._gauge: Gauge | None = gauge
+        self._opened: Opened[S, E, T] | None = None
+        self._start_up: StartUp | None = None
+        self._watch: Watch | None = None
+
+    def __aiter__(self) -> Guarded[S, E, T]:
+        return self
+
+    async def __anext__(self) -> T:
+        try:
+            opened = self._opened or await self._begin()
+            while True:
+                item = await opened.stream.__anext__()
+                watch = self._watch
+                if watch is not None and watch.woken.done():
+                    if not await _still_allowed(self._info, watch.woken.result(), opened.authorise):
+                        await _close(self._info)
+                        raise StopAsyncIteration
+                    self._rewatch(opened)
+                if item is WOKEN:
+                    continue
+                projected = opened.project(item)
+                if projected is not None:
+                    return projected
+        except BaseException as error:
+            await self._end(error)
+            raise
+
+    async def _begin(self) -> Opened[S, E, T]:
+        if self._open is None:
+            raise StopAsyncIteration  # ended before it began
+        open, self._open = self._open, None
+        # A burst of subscribes queues here, bounded, not on the pool.
+        start_up = StartUp(self._info.context.app.admission)
+        await start_up.__aenter__()
+        self._start_up = start_up
+        opened = await open(start_up)
+        self._opened = opened
+        if self._gauge is not None:
+            self._gauge.inc()
+        self._rewatch(opened)
+        gc_tuning.note_subscribed()
+        return opened
+
+    def _rewatch(self, opened: Opened[S, E, T]) -> None:
+        rechecks = self._info.context.app.rechecks
+        if self._watch is not None:
+            self._watch.woken.remove_done_callback(opened.stream.interrupt)
+            rechecks.release(self._watch)
+        held = Held.of(
+            self._info.context.credentials(),
+            field=opened.field,
+            room_id=opened.room_id,
+            pane=opened.pane,
+        )
+        self._watch = rechecks.hold(held)
+        self._watch.woken.add_done_callback(opened.stream.interrupt)
+
+    async def aclose(self) -> None:
+        await self._end(None)
+
+    async def _end(self, error: BaseException | None) -> None:
+        """Once: stop watching, close the stream, uncount it, give a start-up slot back (an
+        error while starting may still be turned into UNAVAILABLE there)."""
+        self._open = None
+        opened, self._opened = self._opened, None
+        watch, self._watch = self._watch, None
+        gauge, self._gauge = self._gauge, None
+        start_up, self._start_up = self._start_up, None
+        if opened is not None:
+            if watch is not None:
+                watch.woken.remove_done_callback(opened.stream.interrupt)
+                self._info.context.app.rechecks.release(watch)
+                gc_tuning.note_unsubscribed()
+            if gauge is not None:
+                gauge.dec()
+            await opened.stream.aclose()
+        if start_up is not None:
+            kind = None if error is None else type(error)
+            await start_up.__aexit__(kind, error, None)
 
 
 async def _still_allowed(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator
 from functools import partial
 from typing import assert_never
 
@@ -12,7 +11,7 @@ import strawberry
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
 from dealroom.domain.seats import AuthorKind, Seat, message_alignment
 from dealroom.persistence.db import Db
-from dealroom.resolvers.live import guarded
+from dealroom.resolvers.live import Guarded, Opened
 from dealroom.schema.context import Info
 from dealroom.schema.fanout import shared
 from dealroom.schema.inputs import PostMessageInput
@@ -28,13 +27,16 @@ from dealroom.schema.pane_types import (
 )
 from dealroom.schema.scope_gate import require_key_scope
 from dealroom.services import abuse, messages, metrics, rooms
+from dealroom.services.admission import StartUp
 from dealroom.services.events import (
     AgentTypingEvent,
+    EphemeralEvent,
     LoginRequiredChangedEvent,
     MessageAddedEvent,
     MessageDeltaEvent,
     PaneEventData,
     StageChangedEvent,
+    StoredEvent,
 )
 from dealroom.services.identity import resolve_identity
 
@@ -78,44 +80,42 @@ async def retry_turn(info: Info, room_id: strawberry.ID, seat: Seat | None) -> i
     return count
 
 
-async def pane_events(
+def pane_events(
     info: Info, room_id: strawberry.ID, seat: Seat, after: str | None = None
-) -> AsyncGenerator[PaneEvent, None]:
-    ctx = info.context
-    room_uuid = rooms.parse_id(room_id, "room")
-    start = parse_event_cursor(after) if after is not None else None
-    # A burst of subscribes queues here, bounded, not on the pool (services/admission.py).
-    async with ctx.app.admission.start_up() as started:
+) -> Guarded[StoredEvent, EphemeralEvent, PaneEvent]:
+    async def open(started: StartUp) -> Opened[StoredEvent, EphemeralEvent, PaneEvent]:
+        ctx = info.context
+        room_uuid = rooms.parse_id(room_id, "room")
+        start = parse_event_cursor(after) if after is not None else None
         participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
-        events = messages.follow_pane(
-            ctx.app.sessionmaker,
-            ctx.app.broker,
-            room_id=room_uuid,
-            participant_id=participant_id,
-            seat=Seat(seat),
-            after=start,
-            started=started,
-            rereads=ctx.app.admission.rereads,
-            heartbeats=ctx.app.heartbeats,
-        )
-        open_now = metrics.SUBSCRIPTIONS_OPEN.labels("paneEvents")
-        open_now.inc()
-        try:
-            async for event in guarded(
-                info,
-                events,
-                lambda: _authorise_pane(info, room_uuid, Seat(seat)),
-                field="paneEvents",
+        return Opened(
+            messages.follow_pane(
+                ctx.app.sessionmaker,
+                ctx.app.broker,
                 room_id=room_uuid,
-                pane=Seat(seat),
-            ):
-                if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
-                    continue  # seed 000: the gate is the visitor view's (the host reads false)
-                # One object for every subscriber whose view of the event is the same:
-                # executed and encoded once (schema/fanout.py).
-                yield shared(_view_of(event, reader), partial(_project, event, reader))
-        finally:
-            open_now.dec()
+                participant_id=participant_id,
+                seat=Seat(seat),
+                after=start,
+                started=started,
+                rereads=ctx.app.admission.rereads,
+                heartbeats=ctx.app.heartbeats,
+            ),
+            lambda: _authorise_pane(info, room_uuid, Seat(seat)),
+            field="paneEvents",
+            room_id=room_uuid,
+            pane=Seat(seat),
+            project=partial(_item_for, reader),
+        )
+
+    return Guarded(info, open, metrics.SUBSCRIPTIONS_OPEN.labels("paneEvents"))
+
+
+def _item_for(reader: Seat, event: PaneEventData) -> PaneEvent | None:
+    if isinstance(event, LoginRequiredChangedEvent) and reader is not Seat.VISITOR:
+        return None  # seed 000: the gate is the visitor view's (the host reads false)
+    # One object for every subscriber whose view of the event is the same: executed and
+    # encoded once (schema/fanout.py).
+    return shared(_view_of(event, reader), partial(_project, event, reader))
 
 
 def _view_of(event: PaneEventData, reader: Seat) -> tuple[object, ...]:

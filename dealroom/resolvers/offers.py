@@ -4,8 +4,8 @@ subscription for partner integrations."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator
 from functools import partial
+from typing import Never
 
 import strawberry
 
@@ -13,7 +13,7 @@ from dealroom.domain import offers as rules
 from dealroom.domain.cursors import parse_event_cursor
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
-from dealroom.resolvers.live import guarded
+from dealroom.resolvers.live import Guarded, Opened
 from dealroom.schema.context import Info
 from dealroom.schema.fanout import shared
 from dealroom.schema.offer_types import (
@@ -33,6 +33,8 @@ from dealroom.services import (
     offers,
     webhooks,
 )
+from dealroom.services.admission import StartUp
+from dealroom.services.events import StageChangedEvent
 from dealroom.services.identity import resolve_identity
 from dealroom.services.publish import publish_after_commit
 
@@ -130,33 +132,35 @@ async def pay_offer(
     )
 
 
-async def offer_stage(
+def offer_stage(
     info: Info, offer_id: strawberry.ID, after: str | None
-) -> AsyncGenerator[StageChanged, None]:
-    ctx = info.context
-    parsed = offers.parse_offer_id(offer_id)
-    start = parse_event_cursor(after) if after is not None else None
-    # A burst of subscribes queues here, bounded, not on the pool (services/admission.py).
-    async with ctx.app.admission.start_up() as started:
+) -> Guarded[StageChangedEvent, Never, StageChanged]:
+    async def open(started: StartUp) -> Opened[StageChangedEvent, Never, StageChanged]:
+        ctx = info.context
+        parsed = offers.parse_offer_id(offer_id)
+        start = parse_event_cursor(after) if after is not None else None
         room_id = await _authorise(info, parsed)
-        events = offer_events.follow_offer(
-            ctx.app.sessionmaker,
-            ctx.app.broker,
-            parsed,
-            start,
-            started=started,
-            rereads=ctx.app.admission.rereads,
-            heartbeats=ctx.app.heartbeats,
+        return Opened(
+            offer_events.follow_offer(
+                ctx.app.sessionmaker,
+                ctx.app.broker,
+                parsed,
+                start,
+                started=started,
+                rereads=ctx.app.admission.rereads,
+                heartbeats=ctx.app.heartbeats,
+            ),
+            lambda: _authorise(info, parsed),
+            field="offerStage",
+            room_id=room_id,
+            project=_stage_item,
         )
-        open_now = metrics.SUBSCRIPTIONS_OPEN.labels("offerStage")
-        open_now.inc()
-        try:
-            async for event in guarded(
-                info, events, lambda: _authorise(info, parsed), field="offerStage", room_id=room_id
-            ):
-                yield shared((event,), partial(StageChanged.from_event, event))
-        finally:
-            open_now.dec()
+
+    return Guarded(info, open, metrics.SUBSCRIPTIONS_OPEN.labels("offerStage"))
+
+
+def _stage_item(event: StageChangedEvent) -> StageChanged:
+    return shared((event,), partial(StageChanged.from_event, event))
 
 
 async def _authorise(info: Info, offer_id: uuid.UUID) -> uuid.UUID:

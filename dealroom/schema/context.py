@@ -44,7 +44,7 @@ class AppState:
     admission: Admission
     """Bounds subscription start-ups' database work in this process (issue 17 item 6)."""
     rechecks: Rechecks
-    """Held subscriptions' periodic re-checks (``resolvers/live.guarded``)."""
+    """Held subscriptions' periodic re-checks (``resolvers/live.Guarded``)."""
     heartbeats: Heartbeats
     """Followed streams woken when the database holds an event they missed."""
 

@@ -4,7 +4,7 @@ is ``schema/build.py``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 import strawberry
@@ -301,7 +301,7 @@ class Subscription:
             str | None,
             strawberry.argument(description="Replay stored events after this cursor first."),
         ] = None,
-    ) -> AsyncGenerator[PaneEvent, None]:
+    ) -> AsyncIterator[PaneEvent]:
         return messages.pane_events(info, room_id, seat, after)
 
     @strawberry.subscription(
@@ -318,5 +318,5 @@ class Subscription:
             str | None,
             strawberry.argument(description="Replay stored changes after this cursor first."),
         ] = None,
-    ) -> AsyncGenerator[StageChanged, None]:
+    ) -> AsyncIterator[StageChanged]:
         return offers.offer_stage(info, offer_id, after)

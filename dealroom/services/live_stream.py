@@ -150,16 +150,54 @@ class LiveStream(Generic[S, E]):
     async def __anext__(self) -> S | E | Woken:
         if self._closed:
             raise StopAsyncIteration
-        if self._subscription is None:
-            await self._open()
-        if self._replaying is not None:
-            event = await anext(self._replaying, None)
-            self._started()  # never hold a slot while the client reads (later batches)
-            if event is not None:
+        if self._replaying is not None or self._subscription is None:
+            replayed = await self._start_up()
+            if replayed is not None:
+                return replayed
+        subscription = self._subscription
+        assert subscription is not None
+        # The held stream's wait is this one frame and the subscription's future (no
+        # coroutine per step below it): thousands are held at once.
+        while True:
+            if self._interrupted:
+                self._interrupted = False
+                return WOKEN
+            if self._missed:
+                event = self._missed.pop(0)
                 self._delivered = event.cursor
                 return event
+            payload = subscription.take()
+            if payload is None:
+                waiter = subscription.arm()
+                try:
+                    await waiter
+                finally:
+                    subscription.disarm()
+                continue
+            found = decode(payload) if payload != RESYNC else None
+            if isinstance(found, self._passed):
+                return found
+            if isinstance(found, self._live):
+                if found.cursor <= self._delivered:
+                    continue  # already delivered by a replay
+                if found.prev == self._delivered:
+                    self._delivered = found.cursor
+                    return found
+            # A resync signal, a gap, or a payload we cannot read: the database decides.
+            await self._reread()
+
+    async def _start_up(self) -> S | None:
+        """Subscribe, then the replay's next event; None once the replay is done."""
+        if self._subscription is None:
+            await self._open()
+        assert self._replaying is not None
+        event = await anext(self._replaying, None)
+        self._started()  # never hold a slot while the client reads (later batches)
+        if event is None:
             self._replaying = None
-        return await self._next_live()
+            return None
+        self._delivered = event.cursor
+        return event
 
     async def _open(self) -> None:
         start = await self._end() if self._after is None else self._after
@@ -175,38 +213,16 @@ class LiveStream(Generic[S, E]):
             self._heartbeats.follow(self._followed)
         self._replaying = aiter(self._replay(start))
 
-    async def _next_live(self) -> S | E | Woken:
-        subscription = self._subscription
-        assert subscription is not None
-        while True:
-            if self._interrupted:
-                self._interrupted = False
-                return WOKEN
-            if self._missed:
-                event = self._missed.pop(0)
-                self._delivered = event.cursor
-                return event
-            payload = subscription.take()
-            if payload is None:
-                await subscription.wait()
-                continue
-            found = decode(payload) if payload != RESYNC else None
-            if isinstance(found, self._passed):
-                return found
-            if isinstance(found, self._live):
-                if found.cursor <= self._delivered:
-                    continue  # already delivered by a replay
-                if found.prev == self._delivered:
-                    self._delivered = found.cursor
-                    return found
-            # A resync signal, a gap, or a payload we cannot read: the database decides.
-            try:
-                async with self._rereads or contextlib.nullcontext():
-                    self._missed = [event async for event in self._replay(self._delivered)]
-            except Exception as error:
-                if not unavailable(error):
-                    raise
-                log.warning("reread_deferred", channel=self._channel, error=type(error).__name__)
+    async def _reread(self) -> None:
+        """What the database holds after the cursor, into ``_missed``; deferred (logged,
+        tried at the next wake-up) when the database cannot serve now."""
+        try:
+            async with self._rereads or contextlib.nullcontext():
+                self._missed = [event async for event in self._replay(self._delivered)]
+        except Exception as error:
+            if not unavailable(error):
+                raise
+            log.warning("reread_deferred", channel=self._channel, error=type(error).__name__)
 
     def _cursor(self) -> int:
         return self._delivered

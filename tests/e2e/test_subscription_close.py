@@ -1,5 +1,5 @@
 """A subscription ends on the server when its client leaves: its stream's read is cancelled
-and the stream closed (``resolvers/live.guarded``, one task reads it), so the socket's
+and the stream closed (``resolvers/live.Guarded``, one task reads it), so the socket's
 handler finishes and ``dealroom_subscriptions_open`` falls back to zero after every close.
 
 Found as a CI failure of tests/e2e/test_metrics.py: now and then, under load, one cancel of the
