@@ -21,7 +21,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import MissingQueryError
@@ -77,6 +77,8 @@ from dealroom.services.rechecks import Rechecks
 from dealroom.services.webhook_worker import WebhookWorker
 from dealroom.webapp import graphiql_page, web_routes
 
+GRAPHQL_PATH = "/graphql"
+
 CONTEXTS = "dealroom.contexts"
 
 log = structlog.get_logger(__name__)
@@ -119,6 +121,28 @@ async def _send(websocket: Any, view: Any, message: dict[str, Any]) -> None:
         await websocket.ws.send_text(text)
     except WebSocketDisconnect as exc:
         raise WebSocketDisconnected from exc
+
+
+class DealroomApp(Starlette):
+    """The Starlette app, with the GraphQL websocket handed straight to its view (through the
+    message-size bound) instead of through the middleware stack and the router.
+
+    A socket's ASGI call chain lives as long as the socket: one suspended coroutine per layer
+    (Starlette's error and exception middleware, the router, the route). With thousands of
+    subscriptions held that is thousands of each for nothing (issue 17's memory per
+    subscription): none of those layers acts on a websocket here (CORS and the error pages
+    are HTTP's; the view needs no path parameters). Everything else goes the usual way."""
+
+    def __init__(self, graphql_socket: ASGIApp, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._graphql_socket = graphql_socket
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and scope["path"] == GRAPHQL_PATH:
+            scope["app"] = self
+            await self._graphql_socket(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 class GraphQLView(GraphQL[Context, None]):
@@ -335,7 +359,8 @@ def create_app(
             )
         )
     middleware.append(Middleware(BodyLimit, max_bytes=settings.max_request_bytes))
-    app = Starlette(
+    app = DealroomApp(
+        BodyLimit(view, max_bytes=settings.max_request_bytes),
         debug=settings.debug,
         middleware=middleware,
         routes=[
@@ -343,8 +368,10 @@ def create_app(
             Route("/health/ready", ready),
             Route("/health/live", live),
             Route("/metrics", metrics_page),
-            Route("/graphql", view, methods=["GET", "POST"]),
-            WebSocketRoute("/graphql", view),
+            Route(GRAPHQL_PATH, view, methods=["GET", "POST"]),
+            # Reached only when DealroomApp's shortcut is not taken (a --root-path mount);
+            # the route table lists every path either way.
+            WebSocketRoute(GRAPHQL_PATH, view),
             *web_routes(state),
         ],
         lifespan=lifespan,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import types
 from collections import Counter
 from collections.abc import AsyncIterator
 
@@ -118,3 +119,35 @@ async def test_a_held_subscription_keeps_nothing_per_event(server: Server) -> No
         after = _alive(FieldDetails)
     # 20 events (and the agent's replies) used to leave 4 or more each
     assert after - before < 10, (before, after)
+
+
+STARLETTE_LAYERS = frozenset(
+    {
+        "ServerErrorMiddleware.__call__",
+        "ExceptionMiddleware.__call__",
+        "Router.__call__",
+        "Router.app",
+        "WebSocketRoute.handle",
+    }
+)
+"""What a socket held through Starlette's stack keeps suspended for its whole life."""
+
+
+def _suspended_layers() -> Counter[str]:
+    return Counter(
+        found.cr_code.co_qualname
+        for found in gc.get_objects()
+        if type(found) is types.CoroutineType  # not isinstance: dead weak proxies raise
+        and found.cr_frame is not None
+        and found.cr_code.co_qualname in STARLETTE_LAYERS
+    )
+
+
+async def test_a_held_subscription_holds_no_router_or_middleware_frames(server: Server) -> None:
+    """The GraphQL websocket goes straight to its view (app.DealroomApp): a held socket used
+    to keep one suspended coroutine per Starlette layer (error and exception middleware, the
+    router, the route) for its whole life, thousands of each with thousands held."""
+    serving = _suspended_layers()  # the app's lifespan runs through the stack meanwhile
+    async with _guest_followed_by_host(server):
+        held = _suspended_layers() - serving
+    assert held == Counter(), f"a held socket keeps Starlette's layers: {dict(held)}"
