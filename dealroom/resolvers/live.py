@@ -60,15 +60,21 @@ class Opened(Generic[S, E, T]):
     pane: Seat | None = None
 
 
+Admit = Callable[[], Awaitable[StartUp]]
+Open = Callable[[Admit], Awaitable[Opened[S, E, T]]]
+"""A resolver's start-up: parse its input, ``await admit()`` for a start-up slot, authorise,
+follow; returns what it opened."""
+
+
 class Guarded(Generic[S, E, T]):
     """A subscription resolver's stream, for as long as its authorisation would still pass.
 
-    The first ``__anext__`` takes a start-up slot (services/admission.py), runs ``open`` and
-    counts the stream in ``gauge``; the process's registry then re-checks it with every other
-    stream held (``field``, ``room_id`` and ``pane`` name what was checked). A re-check's
-    wake-up interrupts the stream's wait (``LiveStream.interrupt``) and is looked at before
-    every item is passed on: no event reaches the reader after its stream was woken and
-    before it acted.
+    The first ``__anext__`` runs ``open`` (which takes a start-up slot through its ``admit``
+    once its input is parsed) and counts the stream in ``gauge``; the process's registry
+    then re-checks it with every other stream held (``field``, ``room_id`` and ``pane`` name
+    what was checked). A re-check's wake-up interrupts the stream's wait
+    (``LiveStream.interrupt``) and is looked at before every item is passed on: no event
+    reaches the reader after its stream was woken and before it acted.
 
     One object, read by the operation's own task (issue 17): no async generator per layer,
     no task, ``asyncio.wait`` and waiter per event per subscriber. Any error, the end of the
@@ -76,14 +82,9 @@ class Guarded(Generic[S, E, T]):
 
     __slots__ = ("_gauge", "_info", "_open", "_opened", "_start_up", "_watch")
 
-    def __init__(
-        self,
-        info: Info,
-        open: Callable[[StartUp], Awaitable[Opened[S, E, T]]],
-        gauge: Gauge,
-    ) -> None:
+    def __init__(self, info: Info, open: Open[S, E, T], gauge: Gauge) -> None:
         self._info = info
-        self._open: Callable[[StartUp], Awaitable[Opened[S, E, T]]] | None = open
+        self._open: Open[S, E, T] | None = open
         self._gauge: Gauge | None = gauge
         self._opened: Opened[S, E, T] | None = None
         self._start_up: StartUp | None = None
@@ -116,17 +117,21 @@ class Guarded(Generic[S, E, T]):
         if self._open is None:
             raise StopAsyncIteration  # ended before it began
         open, self._open = self._open, None
-        # A burst of subscribes queues here, bounded, not on the pool.
-        start_up = StartUp(self._info.context.app.admission)
-        await start_up.__aenter__()
-        self._start_up = start_up
-        opened = await open(start_up)
+        opened = await open(self._admit)
         self._opened = opened
         if self._gauge is not None:
             self._gauge.inc()
         self._rewatch(opened)
         gc_tuning.note_subscribed()
         return opened
+
+    async def _admit(self) -> StartUp:
+        """Take a start-up slot (``open`` calls it once its input is parsed): a burst of
+        subscribes queues here, bounded, not on the pool (services/admission.py)."""
+        start_up = StartUp(self._info.context.app.admission)
+        await start_up.__aenter__()
+        self._start_up = start_up
+        return start_up
 
     def _rewatch(self, opened: Opened[S, E, T]) -> None:
         rechecks = self._info.context.app.rechecks
@@ -147,23 +152,26 @@ class Guarded(Generic[S, E, T]):
 
     async def _end(self, error: BaseException | None) -> None:
         """Once: stop watching, close the stream, uncount it, give a start-up slot back (an
-        error while starting may still be turned into UNAVAILABLE there)."""
+        error while starting may still be turned into UNAVAILABLE there). Each step runs even
+        if one before it raised (a second cancel while the stream leaves the broker)."""
         self._open = None
         opened, self._opened = self._opened, None
         watch, self._watch = self._watch, None
         gauge, self._gauge = self._gauge, None
         start_up, self._start_up = self._start_up, None
-        if opened is not None:
-            if watch is not None:
-                watch.woken.remove_done_callback(opened.stream.interrupt)
-                self._info.context.app.rechecks.release(watch)
-                gc_tuning.note_unsubscribed()
-            if gauge is not None:
-                gauge.dec()
-            await opened.stream.aclose()
-        if start_up is not None:
-            kind = None if error is None else type(error)
-            await start_up.__aexit__(kind, error, None)
+        try:
+            if opened is not None:
+                if watch is not None:
+                    watch.woken.remove_done_callback(opened.stream.interrupt)
+                    self._info.context.app.rechecks.release(watch)
+                    gc_tuning.note_unsubscribed()
+                if gauge is not None:
+                    gauge.dec()
+                await opened.stream.aclose()
+        finally:
+            if start_up is not None:
+                kind = None if error is None else type(error)
+                await start_up.__aexit__(kind, error, None)
 
 
 async def _still_allowed(

@@ -11,7 +11,7 @@ import strawberry
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
 from dealroom.domain.seats import AuthorKind, Seat, message_alignment
 from dealroom.persistence.db import Db
-from dealroom.resolvers.live import Guarded, Opened
+from dealroom.resolvers.live import Admit, Guarded, Opened
 from dealroom.schema.context import Info
 from dealroom.schema.fanout import shared
 from dealroom.schema.inputs import PostMessageInput
@@ -27,7 +27,6 @@ from dealroom.schema.pane_types import (
 )
 from dealroom.schema.scope_gate import require_key_scope
 from dealroom.services import abuse, messages, metrics, rooms
-from dealroom.services.admission import StartUp
 from dealroom.services.events import (
     AgentTypingEvent,
     EphemeralEvent,
@@ -83,10 +82,11 @@ async def retry_turn(info: Info, room_id: strawberry.ID, seat: Seat | None) -> i
 def pane_events(
     info: Info, room_id: strawberry.ID, seat: Seat, after: str | None = None
 ) -> Guarded[StoredEvent, EphemeralEvent, PaneEvent]:
-    async def open(started: StartUp) -> Opened[StoredEvent, EphemeralEvent, PaneEvent]:
+    async def open(admit: Admit) -> Opened[StoredEvent, EphemeralEvent, PaneEvent]:
         ctx = info.context
         room_uuid = rooms.parse_id(room_id, "room")
         start = parse_event_cursor(after) if after is not None else None
+        started = await admit()
         participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
         return Opened(
             messages.follow_pane(

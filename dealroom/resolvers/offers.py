@@ -13,7 +13,7 @@ from dealroom.domain import offers as rules
 from dealroom.domain.cursors import parse_event_cursor
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
-from dealroom.resolvers.live import Guarded, Opened
+from dealroom.resolvers.live import Admit, Guarded, Opened
 from dealroom.schema.context import Info
 from dealroom.schema.fanout import shared
 from dealroom.schema.offer_types import (
@@ -33,7 +33,6 @@ from dealroom.services import (
     offers,
     webhooks,
 )
-from dealroom.services.admission import StartUp
 from dealroom.services.events import StageChangedEvent
 from dealroom.services.identity import resolve_identity
 from dealroom.services.publish import publish_after_commit
@@ -135,10 +134,11 @@ async def pay_offer(
 def offer_stage(
     info: Info, offer_id: strawberry.ID, after: str | None
 ) -> Guarded[StageChangedEvent, Never, StageChanged]:
-    async def open(started: StartUp) -> Opened[StageChangedEvent, Never, StageChanged]:
+    async def open(admit: Admit) -> Opened[StageChangedEvent, Never, StageChanged]:
         ctx = info.context
         parsed = offers.parse_offer_id(offer_id)
         start = parse_event_cursor(after) if after is not None else None
+        started = await admit()
         room_id = await _authorise(info, parsed)
         return Opened(
             offer_events.follow_offer(

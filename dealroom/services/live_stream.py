@@ -80,8 +80,8 @@ class LiveStream(Generic[S, E]):
     stream waits on one future, and a delivery leaves a coroutine behind, not an
     ``asend``, a coroutine and a frame per layer. ``interrupt()`` (a re-check's wake-up)
     makes the next ``__anext__`` return ``WOKEN`` before anything else it would read. A
-    ``__anext__`` cancelled part way leaves the stream consistent: state moves only after
-    each await returns."""
+    ``__anext__`` that raised (a cancel included) ends the stream's use: close it, as
+    ``resolvers/live.Guarded`` does (a cancelled replay or re-read is not resumed)."""
 
     __slots__ = (
         "_after",
@@ -233,16 +233,20 @@ class LiveStream(Generic[S, E]):
 
     async def aclose(self) -> None:
         """Stop following: the broker and the heartbeat forget the stream, a replay under way
-        gives its connection back. Idempotent."""
+        gives its connection back. Idempotent; each step runs even if one before it raised
+        (a second cancel, a broker error)."""
         if self._closed:
             return
         self._closed = True
         replaying, self._replaying = self._replaying, None
-        if replaying is not None and hasattr(replaying, "aclose"):
-            await replaying.aclose()
-        if self._heartbeats is not None and self._followed is not None:
-            self._heartbeats.forget(self._followed)
+        heartbeats, followed = self._heartbeats, self._followed
         self._followed = None  # it holds two of our bound methods: no cycle left behind
         subscription, self._subscription = self._subscription, None
-        if subscription is not None:
-            await self._broker.leave(subscription)
+        try:
+            if replaying is not None and hasattr(replaying, "aclose"):
+                await replaying.aclose()
+        finally:
+            if heartbeats is not None and followed is not None:
+                heartbeats.forget(followed)
+            if subscription is not None:
+                await self._broker.leave(subscription)

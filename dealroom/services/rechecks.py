@@ -1,6 +1,6 @@
 """Held subscriptions re-checked together (issue 9's promise at issue 17's scale).
 
-Every guarded stream (``resolvers/live.guarded``) holds a ``Watch`` keyed by what it stands
+Every guarded stream (``resolvers/live.Guarded``) holds a ``Watch`` keyed by what it stands
 on: its credentials as presented (hashed) and what it reads (a room, a pane). Streams with
 equal keys share one watch. Once per ``subscription_recheck_seconds`` the registry re-reads,
 for every watch in the process at once, what could take a stream away: the sessions' liveness,
