@@ -65,7 +65,7 @@ def _serve(
     process = subprocess.Popen(
         [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "2"],
         env=env,
-        stdout=subprocess.DEVNULL,
+        stdout=log,  # the structured log too: a failure shows the servers' warnings
         stderr=log,
         start_new_session=True,
     )
