@@ -186,7 +186,26 @@ class _Fanout:
         return list(self._by_channel)
 
 
-class InProcessBroker:
+class Joining:
+    """``subscribe`` built on a broker's ``join`` and ``leave`` (both brokers share it)."""
+
+    async def join(self, sub: Subscription) -> None:
+        raise NotImplementedError
+
+    async def leave(self, sub: Subscription) -> None:
+        raise NotImplementedError
+
+    @contextlib.asynccontextmanager
+    async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:
+        sub = Subscription(tuple(channels))
+        await self.join(sub)
+        try:
+            yield sub
+        finally:
+            await self.leave(sub)
+
+
+class InProcessBroker(Joining):
     """The embedded default: one process, no network."""
 
     def __init__(self) -> None:
@@ -215,12 +234,3 @@ class InProcessBroker:
 
     async def leave(self, sub: Subscription) -> None:
         self._fanout.remove(sub)
-
-    @contextlib.asynccontextmanager
-    async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:
-        sub = Subscription(tuple(channels))
-        await self.join(sub)
-        try:
-            yield sub
-        finally:
-            await self.leave(sub)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 
 import structlog
 from redis.asyncio import Redis
@@ -13,12 +13,12 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from dealroom.realtime.broker import RESYNC, Subscription, _Fanout
+from dealroom.realtime.broker import RESYNC, Joining, Subscription, _Fanout
 
 log = structlog.get_logger(__name__)
 
 
-class RedisBroker:
+class RedisBroker(Joining):
     def __init__(self, url: str) -> None:
         self._redis: Redis = Redis.from_url(url, decode_responses=True)
         self._pubsub: PubSub = self._redis.pubsub(ignore_subscribe_messages=True)
@@ -85,15 +85,6 @@ class RedisBroker:
     async def _locked(self, command: Callable[[], Awaitable[object]]) -> None:
         async with self._ops:
             await command()
-
-    @contextlib.asynccontextmanager
-    async def subscribe(self, channels: Iterable[str]) -> AsyncIterator[Subscription]:
-        sub = Subscription(tuple(channels))
-        await self.join(sub)
-        try:
-            yield sub
-        finally:
-            await self.leave(sub)
 
     async def _read_loop(self) -> None:
         backoff = 0.1

@@ -134,18 +134,21 @@ class Guarded(Generic[S, E, T]):
         return start_up
 
     def _rewatch(self, opened: Opened[S, E, T]) -> None:
-        rechecks = self._info.context.app.rechecks
-        if self._watch is not None:
-            self._watch.woken.remove_done_callback(opened.stream.interrupt)
-            rechecks.release(self._watch)
+        self._unwatch(opened)
         held = Held.of(
             self._info.context.credentials(),
             field=opened.field,
             room_id=opened.room_id,
             pane=opened.pane,
         )
-        self._watch = rechecks.hold(held)
+        self._watch = self._info.context.app.rechecks.hold(held)
         self._watch.woken.add_done_callback(opened.stream.interrupt)
+
+    def _unwatch(self, opened: Opened[S, E, T]) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.woken.remove_done_callback(opened.stream.interrupt)
+            self._info.context.app.rechecks.release(watch)
 
     async def aclose(self) -> None:
         await self._end(None)
@@ -156,14 +159,12 @@ class Guarded(Generic[S, E, T]):
         if one before it raised (a second cancel while the stream leaves the broker)."""
         self._open = None
         opened, self._opened = self._opened, None
-        watch, self._watch = self._watch, None
         gauge, self._gauge = self._gauge, None
         start_up, self._start_up = self._start_up, None
         try:
             if opened is not None:
-                if watch is not None:
-                    watch.woken.remove_done_callback(opened.stream.interrupt)
-                    self._info.context.app.rechecks.release(watch)
+                if self._watch is not None:
+                    self._unwatch(opened)
                     gc_tuning.note_unsubscribed()
                 if gauge is not None:
                     gauge.dec()
