@@ -844,9 +844,17 @@ class Run:
                 if measure_memory:
                     self.note_rss("after one event per subscription")
 
-                # Load: a fixed timetable at `rate` for `seconds`.
+                # Held, nothing posted: what holding costs on its own (pings, heartbeats,
+                # re-checks, the collector), which every post's figure below carries a share of.
                 await wait_quiet(self.server)
                 clients = [os.getpid(), *pool.pids()]
+                if args.idle_seconds > 0:
+                    idle_from = CpuWindow.take(self.server, clients)
+                    await asyncio.sleep(args.idle_seconds)
+                    figures["cpu_idle"] = CpuWindow.take(self.server, clients).percent_since(
+                        idle_from
+                    )
+                # Load: a fixed timetable at `rate` for `seconds`.
                 already = pool.received()
                 before = CpuWindow.take(self.server, clients)
                 load = await post_schedule(
@@ -955,12 +963,21 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
         f"postgres+redis {cpu['postgres_redis']:.0f}%, machine {cpu['machine']:.0f}% of "
         f"{100 * (os.cpu_count() or 1)}%"
     )
+    idle = figures.get("cpu_idle")
+    if idle:
+        print(
+            f"  CPU held idle ({idle['seconds']:.1f}s, nothing posted): server "
+            f"{idle['server']:.1f}%, postgres+redis {idle['postgres_redis']:.1f}%"
+        )
     if load["ok"]:
         per_post = cpu["server"] / 100 * cpu["seconds"] / load["ok"] * 1000
         print(
             f"  server CPU per delivered postMessage (with its 2 events): {per_post:.1f} ms "
             f"-> at most ~{1000 / per_post:.0f} msg/s on one core"
         )
+        if idle:
+            beyond = (cpu["server"] - idle["server"]) / 100 * cpu["seconds"] / load["ok"] * 1000
+            print(f"    of which beyond the idle hold's own CPU: {beyond:.1f} ms")
     print(
         f"  poster: behind its timetable p50 {ms(load['slip_p50'])} / p99 {ms(load['slip_p99'])}"
         f" ms, of which its own loop's lateness p99 {ms(load['overshoot_p99'])} ms and waits "
@@ -1204,6 +1221,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-inflight", type=int, default=256, help="postMessage in flight")
     parser.add_argument("--probe-rate", type=float, default=250.0)
     parser.add_argument("--drain-seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=10.0,
+        help="server CPU measured this long with every subscription held and nothing posted",
+    )
     parser.add_argument("--setup-concurrency", type=int, default=16)
     parser.add_argument("--pg-url", default=DEFAULT_PG_URL)
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
