@@ -157,6 +157,7 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
         young_threshold=settings.gc_young_threshold,
         log_pauses_over_ms=settings.gc_pause_log_ms,
         log_format=settings.log_format,
+        survivors=settings.gc_freeze_survivors,
     )
     uvicorn.Server(config).run()
 

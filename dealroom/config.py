@@ -152,6 +152,12 @@ class Settings(BaseSettings):
     """Net allocations between young garbage collections in ``dealroom serve`` (CPython's
     default is 700): fewer collections cost less CPU, bigger ones pause longer (measured in
     docs/BENCHMARKS.md, issue 17)."""
+    gc_freeze_survivors: bool = True
+    """``dealroom serve`` freezes what survives each young or middle garbage collection, so
+    later collections do not walk held subscriptions' objects again (``gc_tuning
+    .freeze_survivors``; measured in docs/BENCHMARKS.md, issue 17). Off: they age through
+    the generations as CPython does by default, and are frozen only once a burst of
+    subscribes has settled."""
     gc_pause_log_ms: float = Field(default=50.0, ge=0)
     """``dealroom serve`` writes a ``gc_pause`` line to stderr for every garbage-collection
     pause at least this long (0: none); every pause is counted in ``/metrics``

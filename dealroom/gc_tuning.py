@@ -30,16 +30,79 @@ def settle_after_startup(
     young_threshold: int = YOUNG_THRESHOLD,
     log_pauses_over_ms: float = 0.0,
     log_format: str = "console",
-) -> int:
-    """Collect once, then freeze what survived; returns how many objects were frozen. From
-    then on every collection is timed (``watch_pauses``): that deliberate one, before any
-    request, is not a pause anyone waits on."""
-    gc.collect()
-    gc.freeze()
+    survivors: bool = True,
+) -> None:
+    """Collect once, then freeze what survived. From then on every collection is timed
+    (``watch_pauses``): that deliberate one, before any request, is not a pause anyone waits
+    on. With ``survivors``, what outlives each later young or middle collection is frozen
+    too (``freeze_survivors``)."""
+    freeze_after_startup()
     _, middle, oldest = gc.get_threshold()
     gc.set_threshold(young_threshold, middle, oldest)
     watch_pauses(log_pauses_over_ms, log_format)
-    return gc.get_freeze_count()
+    if survivors:
+        freeze_survivors()
+
+
+_frozen = False
+"""Whether this process froze after start-up. Kept here because asking the collector
+(``gc.get_freeze_count()``) walks the whole permanent generation: with 2,500 subscriptions
+held, over a million objects, 100 ms and more of one core per call, which the settle loop
+below once paid every second (docs/BENCHMARKS.md, "the idle hold")."""
+
+
+def freeze_after_startup() -> None:
+    """Collect everything, then freeze what survived (``dealroom serve``, before any request)."""
+    global _frozen  # one per process, like the collector it describes
+    gc.collect()
+    gc.freeze()
+    _frozen = True
+
+
+def thaw() -> None:
+    """Undo every freeze and stop freezing survivors, so collections walk everything again
+    (tests)."""
+    global _frozen, _burst  # see freeze_after_startup
+    _burst = False
+    if _freeze_after_collection in gc.callbacks:
+        gc.callbacks.remove(_freeze_after_collection)
+    gc.unfreeze()
+    _frozen = False
+
+
+def freeze_survivors() -> None:
+    """From now on, freeze whatever survives a young or middle collection, as soon as it
+    ends. Idempotent.
+
+    With thousands of subscriptions held, most objects that survive a young collection are
+    the next waits of held streams (each delivery leaves a few dozen, alive until that
+    stream's next event). Left in the middle and oldest generations, every middle
+    collection walked tens of thousands of them again: 130-250 ms pauses at 2,500
+    subscriptions per process, against young ones of 20-50 ms. Frozen, they are walked
+    once; reference counting still frees them when their stream moves on or closes.
+
+    What stays behind is a cycle that was alive at its collection and died later. A
+    subscription's start-up leaves about 36 such objects (graphql-core's visitors,
+    uvicorn's upgraded HTTP protocol) and a refused one more, so while a burst of subscribes
+    is under way (``SETTLE_MIN_NEW`` since the last settle) survivors age as usual and the
+    collector reclaims that garbage; the settle after the burst freezes what the
+    subscriptions keep and survivors are frozen again from then on. The settle also thaws
+    and collects once, at a quiet moment, when the subscriptions closed since outnumber
+    those open (``refreeze_when_settled``). Measured in docs/BENCHMARKS.md ("The hot path
+    at its floor", the idle hold)."""
+    if _freeze_after_collection not in gc.callbacks:
+        gc.callbacks.append(_freeze_after_collection)
+
+
+_burst = False
+"""A burst of subscribes is under way: survivors are left to age (``freeze_survivors``)."""
+
+
+def _freeze_after_collection(phase: str, info: dict[str, int]) -> None:
+    # Called by the collector itself, once its lists are consistent again ("stop"). Freezing
+    # splices the generations' lists onto the permanent one: constant time, no allocation.
+    if phase == "stop" and info["generation"] < 2 and not _burst:
+        gc.freeze()
 
 
 SETTLE_QUIET_SECONDS: Final = 2.0
@@ -69,34 +132,43 @@ async def refreeze_when_settled(
     a cycle among frozen objects stays until the next ``gc.unfreeze()``. So when more
     subscriptions have closed since the last freeze than are still open, the settle unfreezes
     and collects once (a full pause, at a quiet moment) before freezing again."""
+    global _burst  # see freeze_survivors
     loop = asyncio.get_running_loop()
     frozen_at = _opened
     seen, quiet_since = _opened, loop.time()
     open_at_freeze = 0
     while True:
         await asyncio.sleep(quiet / 2)
-        if gc.get_freeze_count() == 0:
+        if not _frozen:
             continue
         now = loop.time()
+        _burst = _opened - frozen_at >= min_new
         if _opened != seen:
             seen, quiet_since = _opened, now
             continue
-        if _opened - frozen_at < min_new or now - quiet_since < quiet:
+        if not _burst or now - quiet_since < quiet:
             continue
         refreeze(collect_all=_closed_since(open_at_freeze, frozen_at) > open_subscriptions())
         frozen_at, open_at_freeze = _opened, open_subscriptions()
+        _burst = False
 
 
-def refreeze(*, collect_all: bool = False) -> int:
-    """Freeze what survived a young collection (or, with ``collect_all``, a full one after
-    unfreezing); returns how many objects are frozen now."""
+def refreeze(*, collect_all: bool = False) -> None:
+    """Freeze what survived a middle collection (or, with ``collect_all``, a full one after
+    unfreezing). It does not count what is frozen: that walk would cost as much as the
+    collection it avoids."""
+    global refreezes  # see freeze_after_startup
     if collect_all:
         gc.unfreeze()
         gc.collect()
     else:
         gc.collect(1)
     gc.freeze()
-    return gc.get_freeze_count()
+    refreezes += 1
+
+
+refreezes = 0
+"""How many times this process has frozen again since start-up."""
 
 
 def open_subscriptions() -> int:

@@ -107,6 +107,7 @@ def app_from_env() -> ASGIApp:
         young_threshold=settings.gc_young_threshold,
         log_pauses_over_ms=settings.gc_pause_log_ms,
         log_format=settings.log_format,
+        survivors=settings.gc_freeze_survivors,
     )
     return app
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -23,16 +24,17 @@ from tests.support.graphql import (
 class _Socket:
     """Stands for what a held subscription keeps (an instance the collector tracks)."""
 
+    __slots__ = ("__weakref__",)
+
 
 @pytest.fixture
 def frozen_like_a_server() -> Iterator[None]:
     """What `dealroom serve` does after start-up; undone for the rest of the suite."""
-    gc.collect()
-    gc.freeze()
+    gc_tuning.freeze_after_startup()
     try:
         yield
     finally:
-        gc.unfreeze()
+        gc_tuning.thaw()
 
 
 async def test_held_objects_are_frozen_once_subscribes_go_quiet(
@@ -63,7 +65,7 @@ async def test_held_objects_are_frozen_once_subscribes_go_quiet(
 
 
 async def test_nothing_is_frozen_in_a_process_that_did_not_freeze() -> None:
-    gc.unfreeze()
+    gc_tuning.thaw()
     settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=0.1, min_new=1))
     try:
         for _ in range(3):
@@ -74,6 +76,95 @@ async def test_nothing_is_frozen_in_a_process_that_did_not_freeze() -> None:
         settler.cancel()
         for _ in range(3):
             gc_tuning.note_unsubscribed()
+
+
+async def test_the_settle_loop_never_counts_the_frozen_generation(
+    frozen_like_a_server: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``gc.get_freeze_count()`` walks every frozen object (over a million with 2,500
+    subscriptions held: 100 ms and more per call). Neither waiting for a burst to settle nor
+    the refreeze after it may pay that walk."""
+    counted = 0
+    real_count = gc.get_freeze_count
+
+    def counting() -> int:
+        nonlocal counted
+        counted += 1
+        return real_count()
+
+    monkeypatch.setattr(gc, "get_freeze_count", counting)
+    before = gc_tuning.refreezes
+    settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=0.1, min_new=1))
+    try:
+        await asyncio.sleep(0.3)  # quiet ticks
+        gc_tuning.note_subscribed()
+        for _ in range(40):  # ... and the refreeze once the burst of one has settled
+            if gc_tuning.refreezes == before + 1:
+                break
+            await asyncio.sleep(0.05)
+        assert gc_tuning.refreezes == before + 1
+    finally:
+        settler.cancel()
+        gc_tuning.note_unsubscribed()
+    assert counted == 0
+
+
+@pytest.fixture
+def survivors_frozen(frozen_like_a_server: None) -> None:
+    """`dealroom serve`'s default: survivors of young and middle collections frozen (undone
+    by the freeze's own fixture)."""
+    gc_tuning.freeze_survivors()
+    gc_tuning.freeze_survivors()  # idempotent: one callback
+
+
+def test_what_survives_a_young_collection_is_frozen_at_once(survivors_frozen: None) -> None:
+    assert gc.callbacks.count(gc_tuning._freeze_after_collection) == 1
+    held = [_Socket() for _ in range(50)]
+    gc.collect(0)
+    walked = {id(o) for o in gc.get_objects()}
+    assert not any(id(socket) in walked for socket in held)
+    # ... and is still freed by reference counting
+    ref = weakref.ref(held[0])
+    del held[:]
+    assert ref() is None
+
+
+async def test_during_a_burst_of_subscribes_survivors_age_until_it_settles(
+    survivors_frozen: None,
+) -> None:
+    """A start-up leaves cyclic garbage that outlives its first collection: frozen, it
+    would stay for good. So a burst leaves the collector as it is until the settle."""
+    before = gc_tuning.refreezes
+    settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=0.3, min_new=3))
+    await asyncio.sleep(0)  # the settle loop starts counting from here
+    try:
+        for _ in range(3):
+            gc_tuning.note_subscribed()
+        await asyncio.sleep(0.2)  # one tick: a burst is under way
+        during = [_Socket() for _ in range(50)]
+        gc.collect(0)
+        middle = {id(o) for o in gc.get_objects(generation=1)}
+        assert all(id(socket) in middle for socket in during)
+        for _ in range(40):  # quiet for 0.3 s: the settle freezes, and survivors again
+            if gc_tuning.refreezes > before:
+                break
+            await asyncio.sleep(0.05)
+        assert gc_tuning.refreezes == before + 1
+        after = [_Socket() for _ in range(50)]
+        gc.collect(0)
+        walked = {id(o) for o in gc.get_objects()}
+        assert not any(id(socket) in walked for socket in [*during, *after])
+    finally:
+        settler.cancel()
+        for _ in range(3):
+            gc_tuning.note_unsubscribed()
+
+
+def test_without_it_survivors_age_through_the_generations(frozen_like_a_server: None) -> None:
+    held = [_Socket() for _ in range(50)]
+    gc.collect(0)
+    middle = {id(o) for o in gc.get_objects(generation=1)}
+    assert all(id(socket) in middle for socket in held)
 
 
 async def test_every_live_stream_counts_itself_open_and_closed(server: Server) -> None:
