@@ -45,10 +45,13 @@ def seats_of(viewer: Viewer, holders: Sequence[SeatHolder]) -> frozenset[Seat]:
     return frozenset(held)
 
 
+_EVERY_SEAT = frozenset(Seat)
+
+
 def readable_panes(seats: frozenset[Seat]) -> frozenset[Seat]:
     """R2: the host reads both panes of its rooms. R3: a visitor reads only its own pane."""
     if Seat.HOST in seats:
-        return frozenset(Seat)
+        return _EVERY_SEAT
     return seats
 
 

@@ -21,7 +21,9 @@ CHUNK = 500
 """Values per ``IN (...)``: under SQLite's oldest bound-parameter limit (999)."""
 
 T = TypeVar("T")
-_SEAT_KEYS = frozenset(s.value for s in Seat)
+_SEATS = {s.value: s for s in Seat}
+"""A participant's key to its seat, if it holds one (a dict lookup: ``Seat(key)`` goes
+through the enum's metaclass, thousands of times a re-check round)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +111,9 @@ class StandingRepository:
                 ).where(Participant.room_id.in_(chunk))
             )
             for row in rows:
-                if row.key not in _SEAT_KEYS:
+                seat = _SEATS.get(row.key)
+                if seat is None:
                     continue
-                seat = Seat(row.key)
                 holding = SeatHolder(seat, row.account_id, row.guest_key_hash)
                 holders.setdefault(row.room_id, []).append(holding)
                 panes.setdefault(row.room_id, []).append((seat, row.id))
