@@ -48,7 +48,7 @@ from strawberry.types.graphql import OperationType
 from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
-from dealroom.gc_tuning import refreeze_when_settled
+from dealroom.gc_tuning import refreeze_when_settled, sweep_young
 from dealroom.health import readiness
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
@@ -305,6 +305,7 @@ def create_app(
         await webhook_worker.start()
         # Out of the collector's way once a subscribe burst is over (a no-op unless frozen).
         settler = asyncio.create_task(refreeze_when_settled())
+        sweeper = asyncio.create_task(sweep_young())
         state.rechecks.start()
         state.heartbeats.start()
         try:
@@ -312,9 +313,10 @@ def create_app(
         finally:
             await state.heartbeats.close()
             await state.rechecks.close()
-            settler.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await settler
+            for collector_task in (settler, sweeper):
+                collector_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await collector_task
             await webhook_worker.close()
             await state.runner.close()
             if own_model:

@@ -153,6 +153,28 @@ async def refreeze_when_settled(
         _burst = False
 
 
+YOUNG_SWEEP_SECONDS: Final = 0.25
+"""How often a frozen process collects its young generation itself (``sweep_young``)."""
+
+
+async def sweep_young(every: float = YOUNG_SWEEP_SECONDS) -> None:
+    """Run for the life of the app: collect the young generation every ``every`` seconds,
+    so each young pause covers only what a quarter second left alive.
+
+    The collector starts a young collection when allocations less deallocations pass the
+    threshold, and a deallocation of any object counts, however old. A delivery frees its
+    stream's previous waits (old, frozen) and leaves new ones as it allocates them, so the
+    count stays low while the young generation grows: with 2,500 subscriptions per process
+    young collections walked far more objects than the threshold and paused 20-130 ms
+    whatever the threshold (10,000 or 4,000, docs/BENCHMARKS.md). Swept on time, with what
+    survives frozen at once (``freeze_survivors``), nothing is walked twice. Only in a
+    process that froze after start-up (``dealroom serve``)."""
+    while True:
+        await asyncio.sleep(every)
+        if _frozen:
+            gc.collect(0)
+
+
 def refreeze(*, collect_all: bool = False) -> None:
     """Freeze what survived a middle collection (or, with ``collect_all``, a full one after
     unfreezing). It does not count what is frozen: that walk would cost as much as the

@@ -160,6 +160,61 @@ async def test_during_a_burst_of_subscribes_survivors_age_until_it_settles(
             gc_tuning.note_unsubscribed()
 
 
+@pytest.fixture
+def no_automatic_collection() -> Iterator[None]:
+    """Thresholds no test allocates past: only an explicit collection runs."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(10**9, thresholds[1], thresholds[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _cycle() -> weakref.ref[_Loop]:
+    """A reference cycle nobody holds, reclaimable only by a collection."""
+    first, second = _Loop(), _Loop()
+    first.other, second.other = second, first
+    return weakref.ref(first)
+
+
+class _Loop:
+    __slots__ = ("__weakref__", "other")
+
+    def __init__(self) -> None:
+        self.other: _Loop | None = None
+
+
+async def test_a_frozen_process_sweeps_its_young_generation_on_time(
+    frozen_like_a_server: None, no_automatic_collection: None
+) -> None:
+    sweeper = asyncio.create_task(gc_tuning.sweep_young(every=0.05))
+    try:
+        garbage = _cycle()
+        for _ in range(40):
+            if garbage() is None:
+                break
+            await asyncio.sleep(0.05)
+        assert garbage() is None
+    finally:
+        sweeper.cancel()
+
+
+async def test_a_process_that_did_not_freeze_keeps_the_collector_as_it_was(
+    no_automatic_collection: None,
+) -> None:
+    gc_tuning.thaw()
+    sweeper = asyncio.create_task(gc_tuning.sweep_young(every=0.05))
+    try:
+        garbage = _cycle()
+        await asyncio.sleep(0.3)
+        assert garbage() is not None
+    finally:
+        sweeper.cancel()
+    gc.collect()
+    assert garbage() is None
+
+
 def test_without_it_survivors_age_through_the_generations(frozen_like_a_server: None) -> None:
     held = [_Socket() for _ in range(50)]
     gc.collect(0)
