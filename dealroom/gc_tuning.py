@@ -25,6 +25,13 @@ waits), so 50,000 made young collections of 20-75 ms and middle ones of 200 ms; 
 keeps both under the 50 ms target (docs/BENCHMARKS.md, issue 17)."""
 
 
+MIDDLE_THRESHOLD: Final = 2
+"""Young collections between middle ones (CPython's default is 10). A middle collection
+walks what survived the young ones since the last: during a burst of subscribes, when
+survivors are not frozen at once, ten sweeps' worth (2.5 s of start-ups) made 90-430 ms
+pauses at 2,500 subscriptions per process."""
+
+
 def settle_after_startup(
     *,
     young_threshold: int = YOUNG_THRESHOLD,
@@ -37,8 +44,8 @@ def settle_after_startup(
     on. With ``survivors``, what outlives each later young or middle collection is frozen
     too (``freeze_survivors``)."""
     freeze_after_startup()
-    _, middle, oldest = gc.get_threshold()
-    gc.set_threshold(young_threshold, middle, oldest)
+    oldest = gc.get_threshold()[2]
+    gc.set_threshold(young_threshold, MIDDLE_THRESHOLD, oldest)
     watch_pauses(log_pauses_over_ms, log_format)
     if survivors:
         freeze_survivors()
@@ -84,9 +91,11 @@ def freeze_survivors() -> None:
     What stays behind is a cycle that was alive at its collection and died later. A
     subscription's start-up leaves about 36 such objects (graphql-core's visitors,
     uvicorn's upgraded HTTP protocol) and a refused one more, so while a burst of subscribes
-    is under way (``SETTLE_MIN_NEW`` since the last settle) survivors age as usual and the
-    collector reclaims that garbage; the settle after the burst freezes what the
-    subscriptions keep and survivors are frozen again from then on. The settle also thaws
+    is under way (``SETTLE_MIN_NEW`` since the last settle) only what survives a middle
+    collection too is frozen (``MIDDLE_THRESHOLD``: two sweeps, about half a second old),
+    and the start-ups' garbage that dies meanwhile is collected; the settle after the burst
+    freezes what the subscriptions keep and survivors of young collections are frozen
+    again from then on. The settle also thaws
     and collects once, at a quiet moment, when the subscriptions closed since outnumber
     those open (``refreeze_when_settled``). Measured in docs/BENCHMARKS.md ("The hot path
     at its floor", the idle hold)."""
@@ -101,7 +110,9 @@ _burst = False
 def _freeze_after_collection(phase: str, info: dict[str, int]) -> None:
     # Called by the collector itself, once its lists are consistent again ("stop"). Freezing
     # splices the generations' lists onto the permanent one: constant time, no allocation.
-    if phase == "stop" and info["generation"] < 2 and not _burst:
+    if phase != "stop" or info["generation"] == 2:
+        return
+    if info["generation"] == 1 or not _burst:
         gc.freeze()
 
 
@@ -167,12 +178,17 @@ async def sweep_young(every: float = YOUNG_SWEEP_SECONDS) -> None:
     count stays low while the young generation grows: with 2,500 subscriptions per process
     young collections walked far more objects than the threshold and paused 20-130 ms
     whatever the threshold (10,000 or 4,000, docs/BENCHMARKS.md). Swept on time, with what
-    survives frozen at once (``freeze_survivors``), nothing is walked twice. Only in a
-    process that froze after start-up (``dealroom serve``)."""
+    survives frozen at once (``freeze_survivors``), nothing is walked twice; every
+    ``MIDDLE_THRESHOLD``-th sweep is a middle collection. Only in a process that froze after
+    start-up (``dealroom serve``)."""
     while True:
         await asyncio.sleep(every)
         if _frozen:
-            gc.collect(0)
+            # A collection asked for by name never starts the middle one its count calls
+            # for (only an allocation does): left to the threshold, middle collections came
+            # every 5 s during a burst and walked 5 s of start-ups, 55-260 ms.
+            middle_due = gc.get_count()[1] >= gc.get_threshold()[1]
+            gc.collect(1 if middle_due else 0)
 
 
 def refreeze(*, collect_all: bool = False) -> None:

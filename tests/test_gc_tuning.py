@@ -145,6 +145,13 @@ async def test_during_a_burst_of_subscribes_survivors_age_until_it_settles(
         gc.collect(0)
         middle = {id(o) for o in gc.get_objects(generation=1)}
         assert all(id(socket) in middle for socket in during)
+        older = [_Socket() for _ in range(50)]  # ... until they survive a middle one too
+        gc.collect(0)
+        gc.collect(1)
+        walked = {id(o) for o in gc.get_objects()}
+        assert not any(id(socket) in walked for socket in [*during, *older])
+        during = [_Socket() for _ in range(50)]
+        gc.collect(0)
         for _ in range(40):  # quiet for 0.3 s: the settle freezes, and survivors again
             if gc_tuning.refreezes > before:
                 break
@@ -196,6 +203,26 @@ async def test_a_frozen_process_sweeps_its_young_generation_on_time(
                 break
             await asyncio.sleep(0.05)
         assert garbage() is None
+    finally:
+        sweeper.cancel()
+
+
+async def test_the_sweep_runs_the_middle_collection_its_count_calls_for(
+    frozen_like_a_server: None, no_automatic_collection: None
+) -> None:
+    """Asked for by name, a young collection never starts a middle one: the sweep does."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], 2, thresholds[2])
+    gc.collect(1)  # the middle count starts from zero
+    sweeper = asyncio.create_task(gc_tuning.sweep_young(every=0.05))
+    try:
+        held = {id(socket): socket for socket in (_Socket() for _ in range(50))}
+        for _ in range(40):
+            oldest = {id(o) for o in gc.get_objects(generation=2)}
+            if held.keys() <= oldest:
+                break
+            await asyncio.sleep(0.05)
+        assert held.keys() <= oldest
     finally:
         sweeper.cancel()
 
