@@ -3,9 +3,10 @@
 With thousands of subscriptions held, a full collection walks every tracked object the
 process owns, most of which (modules, the schema, pools) live as long as the process. Moving
 them to the permanent generation with ``gc.freeze()`` once start-up is over takes them out of
-every later collection; a higher first threshold makes young collections rarer (a request
-allocates many short-lived objects that reference counting frees anyway). Measured in
-docs/BENCHMARKS.md ("The hot path at its floor").
+every later collection. Once serving, what survives a young collection is frozen too
+(``freeze_survivors``) and the young generation is swept on time (``sweep_young``), so no
+collection walks a held subscription's objects twice. Measured in docs/BENCHMARKS.md ("The
+hot path at its floor").
 """
 
 from __future__ import annotations
@@ -19,17 +20,18 @@ from typing import Any, Final
 
 YOUNG_THRESHOLD: Final = 10_000
 """Net allocations between young collections (CPython's default is 700). A young collection
-walks every young object still alive (about 0.4 µs each on the 2-core machine): with
-thousands of subscriptions each event and ping leaves a few dozen live ones (the next
-waits), so 50,000 made young collections of 20-75 ms and middle ones of 200 ms; 10,000
-keeps both under the 50 ms target (docs/BENCHMARKS.md, issue 17)."""
+walks every young object still alive: with thousands of subscriptions each event and ping
+leaves a few dozen live ones (the next waits), so 50,000 made young collections of 20-75 ms
+and middle ones of 200 ms at 1,000 subscriptions. At 2,500 per process no threshold bounds
+them (deallocations of old objects count against it): ``sweep_young`` does, on time
+(docs/BENCHMARKS.md, issue 17)."""
 
 
 MIDDLE_THRESHOLD: Final = 2
 """Young collections between middle ones (CPython's default is 10). A middle collection
 walks what survived the young ones since the last: during a burst of subscribes, when
-survivors are not frozen at once, ten sweeps' worth (2.5 s of start-ups) made 90-430 ms
-pauses at 2,500 subscriptions per process."""
+survivors are not frozen at once, seconds of start-ups made 55-320 ms of CPU at 2,500
+subscriptions per process (``sweep_young`` runs them)."""
 
 
 def settle_after_startup(
@@ -95,16 +97,16 @@ def freeze_survivors() -> None:
     collection too is frozen (``MIDDLE_THRESHOLD``: two sweeps, about half a second old),
     and the start-ups' garbage that dies meanwhile is collected; the settle after the burst
     freezes what the subscriptions keep and survivors of young collections are frozen
-    again from then on. The settle also thaws
-    and collects once, at a quiet moment, when the subscriptions closed since outnumber
-    those open (``refreeze_when_settled``). Measured in docs/BENCHMARKS.md ("The hot path
-    at its floor", the idle hold)."""
+    again from then on. The settle also thaws and collects once, at a quiet moment, when
+    the subscriptions closed since outnumber those open (``refreeze_when_settled``).
+    Measured in docs/BENCHMARKS.md ("The hot path at its floor", the idle hold)."""
     if _freeze_after_collection not in gc.callbacks:
         gc.callbacks.append(_freeze_after_collection)
 
 
 _burst = False
-"""A burst of subscribes is under way: survivors are left to age (``freeze_survivors``)."""
+"""A burst of subscribes is under way: only survivors of middle collections are frozen
+(``freeze_survivors``)."""
 
 
 def _freeze_after_collection(phase: str, info: dict[str, int]) -> None:
@@ -186,7 +188,7 @@ async def sweep_young(every: float = YOUNG_SWEEP_SECONDS) -> None:
         if _frozen:
             # A collection asked for by name never starts the middle one its count calls
             # for (only an allocation does): left to the threshold, middle collections came
-            # every 5 s during a burst and walked 5 s of start-ups, 55-260 ms.
+            # every 5 s during a burst and walked 5 s of start-ups, 55-320 ms of CPU.
             middle_due = gc.get_count()[1] >= gc.get_threshold()[1]
             gc.collect(1 if middle_due else 0)
 

@@ -307,3 +307,9 @@ def test_metrics_show_the_pauses(pauses_watched: None) -> None:
     counted = [line for line in text.splitlines() if line.startswith("dealroom_gc_pauses_total")]
     assert any('generation="2"' in line and float(line.split()[-1]) >= 1 for line in counted)
     assert 'dealroom_gc_pause_longest_seconds{generation="2"}' in text
+    try:
+        gc_tuning.refreeze()
+    finally:
+        gc_tuning.thaw()
+    text = generate_latest(REGISTRY).decode()
+    assert f"dealroom_gc_refreezes_total {float(gc_tuning.refreezes)}" in text.splitlines()

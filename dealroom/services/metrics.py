@@ -158,7 +158,13 @@ class GcPauses(Collector):
             count.add_metric(label, stats.count[generation])
             seconds.add_metric(label, stats.seconds[generation])
             longest.add_metric(label, stats.longest[generation])
-        yield from (count, seconds, longest)
+        refreezes = CounterMetricFamily(
+            "dealroom_gc_refreezes",
+            "Times this process froze what its held subscriptions keep after a burst of "
+            "subscribes settled (a thaw-and-collect after many closes counts too).",
+            value=gc_tuning.refreezes,
+        )
+        yield from (count, seconds, longest, refreezes)
 
 
 REGISTRY.register(GcPauses())
