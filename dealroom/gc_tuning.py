@@ -142,9 +142,12 @@ async def refreeze_when_settled(
     or an embedding program keeps the collector as it set it.
 
     A frozen object is still freed by reference counting when its subscription closes; only
-    a cycle among frozen objects stays until the next ``gc.unfreeze()``. So when more
-    subscriptions have closed since the last freeze than are still open, the settle unfreezes
-    and collects once (a full pause, at a quiet moment) before freezing again."""
+    a cycle among frozen objects stays until the next ``gc.unfreeze()`` (a close leaves
+    about 94 such objects). So when more subscriptions have closed since the last freeze
+    than are still open, the settle unfreezes and collects once (a full pause) before
+    freezing again: at a quiet moment, burst or not, or at once when closes have reached
+    twice the open ones and ``min_new`` more (steady churn is never quiet, and frozen
+    garbage must not grow without bound)."""
     global _burst  # see freeze_survivors
     loop = asyncio.get_running_loop()
     frozen_at = _opened
@@ -156,12 +159,15 @@ async def refreeze_when_settled(
             continue
         now = loop.time()
         _burst = _opened - frozen_at >= min_new
-        if _opened != seen:
+        closed, still_open = _closed_since(open_at_freeze, frozen_at), open_subscriptions()
+        overdue = closed > 2 * still_open + min_new
+        if _opened != seen and not overdue:
             seen, quiet_since = _opened, now
             continue
-        if not _burst or now - quiet_since < quiet:
+        thaw_due = closed > still_open
+        if not overdue and (not (_burst or thaw_due) or now - quiet_since < quiet):
             continue
-        refreeze(collect_all=_closed_since(open_at_freeze, frozen_at) > open_subscriptions())
+        refreeze(collect_all=thaw_due)
         frozen_at, open_at_freeze = _opened, open_subscriptions()
         _burst = False
 

@@ -64,6 +64,28 @@ async def test_held_objects_are_frozen_once_subscribes_go_quiet(
             gc_tuning.note_unsubscribed()
 
 
+async def test_churn_that_is_never_quiet_still_thaws_what_closes_left_frozen(
+    frozen_like_a_server: None,
+) -> None:
+    """A close leaves cycles among its subscription's frozen objects; only a thaw frees them.
+    Steady churn never goes quiet, so once closes reach twice the open subscriptions the
+    settle thaws and collects anyway."""
+    garbage = _cycle()
+    gc.freeze()  # what a closed subscription left behind, frozen with it
+    settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=1.0, min_new=2))
+    await asyncio.sleep(0)
+    try:
+        for _ in range(80):  # a subscribe and a close every 50 ms: never a second of quiet
+            gc_tuning.note_subscribed()
+            gc_tuning.note_unsubscribed()
+            if garbage() is None:
+                break
+            await asyncio.sleep(0.05)
+        assert garbage() is None
+    finally:
+        settler.cancel()
+
+
 async def test_nothing_is_frozen_in_a_process_that_did_not_freeze() -> None:
     gc_tuning.thaw()
     settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=0.1, min_new=1))
