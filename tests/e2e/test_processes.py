@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -233,6 +234,9 @@ def _running(process: psutil.Process) -> bool:
         return False
 
 
+_PAUSE_PID = re.compile(r"^gc_pause generation=\d.* pid=(\d+)$", re.MULTILINE)
+
+
 async def test_every_child_logs_its_gc_pauses(pg_url: str, tmp_path: Path) -> None:
     """Each child of ``serve --processes 2`` times its own collections (the supervisor's are
     not the ones that pause a request): with the log threshold at 0.001 ms and a young
@@ -255,8 +259,9 @@ async def test_every_child_logs_its_gc_pauses(pg_url: str, tmp_path: Path) -> No
         deadline = time.monotonic() + 30
         while logged != children and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
-            lines = path.read_text(errors="replace").splitlines()
-            pauses = [line for line in lines if line.startswith("gc_pause generation=")]
-            logged = {int(line.split("pid=")[1].split()[0]) for line in pauses}
+            # Only whole lines: the children write while we read, and the last may be cut.
+            text = path.read_text(errors="replace")
+            whole = text[: text.rfind("\n") + 1]
+            logged = {int(pid) for pid in _PAUSE_PID.findall(whole)}
     assert len(children) == 2
     assert logged == children
