@@ -146,8 +146,9 @@ async def refreeze_when_settled(
     about 94 such objects). So when more subscriptions have closed since the last freeze
     than are still open, the settle unfreezes and collects once (a full pause) before
     freezing again: at a quiet moment, burst or not, or at once when closes have reached
-    twice the open ones and ``min_new`` more (steady churn is never quiet, and frozen
-    garbage must not grow without bound)."""
+    twice those open now and at the last freeze, and ``min_new`` more (steady churn is never
+    quiet, and frozen garbage must not grow without bound; counting those open at the last
+    freeze keeps a mass disconnect to one thaw, at its end)."""
     global _burst  # see freeze_survivors
     loop = asyncio.get_running_loop()
     frozen_at = _opened
@@ -160,7 +161,7 @@ async def refreeze_when_settled(
         now = loop.time()
         _burst = _opened - frozen_at >= min_new
         closed, still_open = _closed_since(open_at_freeze, frozen_at), open_subscriptions()
-        overdue = closed > 2 * still_open + min_new
+        overdue = closed > 2 * (still_open + open_at_freeze) + min_new
         if _opened != seen and not overdue:
             seen, quiet_since = _opened, now
             continue
