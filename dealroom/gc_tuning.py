@@ -145,14 +145,15 @@ async def refreeze_when_settled(
     a cycle among frozen objects stays until the next ``gc.unfreeze()`` (a close leaves
     about 94 such objects). So when more subscriptions have closed since the last freeze
     than are still open, the settle unfreezes and collects once (a full pause) before
-    freezing again: at a quiet moment, burst or not, or at once when closes have reached
-    twice those open now and at the last freeze, and ``min_new`` more (steady churn is never
-    quiet, and frozen garbage must not grow without bound; counting those open at the last
-    freeze keeps a mass disconnect to one thaw, at its end)."""
+    freezing again: at a quiet moment (no subscription opened or closed for ``quiet``
+    seconds), burst or not, or at once when closes have reached twice those open now and at
+    the last freeze, and ``min_new`` more (steady churn is never quiet, and frozen garbage
+    must not grow without bound)."""
     global _burst  # see freeze_survivors
     loop = asyncio.get_running_loop()
     frozen_at = _opened
-    seen, quiet_since = _opened, loop.time()
+    # Quiet means no subscription opened or closed: a mass disconnect is thawed once, after.
+    seen, quiet_since = _opened + _closed, loop.time()
     open_at_freeze = 0
     while True:
         await asyncio.sleep(quiet / 2)
@@ -162,8 +163,8 @@ async def refreeze_when_settled(
         _burst = _opened - frozen_at >= min_new
         closed, still_open = _closed_since(open_at_freeze, frozen_at), open_subscriptions()
         overdue = closed > 2 * (still_open + open_at_freeze) + min_new
-        if _opened != seen and not overdue:
-            seen, quiet_since = _opened, now
+        if _opened + _closed != seen and not overdue:
+            seen, quiet_since = _opened + _closed, now
             continue
         thaw_due = closed > still_open
         if not overdue and (not (_burst or thaw_due) or now - quiet_since < quiet):
