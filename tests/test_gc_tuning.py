@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import pytest
 
@@ -25,6 +25,21 @@ class _Socket:
     """Stands for what a held subscription keeps (an instance the collector tracks)."""
 
     __slots__ = ("__weakref__",)
+
+
+async def _eventually(condition: Callable[[], bool], seconds: float = 2.0) -> bool:
+    """Poll ``condition`` every 50 ms for up to ``seconds``; whether it came true."""
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return condition()
+
+
+def _unwalked(objects: Iterable[object]) -> bool:
+    """None of ``objects`` is in a generation the collector walks (all frozen)."""
+    walked = {id(o) for o in gc.get_objects()}
+    return not any(id(o) in walked for o in objects)
 
 
 @pytest.fixture
@@ -51,13 +66,8 @@ async def test_held_objects_are_frozen_once_subscribes_go_quiet(
         # not while the burst goes on (a freeze would add the 200 objects of each socket list
         # held so far; frozen objects freed meanwhile make the count fall a little)
         assert gc.get_freeze_count() < frozen + 200
-        for _ in range(50):
-            if gc.get_freeze_count() >= frozen + 1000:
-                break
-            await asyncio.sleep(0.05)
-        assert gc.get_freeze_count() >= frozen + 1000
-        walked = {id(o) for o in gc.get_objects()}
-        assert not any(id(socket) in walked for socket in held[0])
+        assert await _eventually(lambda: gc.get_freeze_count() >= frozen + 1000, 2.5)
+        assert _unwalked(held[0])
     finally:
         settler.cancel()
         for _ in held:
@@ -68,20 +78,20 @@ async def test_churn_that_is_never_quiet_still_thaws_what_closes_left_frozen(
     frozen_like_a_server: None,
 ) -> None:
     """A close leaves cycles among its subscription's frozen objects; only a thaw frees them.
-    Steady churn never goes quiet, so once closes reach twice the open subscriptions the
-    settle thaws and collects anyway."""
+    Steady churn never goes quiet, so once closes reach twice the subscriptions open (now and
+    at the last freeze) the settle thaws and collects anyway."""
     garbage = _cycle()
     gc.freeze()  # what a closed subscription left behind, frozen with it
     settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=1.0, min_new=2))
     await asyncio.sleep(0)
     try:
-        for _ in range(80):  # a subscribe and a close every 50 ms: never a second of quiet
+
+        def churn() -> bool:  # a subscribe and a close every 50 ms: never a second of quiet
             gc_tuning.note_subscribed()
             gc_tuning.note_unsubscribed()
-            if garbage() is None:
-                break
-            await asyncio.sleep(0.05)
-        assert garbage() is None
+            return garbage() is None
+
+        assert await _eventually(churn, 4.0)
     finally:
         settler.cancel()
 
@@ -94,20 +104,14 @@ async def test_a_mass_disconnect_is_thawed_once_after_it(frozen_like_a_server: N
         for _ in range(20):
             gc_tuning.note_subscribed()
         before = gc_tuning.refreezes
-        for _ in range(120):  # the burst settles: one refreeze
-            if gc_tuning.refreezes > before:
-                break
-            await asyncio.sleep(0.05)
+        await _eventually(lambda: gc_tuning.refreezes > before, 6.0)  # the burst settles
         settled = gc_tuning.refreezes
         assert settled == before + 1
         for _ in range(20):  # every subscription closes, one every 0.25 s
             gc_tuning.note_unsubscribed()
             await asyncio.sleep(0.25)
             assert gc_tuning.refreezes == settled  # no thaw while they are still closing
-        for _ in range(120):
-            if gc_tuning.refreezes > settled:
-                break
-            await asyncio.sleep(0.05)
+        await _eventually(lambda: gc_tuning.refreezes > settled, 6.0)
         await asyncio.sleep(1.2)
         assert gc_tuning.refreezes == settled + 1
     finally:
@@ -148,11 +152,8 @@ async def test_the_settle_loop_never_counts_the_frozen_generation(
     try:
         await asyncio.sleep(0.3)  # quiet ticks
         gc_tuning.note_subscribed()
-        for _ in range(40):  # ... and the refreeze once the burst of one has settled
-            if gc_tuning.refreezes == before + 1:
-                break
-            await asyncio.sleep(0.05)
-        assert gc_tuning.refreezes == before + 1
+        # ... and the refreeze once the burst of one has settled
+        assert await _eventually(lambda: gc_tuning.refreezes == before + 1)
     finally:
         settler.cancel()
         gc_tuning.note_unsubscribed()
@@ -171,8 +172,7 @@ def test_what_survives_a_young_collection_is_frozen_at_once(survivors_frozen: No
     assert gc.callbacks.count(gc_tuning._freeze_after_collection) == 1
     held = [_Socket() for _ in range(50)]
     gc.collect(0)
-    walked = {id(o) for o in gc.get_objects()}
-    assert not any(id(socket) in walked for socket in held)
+    assert _unwalked(held)
     # ... and is still freed by reference counting
     ref = weakref.ref(held[0])
     del held[:]
@@ -183,7 +183,8 @@ async def test_during_a_burst_of_subscribes_survivors_age_until_it_settles(
     survivors_frozen: None,
 ) -> None:
     """A start-up leaves cyclic garbage that outlives its first collection: frozen, it
-    would stay for good. So a burst leaves the collector as it is until the settle."""
+    would stay for good. So during a burst only what survives a middle collection too is
+    frozen, until the settle."""
     before = gc_tuning.refreezes
     settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=0.3, min_new=3))
     await asyncio.sleep(0)  # the settle loop starts counting from here
@@ -198,19 +199,15 @@ async def test_during_a_burst_of_subscribes_survivors_age_until_it_settles(
         older = [_Socket() for _ in range(50)]  # ... until they survive a middle one too
         gc.collect(0)
         gc.collect(1)
-        walked = {id(o) for o in gc.get_objects()}
-        assert not any(id(socket) in walked for socket in [*during, *older])
+        assert _unwalked([*during, *older])
         during = [_Socket() for _ in range(50)]
         gc.collect(0)
-        for _ in range(40):  # quiet for 0.3 s: the settle freezes, and survivors again
-            if gc_tuning.refreezes > before:
-                break
-            await asyncio.sleep(0.05)
+        # quiet for 0.3 s: the settle freezes, and survivors again
+        await _eventually(lambda: gc_tuning.refreezes > before)
         assert gc_tuning.refreezes == before + 1
         after = [_Socket() for _ in range(50)]
         gc.collect(0)
-        walked = {id(o) for o in gc.get_objects()}
-        assert not any(id(socket) in walked for socket in [*during, *after])
+        assert _unwalked([*during, *after])
     finally:
         settler.cancel()
         for _ in range(3):
@@ -248,11 +245,7 @@ async def test_a_frozen_process_sweeps_its_young_generation_on_time(
     sweeper = asyncio.create_task(gc_tuning.sweep_young(every=0.05))
     try:
         garbage = _cycle()
-        for _ in range(40):
-            if garbage() is None:
-                break
-            await asyncio.sleep(0.05)
-        assert garbage() is None
+        assert await _eventually(lambda: garbage() is None)
     finally:
         sweeper.cancel()
 
@@ -267,12 +260,11 @@ async def test_the_sweep_runs_the_middle_collection_its_count_calls_for(
     sweeper = asyncio.create_task(gc_tuning.sweep_young(every=0.05))
     try:
         held = {id(socket): socket for socket in (_Socket() for _ in range(50))}
-        for _ in range(40):
-            oldest = {id(o) for o in gc.get_objects(generation=2)}
-            if held.keys() <= oldest:
-                break
-            await asyncio.sleep(0.05)
-        assert held.keys() <= oldest
+
+        def all_oldest() -> bool:
+            return held.keys() <= {id(o) for o in gc.get_objects(generation=2)}
+
+        assert await _eventually(all_oldest)
     finally:
         sweeper.cancel()
 
@@ -309,11 +301,7 @@ async def test_every_live_stream_counts_itself_open_and_closed(server: Server) -
     async with subscribe(server.ws_url, PANE_EVENTS, variables, init=ws_init_for(guest)):
         await until_listening(server.broker, room_id)
         assert gc_tuning.open_subscriptions() == before + 1
-    for _ in range(100):
-        if gc_tuning.open_subscriptions() == before:
-            break
-        await asyncio.sleep(0.02)
-    assert gc_tuning.open_subscriptions() == before
+    assert await _eventually(lambda: gc_tuning.open_subscriptions() == before)
 
 
 @pytest.fixture
