@@ -16,13 +16,24 @@ from sqlalchemy import (
     Table,
     and_,
     bindparam,
+    func,
     literal_column,
     or_,
     select,
+    update,
 )
 from sqlalchemy.orm import aliased
 
-from dealroom.persistence.models import AgentRun, Offer, Room
+from dealroom.persistence.models import (
+    Account,
+    AgentRun,
+    Dispatch,
+    Message,
+    Offer,
+    Participant,
+    Room,
+    Service,
+)
 
 CLAIM_LOAD = (
     "room_kind",
@@ -142,4 +153,154 @@ def claimable() -> Select[AgentRun]:
         .order_by(AgentRun.not_before, AgentRun.created_at, AgentRun.id)
         .limit(bindparam("limit"))
         .with_for_update(skip_locked=True)
+    )
+
+
+# --- the turn's own statements, built once (issue 17) ---------------------------------------
+# Each was built per call, comparing columns and computing a fresh cache key every time:
+# about 120 expression coercions per run. Built once, a statement's cache key is memoized on
+# it and each call only binds its parameters.
+
+
+@functools.cache
+def claim_chosen() -> Any:
+    """The claim's ``UPDATE … RETURNING`` choosing the oldest claimable run inside it (SQLite:
+    one writer, so the choice cannot race); binds ``now``, ``limit`` and ``until``."""
+    return _claim(claimable_id())
+
+
+@functools.cache
+def claim_by_id() -> Any:
+    """The claim's ``UPDATE … RETURNING`` of a candidate PostgreSQL chose with ``SKIP LOCKED``
+    and whose pane the caller locked; binds ``run_id``, ``now`` and ``until``."""
+    return _claim(bindparam("run_id", type_=runs().c.id.type))
+
+
+def _claim(target: Any) -> Any:
+    table = runs()
+    return (
+        update(table)
+        .where(table.c.id == target, table.c.status == "queued", ~sibling_running())
+        .values(status="running", attempts=table.c.attempts + 1, lease_until=bindparam("until"))
+        .returning(*table.c, *claim_load())
+    )
+
+
+def _done(**values: Any) -> Any:
+    """The run marked done with ``values``, only while it is still this claim (running, at
+    the attempt that claimed it); binds ``run_id``, ``attempt`` and ``at``."""
+    table = runs()
+    return (
+        update(table)
+        .where(
+            table.c.id == bindparam("run_id", type_=table.c.id.type),
+            table.c.status == "running",
+            table.c.attempts == bindparam("attempt"),
+        )
+        .values(status="done", finished_at=bindparam("at"), **values)
+    )
+
+
+@functools.cache
+def finish() -> Any:
+    """A run done with its reply, returning the room's memory version and memory; binds
+    ``reply_id`` besides :func:`_done`'s."""
+    rooms = cast(Table, Room.__table__)
+    room = "SELECT rooms.{} FROM rooms WHERE rooms.id = agent_runs.room_id"
+    version = correlated(room.format("memory_version"), "memory_version", rooms.c.memory_version)
+    memory = correlated(room.format("memory"), "memory", rooms.c.memory)
+    reply = bindparam("reply_id", type_=runs().c.reply_message_id.type)
+    return _done(error=None, reply_message_id=reply).returning(version, memory)
+
+
+@functools.cache
+def done() -> Any:
+    """A run without a reply done; binds ``set_no_op`` and ``set_error`` besides
+    :func:`_done`'s."""
+    table = runs()
+    error = bindparam("set_error", type_=table.c.error.type)
+    return _done(no_op=bindparam("set_no_op"), error=error).returning(table.c.id)
+
+
+@functools.cache
+def write_memory() -> Any:
+    """The room's memory document stored and its version bumped; binds ``room_id``,
+    ``document`` and ``at``."""
+    rooms = cast(Table, Room.__table__)
+    return (
+        update(rooms)
+        .where(rooms.c.id == bindparam("room_id", type_=rooms.c.id.type))
+        .values(
+            memory=bindparam("document", type_=rooms.c.memory.type),
+            memory_version=rooms.c.memory_version + 1,
+            memory_updated_at=bindparam("at"),
+        )
+        .returning(rooms.c.memory_version)
+    )
+
+
+@functools.cache
+def lock_pane() -> Select[uuid.UUID]:
+    """The pane's row lock, ``FOR NO KEY UPDATE``; binds ``pane``."""
+    return (
+        select(Participant.id)
+        .where(Participant.id == bindparam("pane", type_=Participant.id.type))
+        .with_for_update(key_share=True)
+    )
+
+
+@functools.cache
+def current_session() -> Select[Message]:
+    """A pane's newest session, newest first; binds ``pane`` and ``limit``."""
+    pane = bindparam("pane", type_=Message.participant_id.type)
+    newest = (
+        select(func.max(Message.session_no)).where(Message.participant_id == pane).scalar_subquery()
+    )
+    return (
+        select(Message)
+        .where(Message.participant_id == pane, Message.session_no == newest)
+        .order_by(Message.seq.desc())
+        .limit(bindparam("limit"))
+    )
+
+
+@functools.cache
+def recent_dispatches() -> Select[Dispatch]:
+    """A room's newest dispatches, newest first; binds ``room_id`` and ``limit``."""
+    return (
+        select(Dispatch)
+        .where(Dispatch.room_id == bindparam("room_id", type_=Dispatch.room_id.type))
+        .order_by(Dispatch.created_at.desc(), Dispatch.position.desc())
+        .limit(bindparam("limit"))
+    )
+
+
+@functools.cache
+def held_payloads() -> Select[Any]:
+    """What a room's held sends carry; binds ``room_id``."""
+    return select(Dispatch.payload).where(
+        Dispatch.room_id == bindparam("room_id", type_=Dispatch.room_id.type),
+        Dispatch.status == "held",
+    )
+
+
+@functools.cache
+def people() -> Select[Participant, Account]:
+    """A room's participants by key, each with its bound account (if any); binds
+    ``room_id``."""
+    return (
+        select(Participant, Account)
+        .outerjoin(Account, Account.id == Participant.account_id)
+        .where(Participant.room_id == bindparam("room_id", type_=Participant.room_id.type))
+        .order_by(Participant.key)
+    )
+
+
+@functools.cache
+def service_names() -> Select[str]:
+    """An account's service names, in order; binds ``account_id``."""
+    return (
+        select(Service.name)
+        .where(Service.account_id == bindparam("account_id", type_=Service.account_id.type))
+        .order_by(Service.name)
     )

@@ -6,11 +6,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import (
     Row,
-    Table,
     func,
     or_,
     select,
@@ -23,8 +22,6 @@ from dealroom.persistence.models import (
     AgentRun,
     Dispatch,
     Message,
-    Participant,
-    Room,
 )
 
 
@@ -63,15 +60,13 @@ class RunRepository:
         statement (SQLite: one writer, so the choice cannot race). With ``run_id`` (a candidate
         PostgreSQL chose with ``SKIP LOCKED`` and whose pane is locked by the caller) the
         statement re-checks, under a fresh snapshot, that no sibling of the pane started."""
-        table = q.runs()
-        target = table.c.id == (run_id if run_id is not None else q.claimable_id())
-        statement = (
-            update(table)
-            .where(target, table.c.status == "queued", ~q.sibling_running())
-            .values(status="running", attempts=table.c.attempts + 1, lease_until=lease_until)
-            .returning(*table.c, *q.claim_load())
-        )
-        params: dict[str, Any] = {"now": now} if run_id is not None else {"now": now, "limit": 1}
+        params: dict[str, Any] = {"now": now, "until": lease_until}
+        if run_id is None:
+            statement = q.claim_chosen()
+            params["limit"] = 1
+        else:
+            statement = q.claim_by_id()
+            params["run_id"] = run_id
         result = await self.db.execute(statement, params)
         return result.first()
 
@@ -87,18 +82,9 @@ class RunRepository:
         running, same attempt): one ``UPDATE … RETURNING`` is the stale-run check, the write
         and the read of the room's memory as it is now (the caller holds the room's row lock,
         taken by the reply's append just before). None when another worker owns the run now."""
-        table = q.runs()
-        rooms = cast(Table, Room.__table__)
-        room = "SELECT rooms.{} FROM rooms WHERE rooms.id = agent_runs.room_id"
-        version = q.correlated(
-            room.format("memory_version"), "memory_version", rooms.c.memory_version
-        )
-        memory = q.correlated(room.format("memory"), "memory", rooms.c.memory)
         result = await self.db.execute(
-            update(table)
-            .where(table.c.id == run_id, table.c.status == "running", table.c.attempts == attempts)
-            .values(status="done", finished_at=now, error=None, reply_message_id=reply_message_id)
-            .returning(version, memory)
+            q.finish(),
+            {"run_id": run_id, "attempt": attempts, "at": now, "reply_id": reply_message_id},
         )
         row = result.first()
         if row is None:
@@ -112,12 +98,15 @@ class RunRepository:
         """Mark a run without a reply done, only while it is still this claim (status
         running, same attempt): one ``UPDATE … RETURNING`` is the stale-run check and the
         write. False when another worker owns the run now (the caller rolls back)."""
-        table = q.runs()
         result = await self.db.execute(
-            update(table)
-            .where(table.c.id == run_id, table.c.status == "running", table.c.attempts == attempts)
-            .values(status="done", finished_at=now, no_op=no_op, error=error)
-            .returning(table.c.id)
+            q.done(),
+            {
+                "run_id": run_id,
+                "attempt": attempts,
+                "at": now,
+                "set_no_op": no_op,
+                "set_error": error,
+            },
         )
         return result.first() is not None
 
@@ -126,16 +115,8 @@ class RunRepository:
     ) -> int:
         """Store the room's memory document and bump its version (``UPDATE … RETURNING``);
         the caller holds the room's row lock."""
-        rooms = cast(Table, Room.__table__)
         result = await self.db.execute(
-            update(rooms)
-            .where(rooms.c.id == room_id)
-            .values(
-                memory=document,
-                memory_version=rooms.c.memory_version + 1,
-                memory_updated_at=now,
-            )
-            .returning(rooms.c.memory_version)
+            q.write_memory(), {"room_id": room_id, "document": document, "at": now}
         )
         return int(result.scalar_one())
 
@@ -143,11 +124,7 @@ class RunRepository:
         """Serialise claims per pane: the participant row lock (PostgreSQL). ``FOR NO KEY
         UPDATE``: it still excludes another claim or post of this pane, but not the foreign-key
         checks of rows that name the pane (a run or message being inserted for it)."""
-        await self.db.execute(
-            select(Participant.id)
-            .where(Participant.id == participant_id)
-            .with_for_update(key_share=True)
-        )
+        await self.db.execute(q.lock_pane(), {"pane": participant_id})
 
     async def pane_busy(self, participant_id: uuid.UUID, agent: str) -> bool:
         found = await self.db.scalar(
@@ -228,12 +205,7 @@ class DispatchRepository:
 
     async def recent(self, room_id: uuid.UUID, limit: int) -> list[Dispatch]:
         """The room's newest dispatches, oldest first."""
-        rows = await self.db.scalars(
-            select(Dispatch)
-            .where(Dispatch.room_id == room_id)
-            .order_by(Dispatch.created_at.desc(), Dispatch.position.desc())
-            .limit(limit)
-        )
+        rows = await self.db.scalars(q.recent_dispatches(), {"room_id": room_id, "limit": limit})
         return list(reversed(list(rows)))
 
     async def held(self, room_id: uuid.UUID) -> list[Dispatch]:
@@ -248,9 +220,7 @@ class DispatchRepository:
 
     async def held_payloads(self, room_id: uuid.UUID) -> list[dict[str, Any]]:
         """What the firewall's held sends carry (F6: their figures stay out of memory)."""
-        rows = await self.db.scalars(
-            select(Dispatch.payload).where(Dispatch.room_id == room_id, Dispatch.status == "held")
-        )
+        rows = await self.db.scalars(q.held_payloads(), {"room_id": room_id})
         return [dict(p or {}) for p in rows]
 
     async def recent_between(self, from_id: uuid.UUID, to_id: uuid.UUID, since: datetime) -> int:
@@ -284,17 +254,7 @@ class TranscriptRepository:
     async def current_session(self, participant_id: uuid.UUID, limit: int) -> list[Message]:
         """The pane's current session (its newest ``session_no``), oldest first. ``limit``
         is a safety cap far above any sitting, not a context budget."""
-        newest = (
-            select(func.max(Message.session_no))
-            .where(Message.participant_id == participant_id)
-            .scalar_subquery()
-        )
-        rows = await self.db.scalars(
-            select(Message)
-            .where(Message.participant_id == participant_id, Message.session_no == newest)
-            .order_by(Message.seq.desc())
-            .limit(limit)
-        )
+        rows = await self.db.scalars(q.current_session(), {"pane": participant_id, "limit": limit})
         return list(reversed(list(rows)))
 
     async def by_id(self, message_id: uuid.UUID) -> Message | None:

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from dealroom.agents.render import Line, Party
 from dealroom.domain import offer_stage
 from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
+from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
     Account,
@@ -22,7 +23,6 @@ from dealroom.persistence.models import (
     OfferEvent,
     Participant,
     Room,
-    Service,
 )
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
@@ -137,12 +137,7 @@ class TurnContext:
 
 async def people(db: Db, room_id: uuid.UUID) -> tuple[list[Participant], dict[uuid.UUID, Account]]:
     """A room's participants (by key) and the accounts bound to them."""
-    rows = await db.execute(
-        select(Participant, Account)
-        .outerjoin(Account, Account.id == Participant.account_id)
-        .where(Participant.room_id == room_id)
-        .order_by(Participant.key)
-    )
+    rows = await db.execute(q.people(), {"room_id": room_id})
     participants: list[Participant] = []
     accounts: dict[uuid.UUID, Account] = {}
     for found in rows:
@@ -202,9 +197,7 @@ async def load(
     ):
         # seed 002 layer 2: account facts are loaded for the host only, never a visitor.
         account = accounts[host.account_id]
-        services = await db.scalars(
-            select(Service.name).where(Service.account_id == account.id).order_by(Service.name)
-        )
+        services = await db.scalars(q.service_names(), {"account_id": account.id})
         facts = {
             "display_name": account.display_name,
             "handle": account.handle,
