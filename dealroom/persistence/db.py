@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import structlog
-from sqlalchemy import Executable, Result, Select
+from sqlalchemy import Executable, Result, Select, insert, inspect
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 log = structlog.get_logger(__name__)
@@ -79,11 +79,38 @@ class Db:
         return await self._run(lambda: self.session.get(model, ident))
 
     async def add(self, *rows: object) -> None:
+        if not rows:
+            return
+
         async def run() -> None:
             self.session.add_all(rows)
             await self.session.flush()
 
         await self._run(run)
+
+    async def insert(self, rows: Sequence[object]) -> None:
+        """Insert new rows of one mapped class in one Core ``INSERT``, without the session's
+        unit-of-work flush (issue 17: a model-call row costs 0.30–0.34 ms of CPU this way on
+        PostgreSQL, 0.46–0.51 ms through ``add``). Only for plain rows that nothing else in
+        the transaction refers to and that are not read back, such as the model ledger's.
+        Every row must set the same attributes; columns none of them set take their
+        defaults."""
+        if not rows:
+            return
+        mapper = inspect(type(rows[0]))
+        columns = {prop.key: prop.columns[0].key for prop in mapper.column_attrs}
+        values = [
+            {columns[name]: value for name, value in vars(row).items() if name in columns}
+            for row in rows
+        ]
+        if any(
+            type(row) is not type(rows[0]) or found.keys() != values[0].keys()
+            for row, found in zip(rows, values, strict=True)
+        ):
+            raise ValueError("insert() takes rows of one class that set the same attributes")
+        statement = insert(mapper.local_table)
+        params: dict[str, Any] | list[dict[str, Any]] = values[0] if len(values) == 1 else values
+        await self._run(lambda: self.session.execute(statement, params))
 
     async def flush(self) -> None:
         await self._run(self.session.flush)

@@ -295,7 +295,8 @@ class DistilTurn:
             if promote is not None:
                 rows.append(promote)
                 uow.wake()  # the promoted Arvist run, once committed
-            await db.add(*rows, *site.rows)
+            await db.add(*rows)
+            await db.insert(site.rows)  # the ledger's rows, without a flush
         site.rows.clear()  # stored: nothing left for the failure path to keep
 
     async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:

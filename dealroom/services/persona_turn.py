@@ -230,7 +230,8 @@ class PersonaTurn:
             uow.publish(*await held_sends.notify(db, ctx.room_id, ctx.pane, run.id, held, now))
             if document != memory:
                 await runs.write_memory(ctx.room_id, document, now)
-            await db.add(*rows, *site.rows, *outbound.runs)
+            await db.add(*rows, *outbound.runs)
+            await db.insert(site.rows)  # the ledger's rows, without a flush
             if outbound.runs:
                 uow.announce()
         site.rows.clear()  # stored: nothing left for the failure path to keep
