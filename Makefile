@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/queries.py
 	$(BIN)/python bench/realtime.py
 	$(BIN)/python bench/turns.py
+	$(BIN)/python bench/turn_machine.py
 	$(BIN)/python bench/tokens.py
 	$(BIN)/python bench/offers.py
 	$(BIN)/python bench/web.py

@@ -1,6 +1,8 @@
-"""The agent-run queue's hot statements, built once (comparing aliased columns costs
-milliseconds of Python per build, more than the queries themselves): the claim's choice of a
-due run, its pane-busy re-check, and what it reads back with the run (issue 17)."""
+"""The agent turn's hot statements, built once (issue 17): comparing aliased columns costs
+milliseconds of Python per build, more than the queries themselves, and a statement built once
+keeps its cache key. The queue's claim (its choice of a due run, its pane-busy re-check, what
+it reads back with the run), the run's finish, and what a run reads and writes on the way:
+each binds its parameters by name (``bindparam``)."""
 
 from __future__ import annotations
 
