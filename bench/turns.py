@@ -206,9 +206,12 @@ def is_query(statement: str) -> bool:
 
 def is_claim_scan(statement: str) -> bool:
     """The claim's scan for a due run: one per claim attempt (the ``SKIP LOCKED`` candidate
-    on PostgreSQL, the claim's ``UPDATE … RETURNING`` itself on SQLite)."""
+    with its pane's lock on PostgreSQL, the claim's ``UPDATE … RETURNING`` itself on
+    SQLite)."""
     return (
-        statement.startswith(("SELECT agent_runs.id", "UPDATE agent_runs SET status="))
+        statement.startswith(
+            ("WITH candidate AS (SELECT agent_runs.id", "UPDATE agent_runs SET status=")
+        )
         and "agent_runs.not_before <=" in statement
         and "LIMIT" in statement
     )

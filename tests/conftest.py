@@ -34,7 +34,12 @@ from dealroom.services import demo
 from dealroom.services.passwords import passwords_for
 from dealroom.services.payments import PaymentProvider
 from dealroom.services.turns import TurnRunner
-from tests.support.backends import REDIS_URL, create_database, drop_database
+from tests.support.backends import (
+    PG_FOR_PROCESS_TESTS,
+    REDIS_URL,
+    create_database,
+    drop_database,
+)
 from tests.support.clock import ManualClock
 from tests.support.graphql import TLS, Client
 
@@ -65,6 +70,20 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     await upgrade(engine)
     yield engine
     await engine.dispose()
+
+
+@pytest.fixture
+async def pg_engine() -> AsyncIterator[AsyncEngine]:
+    """A migrated PostgreSQL database of its own, on both passes: row locks are PostgreSQL's
+    (SQLite has one writer, nothing to interleave)."""
+    url = await create_database(PG_FOR_PROCESS_TESTS)
+    engine = create_engine(url)
+    try:
+        await upgrade(engine)
+        yield engine
+    finally:
+        await engine.dispose()
+        await drop_database(url)
 
 
 @pytest.fixture(autouse=True)

@@ -242,12 +242,18 @@ def write_memory() -> Any:
 
 
 @functools.cache
-def lock_pane() -> Select[uuid.UUID]:
-    """The pane's row lock, ``FOR NO KEY UPDATE``; binds ``pane``."""
+def claim_candidate() -> Select[uuid.UUID]:
+    """PostgreSQL's choice of a run to claim and its pane's row lock, in one statement: the
+    oldest claimable run, skipping any another worker is claiming (``SKIP LOCKED``), then its
+    pane's row ``FOR NO KEY UPDATE``, waited for (a post or apply in that pane finishes
+    first). The locks are taken in the order the two statements before took them, run then
+    pane; binds ``now`` and ``limit``. ``FOR NO KEY UPDATE`` still excludes another claim or
+    post of the pane, but not the foreign-key checks of rows that name it."""
+    candidate = claimable().with_only_columns(AgentRun.id, AgentRun.participant_id).cte("candidate")
     return (
-        select(Participant.id)
-        .where(Participant.id == bindparam("pane", type_=Participant.id.type))
-        .with_for_update(key_share=True)
+        select(candidate.c.id)
+        .join(Participant, Participant.id == candidate.c.participant_id)
+        .with_for_update(of=cast(Table, Participant.__table__), key_share=True)
     )
 
 

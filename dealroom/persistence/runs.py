@@ -44,11 +44,14 @@ class RunRepository:
             statement = statement.with_for_update()
         return await self.db.scalar(statement)
 
-    async def claimable(self, now: datetime, limit: int) -> list[AgentRun]:
-        """Due runs that may start now: the oldest queued run of their (pane, agent), with no
-        run of that (pane, agent) running. Runs of a busy pane never hide other panes' runs.
-        PostgreSQL skips rows another worker is claiming; SQLite has one writer anyway."""
-        return list(await self.db.scalars(q.claimable(), {"now": now, "limit": limit}))
+    async def candidate_locking_pane(self, now: datetime) -> uuid.UUID | None:
+        """PostgreSQL: the id of a due run that may start now (the oldest queued run of its
+        pane and agent, with none of them running; runs of a busy pane never hide other
+        panes'), skipping runs another worker is claiming, with its pane's row lock taken:
+        claims are serialised per pane. One statement (:func:`run_statements.claim_candidate`);
+        the caller then claims it with :meth:`claim`."""
+        found = await self.db.scalars(q.claim_candidate(), {"now": now, "limit": 1})
+        return found[0] if found else None
 
     async def claim(
         self, now: datetime, lease_until: datetime, *, run_id: uuid.UUID | None = None
@@ -119,12 +122,6 @@ class RunRepository:
             q.write_memory(), {"room_id": room_id, "document": document, "at": now}
         )
         return int(result.scalar_one())
-
-    async def lock_pane(self, participant_id: uuid.UUID) -> None:
-        """Serialise claims per pane: the participant row lock (PostgreSQL). ``FOR NO KEY
-        UPDATE``: it still excludes another claim or post of this pane, but not the foreign-key
-        checks of rows that name the pane (a run or message being inserted for it)."""
-        await self.db.execute(q.lock_pane(), {"pane": participant_id})
 
     async def pane_busy(self, participant_id: uuid.UUID, agent: str) -> bool:
         found = await self.db.scalar(

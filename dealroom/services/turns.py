@@ -209,8 +209,9 @@ class TurnRunner:
 
     async def _claim(self) -> RunSnapshot | None:
         """One statement on SQLite (``UPDATE … RETURNING`` choosing the run inside it); on
-        PostgreSQL a ``SKIP LOCKED`` candidate, its pane's row lock, then the same ``UPDATE …
-        RETURNING`` re-checking under a fresh snapshot that no sibling of the pane started."""
+        PostgreSQL two: a ``SKIP LOCKED`` candidate with its pane's row lock, then the same
+        ``UPDATE … RETURNING`` re-checking under a fresh snapshot that no sibling of the pane
+        started."""
         settings = self.deps.settings
         async with self.deps.unit() as uow:
             runs = RunRepository(uow.db)
@@ -223,11 +224,11 @@ class TurnRunner:
                 return _snapshot(await runs.claim(now, lease_until))
             # One candidate per transaction: holding one pane's lock while waiting for
             # another's could deadlock two workers.
-            for candidate in await runs.claimable(now, limit=1):
-                await runs.lock_pane(candidate.participant_id)
-                # one persona (one Distil) per pane at a time, in order
-                return _snapshot(await runs.claim(now, lease_until, run_id=candidate.id))
-            return None
+            candidate = await runs.candidate_locking_pane(now)
+            if candidate is None:
+                return None
+            # one persona (one Distil) per pane at a time, in order
+            return _snapshot(await runs.claim(now, lease_until, run_id=candidate))
 
     async def _fail(self, run: RunSnapshot, exc: BaseException) -> None:
         """Schedule a retry (or give up) and tell the pane. The user's message is stored

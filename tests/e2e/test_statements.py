@@ -3,7 +3,7 @@ statement to ``postMessage`` or to a turn is a visible decision, not a drift.
 
 The budgets are today's counts; lower them as the hot path shrinks (issue 17's target is 12
 statements per run of a turn, claim included: met on both backends by the persona's run, 10 on
-SQLite and 11 on PostgreSQL, and by Distil's, 9 and 11). The statements are printed so a
+SQLite and 10 on PostgreSQL, and by Distil's, 9 and 10). The statements are printed so a
 failure shows what was added.
 """
 
@@ -30,18 +30,19 @@ TURN_BUDGET = {"postgresql": 23, "sqlite": 25}
 end, apart from the workers' queue polls and claims (how many of those run depends on timing,
 not on the turn: an empty poll is the same claim statement finding nothing). Each run's own
 claim is counted by the per-run test below."""
-PERSONA_RUN_BUDGET = {"postgresql": 11, "sqlite": 10}
+PERSONA_RUN_BUDGET = {"postgresql": 10, "sqlite": 10}
 """The persona's run, from its claim to its commit (issue 17 items 3 and 7): the claim (one
 ``UPDATE … RETURNING`` that also reads the room's head and memory, the pane's takeover, whether
-a merge may be due and the offer's stage; PostgreSQL adds the ``SKIP LOCKED`` candidate and the
-pane's row lock before it, so that two runs of one pane never run at once), the participants
+a merge may be due and the offer's stage; PostgreSQL adds before it the ``SKIP LOCKED``
+candidate, which takes the pane's row lock in the same statement, so that two runs of one pane
+never run at once: until 2026-12-02 the lock was a statement of its own), the participants
 with their accounts, the host's services, the session, the recent dispatches; then the reply
 through the pane log's append (on PostgreSQL one statement: the room's sequence, the pane's
 tail under its lock and the insert; on SQLite the bump, which reads the tail, and the insert),
 the run's finish (one ``UPDATE … RETURNING``: the stale-run check and the memory read under the
 room's lock), the watch re-armed and the model call INSERTed (a changed memory adds its
 ``UPDATE … RETURNING``). No separate sequence bump and no tail reads: those were 3 more."""
-DISTIL_RUN_BUDGET = {"postgresql": 11, "sqlite": 9}
+DISTIL_RUN_BUDGET = {"postgresql": 10, "sqlite": 9}
 """Distil's run beside it (issue 17): its claim as above; the memory lease's grant, one upsert
 that also reads the room's head under the lease (its memory as the lease's previous holder
 left it, the room's kind and model picks, the offer's stage); the pane (participants with
@@ -58,11 +59,10 @@ def _polls(statement: str) -> bool:
     text = " ".join(statement.split())
     return text.startswith(
         (
-            "SELECT agent_runs.id",
+            "WITH candidate AS (SELECT agent_runs.id",  # a claim's candidate and pane lock (PG)
             "SELECT count(agent_runs.id)",
             "UPDATE agent_runs SET status=?, attempts=(agent_runs.attempts",  # a claim (SQLite)
             "UPDATE agent_runs SET status=$1::VARCHAR, attempts=(agent_runs.attempts",
-            "SELECT participants.id FROM participants WHERE participants.id",  # pane lock (PG)
         )
     )
 

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
-import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.persistence.db import Db
-from dealroom.persistence.engine import create_engine, create_sessionmaker
+from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.leases import LeaseRepository
-from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.runs import RunRepository
-from tests.support.backends import PG_FOR_PROCESS_TESTS, create_database, drop_database
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 
@@ -56,20 +52,6 @@ async def test_a_stale_token_neither_releases_the_lease_nor_reads_the_room(
         assert await leases.release_locking(room_id, second, now) is None  # released once
     finally:
         await db.close()
-
-
-@pytest.fixture
-async def pg_engine() -> AsyncIterator[AsyncEngine]:
-    """A migrated PostgreSQL database of its own, on both passes: row locks are PostgreSQL's
-    (SQLite has one writer, nothing to interleave)."""
-    url = await create_database(PG_FOR_PROCESS_TESTS)
-    engine = create_engine(url)
-    try:
-        await upgrade(engine)
-        yield engine
-    finally:
-        await engine.dispose()
-        await drop_database(url)
 
 
 async def test_a_grant_that_waited_for_the_previous_writer_reads_its_write(

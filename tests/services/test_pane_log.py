@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
@@ -17,8 +16,7 @@ from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
-from dealroom.persistence.engine import create_engine, create_sessionmaker
-from dealroom.persistence.migrate import upgrade
+from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Message, Participant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import Broker
@@ -28,7 +26,6 @@ from dealroom.services.identity import Identity
 from dealroom.services.messages import PostLimits
 from dealroom.services.pane_log import NotStored, Stored
 from dealroom.services.run_queue import new_run
-from tests.support.backends import PG_FOR_PROCESS_TESTS, create_database, drop_database
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 
@@ -326,20 +323,6 @@ async def test_a_refused_append_stores_nothing_and_reports_no_wait(
     _, opened = await guest_room_in_process(engine, clock, "panelog")
     done = await _append(engine, clock, await _visitor_pane(engine, opened.room.id), allowed=False)
     assert done == NotStored(existing=None, retry_after=None)
-
-
-@pytest.fixture
-async def pg_engine() -> AsyncIterator[AsyncEngine]:
-    """A migrated PostgreSQL database of its own, on both passes: row locks are PostgreSQL's
-    (SQLite has one writer, nothing to interleave)."""
-    url = await create_database(PG_FOR_PROCESS_TESTS)
-    engine = create_engine(url)
-    try:
-        await upgrade(engine)
-        yield engine
-    finally:
-        await engine.dispose()
-        await drop_database(url)
 
 
 async def test_a_run_can_be_queued_for_a_pane_while_a_post_into_it_holds_its_tail(

@@ -1,0 +1,106 @@
+"""PostgreSQL's claim chooses a run and takes its pane's row lock in one statement (issue 17):
+a claim waits for a post or an apply in that pane, skips a run another worker is claiming,
+and never takes a run whose pane already has one running."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.agents.models.base import AgentName
+from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.models import Participant
+from dealroom.persistence.runs import RunRepository
+from dealroom.services.run_queue import RunStatus, new_run
+from tests.support.clock import ManualClock
+from tests.support.rooms import guest_room_in_process
+
+
+async def _queued(
+    engine: AsyncEngine, clock: ManualClock, handle: str, *runs: AgentName
+) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """A guest's pane with ``runs`` queued in it, oldest first; returns the pane and them."""
+    _, opened = await guest_room_in_process(engine, clock, handle)
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.scalar(
+            select(Participant).where(
+                Participant.room_id == opened.room.id, Participant.key != "host"
+            )
+        )
+        assert pane is not None
+        rows = []
+        for agent in runs:
+            rows.append(
+                new_run(room_id=pane.room_id, participant_id=pane.id, agent=agent, now=clock.now())
+            )
+            clock.advance(timedelta(seconds=1))
+        await db.add(*rows)
+        await db.commit()
+        return pane.id, [row.id for row in rows]
+    finally:
+        await db.close()
+
+
+async def _candidate(engine: AsyncEngine, clock: ManualClock) -> uuid.UUID | None:
+    db = Db(create_sessionmaker(engine))
+    try:
+        return await RunRepository(db).candidate_locking_pane(clock.now())
+    finally:
+        await db.close()
+
+
+async def test_a_claim_waits_for_its_panes_lock(pg_engine: AsyncEngine, clock: ManualClock) -> None:
+    pane, (run,) = await _queued(pg_engine, clock, "claimwaits", AgentName.PERSONA)
+    post = Db(create_sessionmaker(pg_engine))  # a post in the pane, holding its row lock
+    try:
+        await post.execute(
+            select(Participant.id).where(Participant.id == pane).with_for_update(key_share=True)
+        )
+        waiting = asyncio.create_task(_candidate(pg_engine, clock))
+        await asyncio.sleep(0.5)
+        assert not waiting.done()  # the candidate's statement waits on the pane's row
+        await post.commit()
+    finally:
+        await post.close()
+    assert await asyncio.wait_for(waiting, 10) == run
+
+
+async def test_a_claim_skips_a_run_another_worker_is_claiming(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    _, (first,) = await _queued(pg_engine, clock, "claimskipsa", AgentName.PERSONA)
+    _, (second,) = await _queued(pg_engine, clock, "claimskipsb", AgentName.PERSONA)
+    worker = Db(create_sessionmaker(pg_engine))  # another worker, mid-claim of the oldest
+    try:
+        assert await RunRepository(worker).candidate_locking_pane(clock.now()) == first
+        other = asyncio.create_task(_candidate(pg_engine, clock))
+        await asyncio.wait({other}, timeout=5)
+        assert other.done()  # it skipped the run being claimed instead of waiting for it
+    finally:
+        await worker.close()
+    assert await other == second
+
+
+async def test_a_pane_with_a_running_persona_offers_only_its_distil(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    _, (persona, later, distil) = await _queued(
+        pg_engine, clock, "claimbusy", AgentName.PERSONA, AgentName.PERSONA, AgentName.DISTIL
+    )
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        row = await RunRepository(db).by_id(persona, lock=True)
+        assert row is not None
+        row.status = RunStatus.RUNNING.value
+        await db.commit()
+    finally:
+        await db.close()
+
+    assert await _candidate(pg_engine, clock) == distil
+    assert later != distil
