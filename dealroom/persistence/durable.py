@@ -49,6 +49,18 @@ class DurableRepository:
         )
         return found is not None
 
+    async def locked_pane(self, participant_id: uuid.UUID) -> Participant | None:
+        """The pane whose merge mark a durable write moves (:meth:`set_merged`), its row
+        locked ``FOR NO KEY UPDATE``. Take it before :meth:`lock_account`: a persona applying
+        in the pane holds its row (the append) and then waits on the account (the foreign-key
+        check of its memory write on a room row it already changed), so a writer holding the
+        account and then waiting on the pane deadlocked with it."""
+        return await self.db.scalar(
+            select(Participant)
+            .where(Participant.id == participant_id)
+            .with_for_update(key_share=True)
+        )
+
     async def memory(self, account_id: uuid.UUID, *, fresh: bool = False) -> AccountMemory | None:
         statement = select(AccountMemory).where(AccountMemory.account_id == account_id)
         if fresh:

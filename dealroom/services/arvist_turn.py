@@ -239,15 +239,7 @@ class ArvistTurn:
             if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
                 raise StaleArvist(str(run.id))
             repo = DurableRepository(db)
-            # The pane's row before the account's: a persona applying in this pane holds the
-            # pane (its append) and then waits on the account (the foreign-key check of its
-            # memory write on a room row it already changed), so an Arvist holding the account
-            # and waiting on the pane (``set_merged`` below) deadlocked with it.
-            participant = await db.scalar(
-                select(Participant)
-                .where(Participant.id == run.participant_id)
-                .with_for_update(key_share=True)
-            )
+            participant = await repo.locked_pane(run.participant_id)  # before the account
             if participant is None or not await repo.lock_account(account_id):
                 row.status, row.finished_at, row.no_op = RunStatus.DONE.value, now, True
                 return  # committed by the unit
