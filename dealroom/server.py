@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import uvicorn
 from starlette.types import ASGIApp
 
+from dealroom import ws_protocol
+
 GRACEFUL_SHUTDOWN_SECONDS = 10
 """Open connections get this long to finish when the server stops."""
 STOP_SECONDS = 60.0
@@ -38,8 +40,9 @@ def uvicorn_config(
         host=host,
         port=port,
         # The sans-I/O websocket protocol runs one task per connection; the legacy one runs
-        # four (handler, data transfer, keepalive, close) for every held subscription.
-        ws="websockets-sansio",
+        # four (handler, data transfer, keepalive, close) for every held subscription. Ours
+        # lets the handshake go once it is answered (ws_protocol.py).
+        ws=ws_protocol.PROTOCOL,
         # Per-message deflate costs tens of KiB per websocket; our frames are small.
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames

@@ -9,12 +9,7 @@ from typing import Any, Final
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import (
-    AddValidationRules,
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ValidationCache,
-)
+from strawberry.extensions import MaxAliasesLimiter, ValidationCache
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
@@ -22,7 +17,7 @@ from dealroom.config import Settings
 from dealroom.schema.caching import CachedParser
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.fanout import FanoutExecutor
-from dealroom.schema.limits import depth_rule, document_error
+from dealroom.schema.limits import OperationLimits, depth_rule, document_error
 from dealroom.schema.metrics_ext import Metrics
 from dealroom.schema.root import Mutation, Query, Subscription
 from dealroom.schema.scope_gate import ScopeGate
@@ -98,11 +93,11 @@ def _build_schema(settings: Settings) -> strawberry.Schema:
         execution_context_class=FanoutExecutor,
         extensions=[
             # Factories: extensions hold per-operation state, so each operation gets its own.
+            # First: the token bound and the rules, read by the two caches after it.
+            lambda: OperationLimits(limits, settings.max_tokens),
             # Parsing and validating a document costs ~5 ms; clients send the same few.
             lambda: CachedParser(maxsize=256),
             lambda: ValidationCache(maxsize=256),
-            lambda: AddValidationRules(limits),
-            lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
             Metrics,  # before ErrorCodes: it counts the codes ErrorCodes leaves
             lambda: ErrorCodes(debug=settings.debug),
             ScopeGate,  # API keys reach only what their scopes open (domain/scopes.py)

@@ -4,7 +4,10 @@ field, introspection included (strawberry's QueryDepthLimiter skips ``__`` field
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 from graphql import (
+    ASTValidationRule,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -15,6 +18,7 @@ from graphql import (
     ValidationContext,
     ValidationRule,
 )
+from strawberry.extensions import SchemaExtension
 
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
@@ -101,3 +105,25 @@ class _Limits:
             if broken is not None:
                 return broken
         return None
+
+
+class OperationLimits(SchemaExtension):
+    """The token bound for the parser and the extra validation rules, set in the parse and
+    validate hooks, which end before execution. strawberry's ``MaxTokensLimiter`` and
+    ``AddValidationRules`` set them in ``on_operation``, a hook that stays open for the whole
+    operation: for a subscription, two generators, their context managers and hooks held for
+    the socket's life (issue 17). Listed first, so the cached parser and the validation cache
+    see what it sets."""
+
+    def __init__(self, rules: Sequence[type[ASTValidationRule]], max_tokens: int) -> None:
+        self.rules = tuple(rules)
+        self.max_tokens = max_tokens
+
+    def on_parse(self) -> Iterator[None]:
+        self.execution_context.parse_options["max_tokens"] = self.max_tokens
+        yield
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        context.validation_rules = (*context.validation_rules, *self.rules)
+        yield

@@ -17,12 +17,15 @@ import gc
 import types
 from collections import Counter
 from collections.abc import AsyncIterator
+from typing import cast
 
 from graphql.execution.collect_fields import FieldDetails
 from graphql.execution.executor import Executor
 from starlette.requests import HTTPConnection
 from strawberry.extensions import SchemaExtension
+from strawberry.extensions.context import WrappedHook
 from strawberry.types.execution import ExecutionContext
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from dealroom.schema.context import Context
 from tests.conftest import Server
@@ -151,3 +154,49 @@ async def test_a_held_subscription_holds_no_router_or_middleware_frames(server: 
     async with _guest_followed_by_host(server):
         held = _suspended_layers() - serving
     assert held == Counter(), f"a held socket keeps Starlette's layers: {dict(held)}"
+
+
+def _held_hooks() -> Counter[str]:
+    """The extensions whose hooks are open now, by extension class."""
+    return Counter(
+        type(found.extension).__name__
+        for found in gc.get_objects()
+        if type(found) is WrappedHook and found.extension is not None
+    )
+
+
+async def test_a_held_subscription_keeps_open_only_the_hooks_that_read_its_end(
+    server: Server,
+) -> None:
+    """strawberry holds every ``on_operation`` hook open for a subscription's life. The token
+    bound and the validation rules are set in the parse and validate hooks instead
+    (``schema/limits.py``): their two ``on_operation`` generators, context managers and hooks
+    were held per socket. What stays: the metrics and the error codes, which read the
+    operation's end."""
+    async with _guest_followed_by_host(server):
+        held = _held_hooks()
+    assert held == Counter({"Metrics": 1, "ErrorCodes": 1}), dict(held)
+
+
+async def test_a_held_subscription_keeps_no_handshake(server: Server) -> None:
+    """uvicorn keeps a socket's upgrade request and its 101 response (their header
+    structures) for the socket's life, and websockets' parser keeps the request as a local
+    of its suspended generator; ``ws_protocol.py`` lets them go once answered (the parser's
+    request with no headers left)."""
+    async with _guest_followed_by_host(server):
+        gc.collect()
+        sockets = [
+            found
+            for found in gc.get_objects()
+            if isinstance(found, WebSocketsSansIOProtocol) and found.handshake_complete
+        ]
+        # typed as always set by uvicorn: read as plain attributes
+        kept = [p for p in sockets if any(getattr(p, name) for name in ("request", "response"))]
+        # the parser: websockets' ServerProtocol.parse, suspended in its frames' loop
+        parsers = [cast("types.GeneratorType[None, None, None]", p.conn.parser) for p in sockets]
+        parsed = [g.gi_frame.f_locals.get("request") for g in parsers if g.gi_frame is not None]
+        headers = [len(request.headers) for request in parsed if request is not None]
+    assert sockets, "no websocket protocol found"
+    assert kept == [], f"{len(kept)} of {len(sockets)} sockets keep their handshake"
+    assert headers, "no parser holds a request"
+    assert not any(headers), f"the parser keeps the request's headers: {headers}"
