@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Row,
@@ -234,6 +234,19 @@ class DispatchRepository:
         )
 
 
+class SessionMessage(NamedTuple):
+    """A message as a turn reads it (``run_statements.SESSION_COLUMNS``): plain values, not
+    an ORM row."""
+
+    id: uuid.UUID
+    participant_id: uuid.UUID
+    seq: int
+    author_kind: str
+    body: str
+    client_message_id: str | None
+    relayed_dispatch_id: uuid.UUID | None
+
+
 class TranscriptRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
@@ -248,11 +261,14 @@ class TranscriptRepository:
         )
         return list(reversed(rows))
 
-    async def current_session(self, participant_id: uuid.UUID, limit: int) -> list[Message]:
+    async def current_session(self, participant_id: uuid.UUID, limit: int) -> list[SessionMessage]:
         """The pane's current session (its newest ``session_no``), oldest first. ``limit``
         is a safety cap far above any sitting, not a context budget."""
-        rows = await self.db.scalars(q.current_session(), {"pane": participant_id, "limit": limit})
-        return list(reversed(list(rows)))
+        result = await self.db.execute(
+            q.current_session(), {"pane": participant_id, "limit": limit}
+        )
+        return [SessionMessage._make(row) for row in reversed(result.all())]
 
-    async def by_id(self, message_id: uuid.UUID) -> Message | None:
-        return await self.db.get(Message, message_id)
+    async def by_id(self, message_id: uuid.UUID) -> SessionMessage | None:
+        row = (await self.db.execute(q.session_message(), {"id": message_id})).first()
+        return None if row is None else SessionMessage._make(row)

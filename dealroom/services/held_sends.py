@@ -36,7 +36,7 @@ from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Flag, Message, Participant
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.persistence.runs import RunRepository, TranscriptRepository
+from dealroom.persistence.runs import RunRepository, SessionMessage, TranscriptRepository
 from dealroom.services import effects, pane_lines
 from dealroom.services.run_handler import RunnerDeps
 from dealroom.services.run_queue import RunStatus
@@ -253,7 +253,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
     return True
 
 
-async def _asked_since_last_word(db: Db, pane_id: uuid.UUID, trigger: Message) -> set[str]:
+async def _asked_since_last_word(db: Db, pane_id: uuid.UUID, trigger: SessionMessage) -> set[str]:
     """The agent lines of the pane since the principal last wrote before ``trigger``: the
     questions this yes answers."""
     before = list(

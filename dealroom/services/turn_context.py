@@ -19,13 +19,12 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
     Account,
     Dispatch,
-    Message,
     OfferEvent,
     Participant,
     Room,
 )
 from dealroom.persistence.offers import OfferRepository
-from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
+from dealroom.persistence.runs import DispatchRepository, SessionMessage, TranscriptRepository
 
 RECENT_DISPATCHES = 8
 """How much of the dispatch record a run reads: the recent sends, which is what a turn can act
@@ -91,7 +90,7 @@ class TurnContext:
     host_facts: dict[str, Any] | None
     session: list[Line]
     last_seq: int
-    trigger_message: Message | None
+    trigger_message: SessionMessage | None
     trigger_dispatch: Dispatch | None
     dispatches: list[Dispatch]
     stage: offer_stage.Stage
@@ -237,7 +236,7 @@ async def load(
 
 async def lines_of(
     db: Db,
-    messages: Sequence[Message],
+    messages: Sequence[SessionMessage],
     participants: Sequence[Participant],
     names: Mapping[str, str],
 ) -> list[Line]:
