@@ -10,13 +10,18 @@ its CPU per request. Prints per variant: ms CPU per request (median over rounds)
 the single-process ceiling that CPU cost implies, and dealroom's cost as a multiple of it.
 It asserts nothing.
 
-    .venv/bin/python bench/floor.py [--rounds 3] [--seconds 8] [--clients 16]
+    .venv/bin/python bench/floor.py [--rounds 3] [--seconds 8] [--clients 16] [--processes 1]
+
+``--processes N`` runs ``dealroom serve --processes N`` and N copies of each floor app (clients
+spread over them): the machine's throughput per variant, not one process's, and the
+throughput ratio against the Core floor that issue 17's machine target is stated in.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import secrets
 import statistics
@@ -61,16 +66,22 @@ class Figures:
 
 
 async def drive(
-    server: ServerProcess, rooms: list[tuple[str, str | None]], clients: int, seconds: float
+    servers: list[ServerProcess], rooms: list[tuple[str, str | None]], clients: int, seconds: float
 ) -> tuple[int, int, list[float], float]:
-    """Closed-loop posting; returns (answered, errors, latencies, server CPU seconds)."""
+    """Closed-loop posting, client ``i`` to ``servers[i % len(servers)]`` (one variant's
+    processes); returns (answered, errors, latencies, the servers' CPU seconds together)."""
     answered = 0
     errors = 0
     latencies: list[float] = []
-    async with http_client(server.base_url, connections=clients) as http:
+    async with contextlib.AsyncExitStack() as stack:
+        https = [
+            await stack.enter_async_context(http_client(s.base_url, connections=clients))
+            for s in servers
+        ]
 
         async def client(index: int, until: float) -> None:
             nonlocal answered, errors
+            http = https[index % len(https)]
             room_id, key = rooms[index % len(rooms)]
             headers = {"content-type": "application/json"}
             if key:
@@ -88,9 +99,9 @@ async def drive(
         # a short warm-up (imports, pools, caches) outside the measured window
         await asyncio.gather(*(client(i, time.monotonic() + 1.0) for i in range(clients)))
         answered, errors, latencies = 0, 0, []
-        cpu_before = server.cpu_seconds()
+        cpu_before = sum(s.cpu_seconds() for s in servers)
         await asyncio.gather(*(client(i, time.monotonic() + seconds) for i in range(clients)))
-        cpu = server.cpu_seconds() - cpu_before
+        cpu = sum(s.cpu_seconds() for s in servers) - cpu_before
     return answered, errors, latencies, cpu
 
 
@@ -110,26 +121,32 @@ async def main_async(args: argparse.Namespace) -> None:
         # the guest cap and the cross-room throttle (issues 9, 11) would refuse the load
         **UNTHROTTLED_ENV,
     }
-    servers: dict[str, ServerProcess] = {}
+    servers: dict[str, list[ServerProcess]] = {}
     try:
         migrate(env)
         for name in ("dealroom", *FLOORS):
-            folder = logs / name
-            folder.mkdir()
-            port = free_port()
-            # one process each: `dealroom serve` defaults to one per core with Redis, and
-            # its CPU is read from the process it starts
-            command = [str(DEALROOM), "serve", "--host", "127.0.0.1", "--port", str(port)]
-            command += ["--processes", "1"]
-            if name != "dealroom":
-                command = [sys.executable, str(HERE / "floor_apps.py"), name, str(port)]
-            servers[name] = ServerProcess(env=env, port=port, log_dir=folder, command=command)
-        servers["dealroom"].start()
-        async with http_client(servers["dealroom"].base_url) as http:
+            servers[name] = []
+            # `dealroom serve --processes N` shares one port among its children (its CPU is
+            # read from the supervisor and its children); a floor app runs N times, each on
+            # its own port, the clients spread over them
+            for index in range(1 if name == "dealroom" else args.processes):
+                folder = logs / f"{name}-{index}"
+                folder.mkdir()
+                port = free_port()
+                command = [str(DEALROOM), "serve", "--host", "127.0.0.1", "--port", str(port)]
+                command += ["--processes", str(args.processes)]
+                if name != "dealroom":
+                    command = [sys.executable, str(HERE / "floor_apps.py"), name, str(port)]
+                servers[name].append(
+                    ServerProcess(env=env, port=port, log_dir=folder, command=command)
+                )
+        servers["dealroom"][0].start()
+        async with http_client(servers["dealroom"][0].base_url) as http:
             await sign_up(http, "floorhost", "Floor Host")
             rooms = [await open_room(http, "floorhost") for _ in range(args.rooms)]
         for name in FLOORS:  # they read the rooms' visitor panes at start-up
-            servers[name].start()
+            for server in servers[name]:
+                server.start()
 
         figures = {name: Figures() for name in servers}
         order = list(servers)
@@ -152,8 +169,9 @@ async def main_async(args: argparse.Namespace) -> None:
                 )
         report(figures, args)
     finally:
-        for server in servers.values():
-            server.stop()
+        for group in servers.values():
+            for server in group:
+                server.stop()
         await drop_pg_database(args.pg_url, pg_url)
         remove_tree(logs)
 
@@ -164,7 +182,8 @@ def report(figures: dict[str, Figures], args: argparse.Namespace) -> None:
         print(line)
     print(
         f"{args.clients} closed-loop clients, {args.rooms} rooms, {args.rounds} rounds of "
-        f"{args.seconds:.0f}s per server, PostgreSQL + Redis, agent workers off"
+        f"{args.seconds:.0f}s per server, {args.processes} process(es) per server, "
+        "PostgreSQL + Redis, agent workers off"
     )
     base = statistics.median(figures["dealroom"].cpu_per_request or [float("nan")])
     print()
@@ -183,6 +202,15 @@ def report(figures: dict[str, Figures], args: argparse.Namespace) -> None:
             f"~{1 / cpu:.0f}/s | {base / cpu:.2f}× |"
             + (f" ({entry.errors} errors)" if entry.errors else "")
         )
+    mine, core = (
+        statistics.median(figures[name].rate or [float("nan")])
+        for name in ("dealroom", "strawberry-core")
+    )
+    print(
+        f"\nthroughput, dealroom ÷ strawberry-core: {mine / core:.2f} ({mine:.0f} ÷ {core:.0f} "
+        f"req/s with {args.processes} process(es) each; issue 17 asks at least 0.75 of the Core "
+        "floor's throughput per machine, with 5,000 subscriptions held: bench/realtime.py)"
+    )
 
 
 def main() -> None:
@@ -191,6 +219,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--rooms", type=int, default=16)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="processes per server: dealroom serve --processes N, N copies of each floor app",
+    )
     parser.add_argument("--pg-url", default=os.environ.get("DEALROOM_BENCH_PG_URL", DEFAULT_PG_URL))
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
     parser.add_argument("--wait-idle", type=float, default=0.0, help="wait for pytest runs")
