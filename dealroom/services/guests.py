@@ -55,7 +55,7 @@ async def check_guest_post(
     demo visitors are bound to an account and never counted."""
     if participant.account_id is not None or participant.guest_key_hash is None:
         return [], []
-    made = await guest_posts(db, participant.guest_key_hash, now)
+    made = await guest_posts(db, participant.guest_key_hash, now, cap)
     if made >= cap:
         raise login_required(
             f"Guests may send {cap} messages; sign in or create an account to keep going."
