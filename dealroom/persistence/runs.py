@@ -247,6 +247,12 @@ class SessionMessage(NamedTuple):
     relayed_dispatch_id: uuid.UUID | None
 
 
+# Rows are read into it by position (``_make``): two ``str`` and two ``UUID`` columns could
+# swap silently if the statement's columns and these fields ever differed in order.
+if SessionMessage._fields != tuple(column.key for column in q.SESSION_COLUMNS):
+    raise RuntimeError("SessionMessage's fields and run_statements.SESSION_COLUMNS differ")
+
+
 class TranscriptRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
