@@ -35,10 +35,10 @@ from dealroom.services.passwords import passwords_for
 from dealroom.services.payments import PaymentProvider
 from dealroom.services.turns import TurnRunner
 from tests.support.backends import (
-    PG_FOR_PROCESS_TESTS,
     REDIS_URL,
     create_database,
     drop_database,
+    migrated_database,
 )
 from tests.support.clock import ManualClock
 from tests.support.graphql import TLS, Client
@@ -76,14 +76,8 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 async def pg_engine() -> AsyncIterator[AsyncEngine]:
     """A migrated PostgreSQL database of its own, on both passes: row locks are PostgreSQL's
     (SQLite has one writer, nothing to interleave)."""
-    url = await create_database(PG_FOR_PROCESS_TESTS)
-    engine = create_engine(url)
-    try:
-        await upgrade(engine)
+    async with migrated_database() as (_, engine):
         yield engine
-    finally:
-        await engine.dispose()
-        await drop_database(url)
 
 
 @pytest.fixture(autouse=True)

@@ -26,13 +26,10 @@ import pytest
 from sqlalchemy import func, select
 
 from dealroom.persistence.engine import create_engine
-from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import AgentRun, Message
 from tests.support.backends import (
-    PG_FOR_PROCESS_TESTS,
     REDIS_FOR_BROKER_TESTS,
-    create_database,
-    drop_database,
+    migrated_database,
 )
 from tests.support.graphql import Client, open_room, post, sign_up, subscribe, ws_init_for
 from tests.support.processes import free_port, wait_healthy
@@ -82,14 +79,8 @@ def _serve(
 
 @pytest.fixture
 async def pg_url() -> AsyncIterator[str]:
-    url = await create_database(PG_FOR_PROCESS_TESTS)
-    engine = create_engine(url)
-    try:
-        await upgrade(engine)
+    async with migrated_database() as (url, _):
         yield url
-    finally:
-        await engine.dispose()
-        await drop_database(url)
 
 
 @pytest.fixture

@@ -16,10 +16,11 @@ import pytest
 
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
-from dealroom.persistence.engine import create_engine, create_sessionmaker
-from dealroom.persistence.migrate import upgrade
+from dealroom.persistence.engine import create_sessionmaker
 from tests.e2e.test_two_processes import serve
-from tests.support.backends import PG_FOR_PROCESS_TESTS, create_database, drop_database
+from tests.support.backends import (
+    migrated_database,
+)
 from tests.support.graphql import Client, open_room, post, sign_up
 from tests.support.processes import free_port, wait_healthy
 from tests.support.turns import HOME
@@ -29,16 +30,12 @@ from tests.support.watches import runs_of, watch_of
 @pytest.fixture
 async def pg() -> AsyncIterator[tuple[str, Db]]:
     """A migrated PostgreSQL database of its own, and a unit of work on it."""
-    url = await create_database(PG_FOR_PROCESS_TESTS)
-    engine = create_engine(url)
-    db = Db(create_sessionmaker(engine))
-    try:
-        await upgrade(engine)
-        yield url, db
-    finally:
-        await db.close()
-        await engine.dispose()
-        await drop_database(url)
+    async with migrated_database() as (url, engine):
+        db = Db(create_sessionmaker(engine))
+        try:
+            yield url, db
+        finally:
+            await db.close()
 
 
 QUIET_SECONDS = 6.0

@@ -3,13 +3,19 @@ DEALROOM_TEST_DATABASE_URL / DEALROOM_TEST_REDIS_URL are set (CI's second pass).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.persistence.engine import create_engine
+from dealroom.persistence.migrate import upgrade
 
 PG_URL = os.environ.get("DEALROOM_TEST_DATABASE_URL")
 REDIS_URL = os.environ.get("DEALROOM_TEST_REDIS_URL")
@@ -50,6 +56,22 @@ async def drop_database(db_url: str) -> None:
         await conn.execute(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
     finally:
         await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def migrated_database(
+    pg_url: str | None = PG_FOR_PROCESS_TESTS,
+) -> AsyncIterator[tuple[str, AsyncEngine]]:
+    """A migrated PostgreSQL database of its own (on both passes by default) and an engine on
+    it, both gone on the way out."""
+    url = await create_database(pg_url)
+    engine = create_engine(url)
+    try:
+        await upgrade(engine)
+        yield url, engine
+    finally:
+        await engine.dispose()
+        await drop_database(url)
 
 
 def _dsn(sqlalchemy_url: str) -> str:
