@@ -86,6 +86,7 @@ from dealroom.agents.persona import PersonaOutput
 from dealroom.app import create_app
 from dealroom.config import Settings
 from dealroom.domain.seats import RoomKind
+from dealroom.persistence import raw_lane
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
@@ -235,6 +236,9 @@ class RunFigure:
     agent: str
     message_id: uuid.UUID | None
     seconds: float
+    cpu_seconds: float
+    """This process's CPU over the run (``time.process_time``): steadier than the wall time
+    on a busy machine, and what A/B pairs compare."""
     statements: int
     queries: int
     transactions: int
@@ -242,6 +246,8 @@ class RunFigure:
     """Seconds per phase of the run (claim, load, render, ...), see ``Probe.mark``."""
     segment_statements: dict[str, int]
     sample: list[str]
+    lane: bool = True
+    """Whether the raw lane was on (``--lane-ab``)."""
 
     @property
     def claim_statements(self) -> int:
@@ -354,11 +360,11 @@ async def timed_run_once(
     probe.sql.start()
     if profiler is not None:
         profiler.enable()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     probe.mark("claim")
     ran = await runner.run_once()
     probe.mark("end")
-    took = time.perf_counter() - started
+    took, cpu = time.perf_counter() - started, time.process_time() - cpu
     if profiler is not None:
         profiler.disable()
     probe.sql.stop()
@@ -368,6 +374,7 @@ async def timed_run_once(
         agent=probe.agent if ran else "(none due)",
         message_id=probe.message_id,
         seconds=took,
+        cpu_seconds=cpu,
         statements=len(statements),
         queries=sum(map(is_query, statements)),
         transactions=probe.sql.transactions,
@@ -490,8 +497,11 @@ async def per_run_phase(
     rooms: int,
     messages: int,
     profiler: cProfile.Profile | None = None,
+    lane_ab: bool = False,
 ) -> dict[str, Any]:
-    """(a): post a round of messages (one per room), then run every queued run one by one."""
+    """(a): post a round of messages (one per room), then run every queued run one by one.
+    ``lane_ab``: odd rounds run with the raw lane off, so the two are compared in one
+    process, interleaved (the VM's speed drifts between runs minutes apart)."""
     runner: TurnRunner = app.state.dealroom.runner
     with SqlProbe(engine) as sql:
         probe = Probe(sql)
@@ -506,12 +516,15 @@ async def per_run_phase(
         for n in range(messages):
             for index, room in enumerate(opened):
                 posts.append(await post(http, room, message_text(index, n)))
+            raw_lane.enabled = not (lane_ab and n % 2)
             while True:
                 figure = await timed_run_once(runner, probe, profiler)
                 if figure.agent == "(none due)":
                     empty.append(figure)
                     break
+                figure.lane = raw_lane.enabled
                 figures.append(figure)
+        raw_lane.enabled = True
         # A few more empty claims for a steadier baseline.
         for _ in range(30):
             empty.append(await timed_run_once(runner, probe))
@@ -675,7 +688,7 @@ async def run_backend(name: str, args: argparse.Namespace) -> dict[str, Any]:
             result["empty_unit"] = await empty_units(sessionmaker, args.baseline_count)
             profiler = cProfile.Profile() if args.profile else None
             result["per_run"] = await per_run_phase(
-                app, http, engine, args.rooms, args.messages, profiler
+                app, http, engine, args.rooms, args.messages, profiler, args.lane_ab
             )
             if profiler is not None:
                 path = Path(tempfile.mkdtemp(prefix="dealroom-bench-prof-")) / "runs.prof"
@@ -727,12 +740,14 @@ def spread(values: Sequence[int]) -> str:
     return f"{low}" if low == high else f"{low}-{high}"
 
 
-def turn_sums(runs: Sequence[RunFigure]) -> list[float]:
-    """persona + Distil seconds of the same posted message."""
+def turn_sums(runs: Sequence[RunFigure], *, cpu: bool = False) -> list[float]:
+    """persona + Distil seconds (wall, or this process's CPU) of the same posted message."""
     by_message: dict[uuid.UUID, dict[str, float]] = {}
     for run in runs:
         if run.message_id is not None:
-            by_message.setdefault(run.message_id, {})[run.agent] = run.seconds
+            by_message.setdefault(run.message_id, {})[run.agent] = (
+                run.cpu_seconds if cpu else run.seconds
+            )
     return [
         parts["persona"] + parts["distil"]
         for parts in by_message.values()
@@ -782,6 +797,18 @@ def report_backend(result: dict[str, Any], args: argparse.Namespace) -> list[str
         f"{'turn (persona + distil)':<26}{len(sums):>5}{ms(p(sums, 50)):>9}{ms(p(sums, 90)):>9}"
         f"{ms(p(sums, 99)):>9}{ms(max(sums)):>9}"
     )
+    for lane in (True, False):
+        some = [r for r in runs if r.lane is lane]
+        if not some:
+            continue
+        cpu = {agent: [r.cpu_seconds for r in some if r.agent == agent] for agent in PHASES}
+        wall = turn_sums(some)
+        lines.append(
+            f"  raw lane {'on ' if lane else 'off'}: this process's CPU per run, p50 ms: persona "
+            f"{ms(p(cpu['persona'], 50))}, distil {ms(p(cpu['distil'], 50))}, turn "
+            f"{ms(p(turn_sums(some, cpu=True), 50))}; turn wall p50 {ms(p(wall, 50))} ms "
+            f"({len(wall)} turns)"
+        )
     for (title, group), agent in zip(groups[:2], ("persona", "distil"), strict=True):
         parts = []
         for phase in PHASES[agent]:
@@ -864,6 +891,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--wait-idle", type=float, default=0.0, help="wait for pytest to end")
     parser.add_argument(
         "--profile", action="store_true", help="cProfile the run_once() calls of (a), by package"
+    )
+    parser.add_argument(
+        "--lane-ab",
+        action="store_true",
+        help="(a): alternate the raw lane on and off by round and compare CPU per run",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)

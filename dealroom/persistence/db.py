@@ -15,6 +15,8 @@ import structlog
 from sqlalchemy import Executable, Result, Select, insert, inspect
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from dealroom.persistence import raw_lane
+
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
@@ -32,6 +34,9 @@ class Db:
         self._session: AsyncSession | None = None
         self._lock = asyncio.Lock()
         self._after_commit: list[AfterCommit] = []
+        self._lane: tuple[object, Any] | None = None
+        """The transaction the raw lane last looked at, and its asyncpg connection (None on
+        SQLite)."""
 
     @property
     def session(self) -> AsyncSession:
@@ -63,6 +68,41 @@ class Db:
         self, statement: Executable, params: dict[str, Any] | None = None
     ) -> Result[Any]:
         return await self._run(lambda: self.session.execute(statement, params))
+
+    async def rows(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
+        """A Core statement's rows (named tuples, read by attribute or position). On
+        PostgreSQL, inside a transaction already begun, it runs on the session's asyncpg
+        connection directly (``raw_lane``: about a third of the CPU); otherwise, and for a
+        statement the lane cannot reproduce, through the session. For statements built once
+        (``run_statements``): the lane keeps each one's compiled form."""
+
+        async def run() -> list[Any]:
+            driver = await self._driver() if raw_lane.enabled else None
+            if driver is not None:
+                engine = self.session.get_bind()
+                lane = raw_lane.compiled(statement, engine.dialect)
+                if lane is not None:
+                    return await raw_lane.fetch(engine, driver, lane, params)
+            return list((await self.session.execute(statement, params)).all())
+
+        return await self._run(run)
+
+    async def _driver(self) -> Any | None:
+        """The session's asyncpg connection when its transaction has begun on it, else None
+        (SQLite, or nothing sent yet: SQLAlchemy sends BEGIN with the first statement)."""
+        session = self.session
+        transaction = session.sync_session.get_transaction()
+        if transaction is None:
+            return None
+        lane = self._lane
+        if lane is None or lane[0] is not transaction:
+            driver = None
+            if self.dialect == "postgresql":
+                connection = await session.connection()
+                driver = (await connection.get_raw_connection()).driver_connection
+            lane = self._lane = (transaction, driver)
+        driver = lane[1]
+        return driver if driver is not None and driver.is_in_transaction() else None
 
     async def scalar(self, statement: Select[T]) -> T | None:
         return await self._run(lambda: self.session.scalar(statement))
@@ -119,6 +159,7 @@ class Db:
         self._after_commit.append(callback)
 
     async def commit(self) -> None:
+        self._lane = None
         async with self._lock:
             if self._session is not None:
                 await self._session.commit()
@@ -132,12 +173,14 @@ class Db:
 
     async def rollback(self) -> None:
         self._after_commit.clear()
+        self._lane = None
         async with self._lock:
             if self._session is not None:
                 await self._session.rollback()
 
     async def close(self) -> None:
         self._after_commit.clear()
+        self._lane = None
         async with self._lock:
             if self._session is not None:
                 await self._session.close()

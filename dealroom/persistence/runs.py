@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
-    Row,
     func,
     or_,
     select,
@@ -55,7 +54,7 @@ class RunRepository:
 
     async def claim(
         self, now: datetime, lease_until: datetime, *, run_id: uuid.UUID | None = None
-    ) -> Row[Any] | None:
+    ) -> Any | None:
         """Mark one due run running and return its row with what a turn reads first (the
         room's head and memory, the pane's takeover, whether a durable merge may be due, the
         current offer's stage inputs; :data:`CLAIM_LOAD`), in one statement (``UPDATE …
@@ -70,8 +69,8 @@ class RunRepository:
         else:
             statement = q.claim_by_id()
             params["run_id"] = run_id
-        result = await self.db.execute(statement, params)
-        return result.first()
+        found = await self.db.rows(statement, params)
+        return found[0] if found else None
 
     async def finish(
         self,
@@ -85,15 +84,14 @@ class RunRepository:
         running, same attempt): one ``UPDATE … RETURNING`` is the stale-run check, the write
         and the read of the room's memory as it is now (the caller holds the room's row lock,
         taken by the reply's append just before). None when another worker owns the run now."""
-        result = await self.db.execute(
+        rows = await self.db.rows(
             q.finish(),
             {"run_id": run_id, "attempt": attempts, "at": now, "reply_id": reply_message_id},
         )
-        row = result.first()
-        if row is None:
+        if not rows:
             return None
-        found: tuple[Any, ...] = tuple(row)
-        return Finished(int(found[0] or 0), dict(found[1] or {}))
+        version, memory = rows[0]
+        return Finished(int(version or 0), dict(memory or {}))
 
     async def done(
         self, run_id: uuid.UUID, attempts: int, now: datetime, *, no_op: bool, error: str | None
@@ -101,7 +99,7 @@ class RunRepository:
         """Mark a run without a reply done, only while it is still this claim (status
         running, same attempt): one ``UPDATE … RETURNING`` is the stale-run check and the
         write. False when another worker owns the run now (the caller rolls back)."""
-        result = await self.db.execute(
+        found = await self.db.rows(
             q.done(),
             {
                 "run_id": run_id,
@@ -111,17 +109,17 @@ class RunRepository:
                 "set_error": error,
             },
         )
-        return result.first() is not None
+        return bool(found)
 
     async def write_memory(
         self, room_id: uuid.UUID, document: dict[str, Any], now: datetime
     ) -> int:
         """Store the room's memory document and bump its version (``UPDATE … RETURNING``);
         the caller holds the room's row lock."""
-        result = await self.db.execute(
+        (row,) = await self.db.rows(
             q.write_memory(), {"room_id": room_id, "document": document, "at": now}
         )
-        return int(result.scalar_one())
+        return int(row[0])
 
     async def pane_busy(self, participant_id: uuid.UUID, agent: str) -> bool:
         found = await self.db.scalar(
@@ -217,8 +215,8 @@ class DispatchRepository:
 
     async def held_payloads(self, room_id: uuid.UUID) -> list[dict[str, Any]]:
         """What the firewall's held sends carry (F6: their figures stay out of memory)."""
-        rows = await self.db.scalars(q.held_payloads(), {"room_id": room_id})
-        return [dict(p or {}) for p in rows]
+        rows = await self.db.rows(q.held_payloads(), {"room_id": room_id})
+        return [dict(row[0] or {}) for row in rows]
 
     async def recent_between(self, from_id: uuid.UUID, to_id: uuid.UUID, since: datetime) -> int:
         return int(
@@ -270,11 +268,9 @@ class TranscriptRepository:
     async def current_session(self, participant_id: uuid.UUID, limit: int) -> list[SessionMessage]:
         """The pane's current session (its newest ``session_no``), oldest first. ``limit``
         is a safety cap far above any sitting, not a context budget."""
-        result = await self.db.execute(
-            q.current_session(), {"pane": participant_id, "limit": limit}
-        )
-        return [SessionMessage._make(row) for row in reversed(result.all())]
+        rows = await self.db.rows(q.current_session(), {"pane": participant_id, "limit": limit})
+        return [SessionMessage._make(row) for row in reversed(rows)]
 
     async def by_id(self, message_id: uuid.UUID) -> SessionMessage | None:
-        row = (await self.db.execute(q.session_message(), {"id": message_id})).first()
-        return None if row is None else SessionMessage._make(row)
+        rows = await self.db.rows(q.session_message(), {"id": message_id})
+        return SessionMessage._make(rows[0]) if rows else None

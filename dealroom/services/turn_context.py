@@ -196,11 +196,11 @@ async def load(
     ):
         # seed 002 layer 2: account facts are loaded for the host only, never a visitor.
         account = accounts[host.account_id]
-        services = await db.scalars(q.service_names(), {"account_id": account.id})
+        services = await db.rows(q.service_names(), {"account_id": account.id})
         facts = {
             "display_name": account.display_name,
             "handle": account.handle,
-            "services": list(services),
+            "services": [row[0] for row in services],
         }
     transcript = TranscriptRepository(db)
     messages = await transcript.current_session(pane.id, line_cap)

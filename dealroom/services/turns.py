@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
-from sqlalchemy import Row
 
 from dealroom.agents.models.base import AgentName, ModelError
 from dealroom.persistence.db import Db
@@ -267,7 +266,7 @@ class TurnRunner:
                     uow.publish(line)
 
 
-def _snapshot(row: Row[Any] | None) -> RunSnapshot | None:
+def _snapshot(row: Any | None) -> RunSnapshot | None:
     if row is None:
         return None
     return RunSnapshot(

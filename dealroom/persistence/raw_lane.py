@@ -1,0 +1,154 @@
+"""PostgreSQL's raw lane (issue 17): a Core statement run on the session's own asyncpg
+connection, inside the transaction SQLAlchemy began, without SQLAlchemy's execution path.
+
+The SQL is the one SQLAlchemy's asyncpg dialect compiles for the statement (its ``$n``
+parameters and casts), compiled once per statement; the parameters go through the dialect's
+own bind processors (JSON serialised, UTC checked); the result columns through its result
+processors. What comes back is one named tuple per row, read like SQLAlchemy's rows (by
+attribute, by position). Measured on the turn's statements: about 90 µs of CPU a statement
+against about 280 µs through ``AsyncSession.execute``.
+
+Only statements built once (``run_statements``'s, module-level) belong here: the compiled
+form is kept for the statement object's life. A statement the lane cannot reproduce exactly
+(expanding ``IN`` parameters, a result type whose processor needs the driver's type) is left
+to SQLAlchemy: :func:`compiled` answers None for it.
+
+A driver error is raised as SQLAlchemy's (``IntegrityError`` for a constraint, otherwise
+``OperationalError`` for a lost connection and ``DBAPIError``), so callers catch one family.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import namedtuple
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+from sqlalchemy import exc
+from sqlalchemy.engine import Connection, Dialect, Engine
+
+Processor = Callable[[Any], Any]
+
+enabled = os.environ.get("DEALROOM_RAW_LANE", "1") != "0"
+"""Whether ``Db.rows`` may take the lane (``DEALROOM_RAW_LANE=0`` at start-up turns it off:
+an escape hatch should a SQLAlchemy or asyncpg release change what the lane relies on;
+``bench/turns.py --lane-ab`` alternates it to compare the two in one process)."""
+
+
+@dataclass(slots=True)
+class Compiled:
+    """A statement as the lane runs it."""
+
+    sql: str
+    names: tuple[str, ...]
+    """The positional parameters' names, ``$1`` first."""
+    defaults: dict[str, Any]
+    """Every parameter's value when the caller gives none (those fixed at build time)."""
+    binders: tuple[Processor | None, ...]
+    readers: tuple[Processor | None, ...] | None
+    """The result columns' processors, by position; None when the statement declares no
+    typed columns (``text()``): SQLAlchemy processes nothing there either."""
+    row: Any = field(default=None)
+    """The named tuple of the result's columns, made from the first result's names."""
+
+    def parameters(self, params: Mapping[str, Any]) -> list[Any]:
+        values: list[Any] = []
+        for name, binder in zip(self.names, self.binders, strict=True):
+            value = params[name] if name in params else self.defaults[name]
+            values.append(value if binder is None or value is None else binder(value))
+        return values
+
+    def rows(self, records: Sequence[asyncpg.Record]) -> list[Any]:
+        if not records:
+            return []
+        row = self.row
+        if row is None:
+            row = self.row = namedtuple("Row", list(records[0].keys()), rename=True)
+        readers = self.readers
+        if readers is None or not any(readers):
+            return [row._make(record) for record in records]
+        if len(readers) != len(records[0]):
+            raise RuntimeError(f"raw lane: {len(records[0])} columns, {len(readers)} expected")
+        return [
+            row._make(
+                value if reader is None or value is None else reader(value)
+                for reader, value in zip(readers, record, strict=True)
+            )
+            for record in records
+        ]
+
+
+_cache: dict[tuple[int, int], tuple[Any, Compiled | None]] = {}
+_cache_lock = threading.Lock()
+
+
+def compiled(statement: Any, dialect: Dialect) -> Compiled | None:
+    """The lane's form of ``statement`` for ``dialect`` (cached on the statement object),
+    or None when SQLAlchemy must run it."""
+    key = (id(statement), id(dialect))
+    found = _cache.get(key)
+    if found is not None and found[0] is statement:
+        return found[1]
+    built = _compile(statement, dialect)
+    with _cache_lock:
+        # the statement is kept with its entry, so its id cannot be reused while cached
+        _cache[key] = (statement, built)
+    return built
+
+
+def _compile(statement: Any, dialect: Dialect) -> Compiled | None:
+    form = statement.compile(dialect=dialect)
+    names = tuple(getattr(form, "positiontup", None) or ())
+    binds = getattr(form, "binds", {})
+    binders: list[Processor | None] = []
+    for name in names:
+        bind = binds.get(name)
+        if bind is None or bind.expanding or callable(bind.callable):
+            return None
+        binders.append(dialect.type_descriptor(bind.type).bind_processor(dialect))
+    defaults = {name: binds[name].effective_value for name in names if not binds[name].required}
+    readers: tuple[Processor | None, ...] | None = None
+    columns = getattr(statement, "exported_columns", None)
+    if columns is not None and len(columns):
+        try:
+            readers = tuple(
+                dialect.type_descriptor(column.type).result_processor(dialect, None)
+                for column in columns
+            )
+        except Exception:
+            return None  # the processor needs the driver's column type: SQLAlchemy's job
+    return Compiled(form.string, names, defaults, tuple(binders), readers)
+
+
+async def fetch(
+    engine: Engine | Connection,
+    driver: asyncpg.Connection,
+    lane: Compiled,
+    params: Mapping[str, Any],
+) -> list[Any]:
+    """Run ``lane`` with ``params`` on ``driver`` (inside the caller's transaction). The
+    engine's ``before_cursor_execute`` listeners hear the statement as they would through
+    SQLAlchemy (statement counts in tests and benchmarks), without a connection or cursor."""
+    values = lane.parameters(params)
+    for listener in engine.dispatch.before_cursor_execute:
+        listener(None, None, lane.sql, values, None, False)
+    try:
+        records = await driver.fetch(lane.sql, *values)
+    except asyncpg.exceptions.IntegrityConstraintViolationError as error:
+        raise exc.IntegrityError(lane.sql, values, error) from error
+    except (
+        asyncpg.exceptions.PostgresConnectionError,
+        asyncpg.exceptions.ConnectionDoesNotExistError,
+        asyncpg.exceptions.InterfaceError,
+        OSError,
+    ) as error:
+        raise exc.OperationalError(lane.sql, values, error) from error
+    except asyncpg.exceptions.PostgresError as error:
+        raise exc.DBAPIError(lane.sql, values, error) from error
+    return lane.rows(records)
+
+
+__all__ = ["Compiled", "compiled", "fetch"]

@@ -1,0 +1,248 @@
+"""``Db.rows`` and PostgreSQL's raw lane (issue 17): a built-once Core statement runs on the
+session's asyncpg connection, inside the transaction SQLAlchemy began, and reads back exactly
+what SQLAlchemy would. The first statement of a transaction (SQLAlchemy sends BEGIN with it)
+and every statement on SQLite go through SQLAlchemy."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Table, bindparam, event, insert, select, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.agents.models.base import AgentName
+from dealroom.persistence import raw_lane
+from dealroom.persistence import run_statements as q
+from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.models import Lease, Participant, Room, UTCDateTime
+from dealroom.services.run_queue import new_run
+from tests.support.clock import ManualClock
+from tests.support.rooms import guest_room_in_process
+
+
+@contextmanager
+def lanes(engine: AsyncEngine) -> Iterator[list[bool]]:
+    """For each statement the engine's listeners hear: True when it came by the raw lane
+    (no SQLAlchemy connection), False through SQLAlchemy. BEGIN is left out."""
+    seen: list[bool] = []
+
+    def record(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if not statement.lstrip().upper().startswith("BEGIN"):
+            seen.append(conn is None)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+
+
+@contextmanager
+def lane_off() -> Iterator[None]:
+    raw_lane.enabled = False
+    try:
+        yield
+    finally:
+        raw_lane.enabled = True
+
+
+async def _memory_version(engine: AsyncEngine, room_id: uuid.UUID) -> int:
+    db = Db(create_sessionmaker(engine))
+    try:
+        return int(await db.scalar(select(Room.memory_version).where(Room.id == room_id)) or 0)
+    finally:
+        await db.close()
+
+
+def _write(room_id: uuid.UUID, clock: ManualClock) -> dict[str, Any]:
+    return {"room_id": room_id, "document": {"note": "kept?"}, "at": clock.now()}
+
+
+async def test_inside_a_begun_transaction_a_statement_takes_the_lane_and_rolls_back_with_it(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanetx")
+    room_id = opened.room.id
+    before = await _memory_version(pg_engine, room_id)
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        with lanes(pg_engine) as seen:
+            await db.execute(select(Room.id).where(Room.id == room_id))  # BEGIN goes with it
+            (row,) = await db.rows(q.write_memory(), _write(room_id, clock))
+        assert seen == [False, True]
+        assert row.memory_version == row[0] == before + 1
+        await db.rollback()
+    finally:
+        await db.close()
+    # It ran inside SQLAlchemy's transaction: the rollback took it back.
+    assert await _memory_version(pg_engine, room_id) == before
+
+
+async def test_the_first_statement_of_a_transaction_goes_through_sqlalchemy(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """Nothing has begun on the connection yet: on the driver the statement would commit on
+    its own, and the unit's rollback could not take it back."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanefirst")
+    room_id = opened.room.id
+    before = await _memory_version(pg_engine, room_id)
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        with lanes(pg_engine) as seen:
+            await db.rows(q.write_memory(), _write(room_id, clock))
+            await db.rows(q.write_memory(), _write(room_id, clock))
+        assert seen == [False, True]
+        await db.rollback()
+        # A new transaction on the same unit starts through SQLAlchemy again.
+        with lanes(pg_engine) as seen:
+            await db.rows(q.write_memory(), _write(room_id, clock))
+        assert seen == [False]
+        await db.rollback()
+        # The session's transaction has begun and holds a connection, but nothing was sent
+        # on it yet: the driver has no transaction open, so SQLAlchemy sends this one too.
+        await db.session.connection()
+        with lanes(pg_engine) as seen:
+            await db.rows(q.write_memory(), _write(room_id, clock))
+        assert seen == [False]
+        await db.rollback()
+    finally:
+        await db.close()
+    assert await _memory_version(pg_engine, room_id) == before
+
+
+async def test_switched_off_every_statement_goes_through_sqlalchemy(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    _, opened = await guest_room_in_process(pg_engine, clock, "laneoff")
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        with lane_off(), lanes(pg_engine) as seen:
+            await db.execute(select(Room.id).where(Room.id == opened.room.id))
+            await db.rows(q.write_memory(), _write(opened.room.id, clock))
+        assert seen == [False, False]
+    finally:
+        await db.close()
+
+
+async def _claim_both_ways(
+    engine: AsyncEngine, params: dict[str, Any]
+) -> tuple[list[Any], list[Any], list[bool]]:
+    """The claim's ``UPDATE … RETURNING`` by the lane and through SQLAlchemy, each in a
+    transaction rolled back after."""
+    found: list[list[Any]] = []
+    with lanes(engine) as seen:
+        for off in (False, True):
+            db = Db(create_sessionmaker(engine))
+            try:
+                with lane_off() if off else _nothing():
+                    await db.execute(select(1))
+                    found.append(await db.rows(q.claim_by_id(), params))
+                await db.rollback()
+            finally:
+                await db.close()
+    return found[0], found[1], seen
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+async def test_the_lane_reads_back_what_sqlalchemy_reads(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The claim's row is the widest the turn reads: ids, text, integers, timestamps, the
+    room's memory as JSON, flags and labels of correlated subqueries."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "laneparity")
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        pane = await db.scalar(
+            select(Participant).where(
+                Participant.room_id == opened.room.id, Participant.key != "host"
+            )
+        )
+        assert pane is not None
+        await db.rows(q.write_memory(), _write(opened.room.id, clock))  # a non-empty memory
+        run = new_run(
+            room_id=pane.room_id, participant_id=pane.id, agent=AgentName.PERSONA, now=clock.now()
+        )
+        await db.add(run)
+        await db.commit()
+    finally:
+        await db.close()
+    params = {"run_id": run.id, "now": clock.now(), "until": clock.now() + timedelta(seconds=15)}
+    by_lane, by_sqlalchemy, seen = await _claim_both_ways(pg_engine, params)
+    assert seen == [False, True, False, False]  # SELECT 1, claim; SELECT 1, claim
+    assert len(by_lane) == len(by_sqlalchemy) == 1
+    lane_row, sqlalchemy_row = by_lane[0], by_sqlalchemy[0]
+    assert lane_row._fields == tuple(sqlalchemy_row._fields)
+    assert tuple(lane_row) == tuple(sqlalchemy_row)
+    assert [type(v) for v in lane_row] == [type(v) for v in sqlalchemy_row]
+    assert lane_row.room_memory == {"note": "kept?"}
+    assert lane_row.lease_until.utcoffset() == timedelta(0)
+
+
+async def test_a_constraint_broken_on_the_lane_is_sqlalchemys_integrity_error(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """Callers catch SQLAlchemy's exceptions (the memory lease's grant treats a gone room's
+    foreign-key violation as "no lease"), so the lane raises those, not asyncpg's."""
+    leases = Lease.__table__
+    assert isinstance(leases, Table)
+    statement = insert(leases).values(
+        room_id=bindparam("room_id", type_=leases.c.room_id.type),
+        token=1,
+        holder="lane",
+        expires_at=bindparam("until", type_=UTCDateTime),
+    )
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        with lanes(pg_engine) as seen:
+            await db.execute(text("SELECT 1"))
+            with pytest.raises(IntegrityError):
+                await db.rows(statement, {"room_id": uuid.uuid4(), "until": clock.now()})
+        assert seen == [False, True]
+        await db.rollback()
+    finally:
+        await db.close()
+
+
+async def test_a_naive_time_is_refused_on_the_lane_as_through_sqlalchemy(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The dialect's own bind processors run on the lane (``UTCDateTime`` refuses a naive
+    time)."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanenaive")
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        await db.execute(select(1))
+        naive = clock.now().replace(tzinfo=None)
+        with pytest.raises(ValueError, match="naive"):
+            await db.rows(
+                q.write_memory(), {"room_id": opened.room.id, "document": {}, "at": naive}
+            )
+    finally:
+        await db.close()
+
+
+async def test_on_sqlite_rows_go_through_sqlalchemy(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    _, opened = await guest_room_in_process(engine, clock, "lanesqlite")
+    db = Db(create_sessionmaker(engine))
+    try:
+        with lanes(engine) as seen:
+            await db.execute(select(Room.id).where(Room.id == opened.room.id))
+            (row,) = await db.rows(q.write_memory(), _write(opened.room.id, clock))
+        assert row.memory_version >= 1
+        assert seen == [False, engine.dialect.name == "postgresql"]
+        await db.rollback()
+    finally:
+        await db.close()
