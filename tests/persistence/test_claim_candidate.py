@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import timedelta
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -16,35 +15,9 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Participant
 from dealroom.persistence.runs import RunRepository
-from dealroom.services.run_queue import RunStatus, new_run
+from dealroom.services.run_queue import RunStatus
 from tests.support.clock import ManualClock
-from tests.support.rooms import guest_room_in_process
-
-
-async def _queued(
-    engine: AsyncEngine, clock: ManualClock, handle: str, *runs: AgentName
-) -> tuple[uuid.UUID, list[uuid.UUID]]:
-    """A guest's pane with ``runs`` queued in it, oldest first; returns the pane and them."""
-    _, opened = await guest_room_in_process(engine, clock, handle)
-    db = Db(create_sessionmaker(engine))
-    try:
-        pane = await db.scalar(
-            select(Participant).where(
-                Participant.room_id == opened.room.id, Participant.key != "host"
-            )
-        )
-        assert pane is not None
-        rows = []
-        for agent in runs:
-            rows.append(
-                new_run(room_id=pane.room_id, participant_id=pane.id, agent=agent, now=clock.now())
-            )
-            clock.advance(timedelta(seconds=1))
-        await db.add(*rows)
-        await db.commit()
-        return pane.id, [row.id for row in rows]
-    finally:
-        await db.close()
+from tests.support.rooms import queued_runs
 
 
 async def _candidate(engine: AsyncEngine, clock: ManualClock) -> uuid.UUID | None:
@@ -56,7 +29,7 @@ async def _candidate(engine: AsyncEngine, clock: ManualClock) -> uuid.UUID | Non
 
 
 async def test_a_claim_waits_for_its_panes_lock(pg_engine: AsyncEngine, clock: ManualClock) -> None:
-    pane, (run,) = await _queued(pg_engine, clock, "claimwaits", AgentName.PERSONA)
+    pane, (run,) = await queued_runs(pg_engine, clock, "claimwaits", AgentName.PERSONA)
     post = Db(create_sessionmaker(pg_engine))  # a post in the pane, holding its row lock
     try:
         await post.execute(
@@ -74,8 +47,8 @@ async def test_a_claim_waits_for_its_panes_lock(pg_engine: AsyncEngine, clock: M
 async def test_a_claim_skips_a_run_another_worker_is_claiming(
     pg_engine: AsyncEngine, clock: ManualClock
 ) -> None:
-    _, (first,) = await _queued(pg_engine, clock, "claimskipsa", AgentName.PERSONA)
-    _, (second,) = await _queued(pg_engine, clock, "claimskipsb", AgentName.PERSONA)
+    _, (first,) = await queued_runs(pg_engine, clock, "claimskipsa", AgentName.PERSONA)
+    _, (second,) = await queued_runs(pg_engine, clock, "claimskipsb", AgentName.PERSONA)
     worker = Db(create_sessionmaker(pg_engine))  # another worker, mid-claim of the oldest
     try:
         assert await RunRepository(worker).candidate_locking_pane(clock.now()) == first
@@ -90,7 +63,7 @@ async def test_a_claim_skips_a_run_another_worker_is_claiming(
 async def test_a_pane_with_a_running_persona_offers_only_its_distil(
     pg_engine: AsyncEngine, clock: ManualClock
 ) -> None:
-    _, (persona, _next_persona, distil) = await _queued(
+    _, (persona, _next_persona, distil) = await queued_runs(
         pg_engine, clock, "claimbusy", AgentName.PERSONA, AgentName.PERSONA, AgentName.DISTIL
     )
     db = Db(create_sessionmaker(pg_engine))

@@ -21,10 +21,9 @@ from dealroom.persistence import raw_lane
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.models import Lease, Participant, Room, UTCDateTime
-from dealroom.services.run_queue import new_run
+from dealroom.persistence.models import AgentRun, Lease, Room, UTCDateTime
 from tests.support.clock import ManualClock
-from tests.support.rooms import guest_room_in_process
+from tests.support.rooms import guest_room_in_process, queued_runs
 
 
 @contextmanager
@@ -160,24 +159,16 @@ async def test_the_lane_reads_back_what_sqlalchemy_reads(
 ) -> None:
     """The claim's row is the widest the turn reads: ids, text, integers, timestamps, the
     room's memory as JSON, flags and labels of correlated subqueries."""
-    _, opened = await guest_room_in_process(pg_engine, clock, "laneparity")
+    _, (run_id,) = await queued_runs(pg_engine, clock, "laneparity", AgentName.PERSONA)
     db = Db(create_sessionmaker(pg_engine))
     try:
-        pane = await db.scalar(
-            select(Participant).where(
-                Participant.room_id == opened.room.id, Participant.key != "host"
-            )
-        )
-        assert pane is not None
-        await db.rows(q.write_memory(), _write(opened.room.id, clock))  # a non-empty memory
-        run = new_run(
-            room_id=pane.room_id, participant_id=pane.id, agent=AgentName.PERSONA, now=clock.now()
-        )
-        await db.add(run)
+        room_id = await db.scalar(select(AgentRun.room_id).where(AgentRun.id == run_id))
+        assert room_id is not None
+        await db.rows(q.write_memory(), _write(room_id, clock))  # a non-empty memory
         await db.commit()
     finally:
         await db.close()
-    params = {"run_id": run.id, "now": clock.now(), "until": clock.now() + timedelta(seconds=15)}
+    params = {"run_id": run_id, "now": clock.now(), "until": clock.now() + timedelta(seconds=15)}
     by_lane, by_sqlalchemy, seen = await _claim_both_ways(pg_engine, params)
     assert seen == [False, True, False, False]  # SELECT 1, claim; SELECT 1, claim
     assert len(by_lane) == len(by_sqlalchemy) == 1

@@ -8,6 +8,7 @@ server and the fixture share one connection, so an open fixture transaction woul
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from http.cookies import Morsel, SimpleCookie
 from typing import Any
 
@@ -15,15 +16,18 @@ import httpx
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from dealroom.agents.models.base import AgentName
 from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.models import AccountMemory, PendingEffect, Room
+from dealroom.persistence.models import AccountMemory, Participant, PendingEffect, Room
 from dealroom.services import accounts, rooms
 from dealroom.services.accounts import grant_manager
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Identity, new_guest_key
 from dealroom.services.passwords import passwords_for
+from dealroom.services.run_queue import new_run
+from tests.support.clock import ManualClock
 from tests.support.graphql import Client, sign_up
 
 PASSWORD = "correct horse battery"
@@ -188,3 +192,29 @@ async def guest_room_in_process(
     finally:
         await db.close()
     return guest, opened
+
+
+async def queued_runs(
+    engine: AsyncEngine, clock: ManualClock, handle: str, *runs: AgentName
+) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """A guest's pane with ``runs`` queued in it, oldest first; returns the pane and them."""
+    _, opened = await guest_room_in_process(engine, clock, handle)
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.scalar(
+            select(Participant).where(
+                Participant.room_id == opened.room.id, Participant.key != "host"
+            )
+        )
+        assert pane is not None
+        rows = []
+        for agent in runs:
+            rows.append(
+                new_run(room_id=pane.room_id, participant_id=pane.id, agent=agent, now=clock.now())
+            )
+            clock.advance(timedelta(seconds=1))
+        await db.add(*rows)
+        await db.commit()
+        return pane.id, [row.id for row in rows]
+    finally:
+        await db.close()
