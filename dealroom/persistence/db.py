@@ -8,11 +8,13 @@ the transaction is durable; a rollback drops them.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import structlog
-from sqlalchemy import Executable, Result, Select, insert, inspect
+from sqlalchemy import Executable, Insert, Result, Select, Table, bindparam, insert, inspect
+from sqlalchemy.exc import ResourceClosedError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.persistence import raw_lane
@@ -21,6 +23,24 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 AfterCommit = Callable[[], Awaitable[None]]
+
+_inserts: dict[tuple[Table, tuple[str, ...]], Insert] = {}
+
+
+def _insert_of(table: Table, keys: tuple[str, ...]) -> Insert:
+    """``INSERT`` of exactly ``keys``, built once per column set (so the raw lane can keep its
+    compiled form)."""
+    found = _inserts.get((table, keys))
+    if found is None:
+        found = insert(table).values({k: bindparam(k, type_=table.c[k].type) for k in keys})
+        _inserts[(table, keys)] = found
+    return found
+
+
+@functools.cache
+def _client_defaults(table: Table) -> frozenset[str]:
+    """The columns whose default SQLAlchemy computes in Python at an ``INSERT``."""
+    return frozenset(c.key for c in table.columns if c.default is not None)
 
 
 class Db:
@@ -83,7 +103,11 @@ class Db:
                 lane = raw_lane.compiled(statement, engine.dialect)
                 if lane is not None:
                     return await raw_lane.fetch(engine, driver, lane, params)
-            return list((await self.session.execute(statement, params)).all())
+            result = await self.session.execute(statement, params)
+            try:
+                return list(result.all())
+            except ResourceClosedError:  # a statement without RETURNING: no rows
+                return []
 
         return await self._run(run)
 
@@ -148,7 +172,17 @@ class Db:
             for row, found in zip(rows, values, strict=True)
         ):
             raise ValueError("insert() takes rows of one class that set the same attributes")
-        statement = insert(mapper.local_table)
+        table = mapper.local_table
+        if (
+            len(values) == 1
+            and isinstance(table, Table)
+            and _client_defaults(table) <= values[0].keys()
+        ):
+            # One row that sets every column SQLAlchemy would fill in Python: the raw lane
+            # can take it (a statement per column set, built once).
+            await self.rows(_insert_of(table, tuple(values[0])), values[0])
+            return
+        statement = insert(table)
         params: dict[str, Any] | list[dict[str, Any]] = values[0] if len(values) == 1 else values
         await self._run(lambda: self.session.execute(statement, params))
 

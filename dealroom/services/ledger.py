@@ -82,6 +82,7 @@ class Ledger:
         cost = price(billed, usage)
         metrics.model_call(request.agent.value, request.model, usage, cost)
         return ModelCall(
+            id=uuid.uuid4(),  # set here, so the insert can take the raw lane (Db.insert)
             room_id=site.room_id,
             run_id=site.run_id,
             agent=request.agent.value,

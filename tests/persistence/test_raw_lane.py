@@ -5,10 +5,12 @@ and every statement on SQLite go through SQLAlchemy."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -21,7 +23,7 @@ from dealroom.persistence import raw_lane
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.models import AgentRun, Lease, Room, UTCDateTime
+from dealroom.persistence.models import AgentRun, Lease, ModelCall, Room, UTCDateTime
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process, queued_runs
 
@@ -234,6 +236,76 @@ async def test_on_sqlite_rows_go_through_sqlalchemy(
             (row,) = await db.rows(q.write_memory(), _write(opened.room.id, clock))
         assert row.memory_version >= 1
         assert seen == [False, engine.dialect.name == "postgresql"]
+        # A statement without RETURNING has no rows, whichever way it goes.
+        assert await db.rows(_insert_of_ledger(), _ledger_values(opened.room.id, clock)) == []
         await db.rollback()
     finally:
         await db.close()
+
+
+@functools.cache
+def _insert_of_ledger() -> Any:
+    calls = ModelCall.__table__
+    assert isinstance(calls, Table)
+    return insert(calls).values(
+        {key: bindparam(key, type_=calls.c[key].type) for key in _LEDGER_KEYS}
+    )
+
+
+_LEDGER_KEYS = ("id", "room_id", "agent", "engine", "model", "created_at")
+
+
+def _ledger_values(room_id: uuid.UUID, clock: ManualClock) -> dict[str, Any]:
+    values = dict(
+        zip(_LEDGER_KEYS, (uuid.uuid4(), room_id, "persona", "offline", "m"), strict=False)
+    )
+    return {**values, "created_at": clock.now()}
+
+
+def _ledger_row(room_id: uuid.UUID, at: datetime, **given: Any) -> ModelCall:
+    return ModelCall(
+        room_id=room_id,
+        run_id=None,
+        agent="persona",
+        engine="offline",
+        model="m",
+        input_tokens=3,
+        output_tokens=4,
+        cached_tokens=0,
+        price_usd=Decimal("0.000125"),
+        latency_ms=1,
+        ok=True,
+        error=None,
+        created_at=at,
+        **given,
+    )
+
+
+async def test_a_ledger_row_with_its_id_takes_the_lane_and_one_without_goes_through_sqlalchemy(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """``Db.insert`` of one row: the lane cannot compute the ``id`` SQLAlchemy fills in Python,
+    so a row without it goes through SQLAlchemy; with it, the lane stores the same row."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "laneledger")
+    room_id = opened.room.id
+    given, at = uuid.uuid4(), clock.now()
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        with lanes(pg_engine) as seen:
+            await db.execute(text("SELECT 1"))
+            await db.insert([_ledger_row(room_id, at, id=given)])
+            await db.insert([_ledger_row(room_id, at)])
+        assert seen == [False, True, False]
+        await db.commit()
+        stored = (
+            await db.execute(
+                select(ModelCall.id, ModelCall.price_usd, ModelCall.created_at, ModelCall.ok)
+                .where(ModelCall.room_id == room_id)
+                .order_by(ModelCall.id == given)
+            )
+        ).all()
+    finally:
+        await db.close()
+    assert len(stored) == 2
+    assert stored[1].id == given
+    assert tuple(stored[0])[1:] == tuple(stored[1])[1:] == (Decimal("0.000125"), at, True)
