@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
@@ -111,6 +112,8 @@ class Round:
     """CPU seconds of all worker processes over the timed window."""
     machine_cpu: float
     """% of all cores over the timed window."""
+    lane: str = "on"
+    """The raw lane in the worker processes (``--lanes``)."""
 
     @property
     def turns_per_second(self) -> float:
@@ -118,10 +121,16 @@ class Round:
 
 
 async def one_round(
-    backend: Backend, processes: int, loop: str, args: argparse.Namespace, base_url: str
+    backend: Backend,
+    processes: int,
+    loop: str,
+    args: argparse.Namespace,
+    base_url: str,
+    lane: str = "on",
 ) -> Round:
     """Queue ``rooms × messages`` turns, then drain them with ``processes`` worker processes
-    running on ``loop``."""
+    running on ``loop``, the raw lane ``lane`` in them (spawned: they read the environment)."""
+    os.environ["DEALROOM_RAW_LANE"] = "1" if lane == "on" else "0"
     engine = create_engine(backend.url)
     sessionmaker = create_sessionmaker(engine)
     context = multiprocessing.get_context("spawn")
@@ -160,7 +169,8 @@ async def one_round(
                 if child.is_alive():
                     child.kill()
         await engine.dispose()
-    return Round(processes, loop, args.rooms * args.messages, finished - started, cpu, machine)
+    turns = args.rooms * args.messages
+    return Round(processes, loop, turns, finished - started, cpu, machine, lane)
 
 
 async def run(args: argparse.Namespace) -> list[Round]:
@@ -181,9 +191,10 @@ async def run(args: argparse.Namespace) -> list[Round]:
         for index in range(args.repeat):
             for processes in args.processes:
                 for loop in args.loops:
-                    found = await one_round(backend, processes, loop, args, base_url)
-                    rounds.append(found)
-                    print(f"  round {index + 1}: {row(found)}", flush=True)
+                    for lane in args.lanes:
+                        found = await one_round(backend, processes, loop, args, base_url, lane)
+                        rounds.append(found)
+                        print(f"  round {index + 1}: {row(found)}", flush=True)
     finally:
         if server is not None:
             await server.stop()
@@ -196,7 +207,8 @@ async def run(args: argparse.Namespace) -> list[Round]:
 
 def row(r: Round) -> str:
     return (
-        f"{r.processes} process(es) on {r.loop}: {r.turns} turns in {r.seconds:.2f} s = "
+        f"{r.processes} process(es) on {r.loop}, raw lane {r.lane}: {r.turns} turns in "
+        f"{r.seconds:.2f} s = "
         f"{r.turns_per_second:.1f} turns/s; workers' CPU {100 * r.workers_cpu / r.seconds:.0f}% "
         f"of a core ({1000 * r.workers_cpu / r.turns:.1f} ms per turn); "
         f"machine {r.machine_cpu:.0f}%"
@@ -205,6 +217,16 @@ def row(r: Round) -> str:
 
 def report(rounds: Sequence[Round]) -> list[str]:
     lines = ["processes  loop     rounds  turns/s (median)  ms worker CPU/turn  machine CPU"]
+    for lane in sorted({r.lane for r in rounds}, reverse=True):
+        mine = [r for r in rounds if r.lane == lane]
+        if len(mine) < len(rounds):
+            lines.append(f"raw lane {lane}:")
+        lines.extend(_by_count(mine))
+    return lines
+
+
+def _by_count(rounds: Sequence[Round]) -> list[str]:
+    lines: list[str] = []
     medians: dict[tuple[int, str], float] = {}
     for key in sorted({(r.processes, r.loop) for r in rounds}):
         mine = [r for r in rounds if (r.processes, r.loop) == key]
@@ -241,6 +263,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=["asyncio"],
         help="event loops to compare, round by round (dealroom worker runs on asyncio's, "
         "serve on uvloop)",
+    )
+    parser.add_argument(
+        "--lanes",
+        nargs="+",
+        choices=("on", "off"),
+        default=["on"],
+        help="the raw lane in the workers, compared round by round (DEALROOM_RAW_LANE)",
     )
     parser.add_argument("--rooms", type=int, default=40)
     parser.add_argument("--messages", type=int, default=6, help="messages per room per round")
