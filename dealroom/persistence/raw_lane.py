@@ -10,8 +10,9 @@ against about 280 µs through ``AsyncSession.execute``.
 
 Only statements built once (``run_statements``'s, module-level) belong here: the compiled
 form is kept for the statement object's life. A statement the lane cannot reproduce exactly
-(expanding ``IN`` parameters, a result type whose processor needs the driver's type) is left
-to SQLAlchemy: :func:`compiled` answers None for it.
+(expanding ``IN`` parameters, a column default or ``onupdate`` SQLAlchemy computes in Python,
+a result type whose processor needs the driver's type) is left to SQLAlchemy:
+:func:`compiled` answers None for it.
 
 A driver error is raised as SQLAlchemy's (``IntegrityError`` for a constraint, otherwise
 ``OperationalError`` for a lost connection and ``DBAPIError``), so callers catch one family.
@@ -101,6 +102,8 @@ def compiled(statement: Any, dialect: Dialect) -> Compiled | None:
 
 def _compile(statement: Any, dialect: Dialect) -> Compiled | None:
     form = statement.compile(dialect=dialect)
+    if getattr(form, "insert_prefetch", None) or getattr(form, "update_prefetch", None):
+        return None  # columns whose default SQLAlchemy computes in Python at execution
     names = tuple(getattr(form, "positiontup", None) or ())
     binds = getattr(form, "binds", {})
     binders: list[Processor | None] = []

@@ -309,3 +309,27 @@ async def test_a_ledger_row_with_its_id_takes_the_lane_and_one_without_goes_thro
     assert len(stored) == 2
     assert stored[1].id == given
     assert tuple(stored[0])[1:] == tuple(stored[1])[1:] == (Decimal("0.000125"), at, True)
+
+
+async def test_a_statement_with_defaults_computed_in_python_goes_through_sqlalchemy(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The ledger's ``INSERT`` of six columns leaves the rest to their Python defaults
+    (``input_tokens`` 0, ``ok`` true): only SQLAlchemy computes those, so it runs it."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanedefaults")
+    values = _ledger_values(opened.room.id, clock)
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        with lanes(pg_engine) as seen:
+            await db.execute(text("SELECT 1"))
+            await db.rows(_insert_of_ledger(), values)
+        assert seen == [False, False]
+        stored = (
+            await db.execute(
+                select(ModelCall.input_tokens, ModelCall.ok).where(ModelCall.id == values["id"])
+            )
+        ).one()
+        assert tuple(stored) == (0, True)
+        await db.rollback()
+    finally:
+        await db.close()
