@@ -292,11 +292,16 @@ def session_message() -> SessionSelect:
     return select(*SESSION_COLUMNS).where(Message.id == bindparam("id", type_=Message.id.type))
 
 
+DISPATCH_COLUMNS = tuple(cast(Table, Dispatch.__table__).c)
+"""A dispatch as a turn reads it (``runs.DispatchLine``): every column, as plain values."""
+
+
 @functools.cache
-def recent_dispatches() -> Select[Dispatch]:
-    """A room's newest dispatches, newest first; binds ``room_id`` and ``limit``."""
+def recent_dispatches() -> Select[Any]:
+    """A room's newest dispatches, newest first, as plain columns; binds ``room_id`` and
+    ``limit``."""
     return (
-        select(Dispatch)
+        select(*DISPATCH_COLUMNS)
         .where(Dispatch.room_id == bindparam("room_id", type_=Dispatch.room_id.type))
         .order_by(Dispatch.created_at.desc(), Dispatch.position.desc())
         .limit(bindparam("limit"))

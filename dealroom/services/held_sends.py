@@ -36,7 +36,12 @@ from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Flag, Message, Participant
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.persistence.runs import RunRepository, SessionMessage, TranscriptRepository
+from dealroom.persistence.runs import (
+    DispatchLine,
+    RunRepository,
+    SessionMessage,
+    TranscriptRepository,
+)
 from dealroom.services import effects, pane_lines
 from dealroom.services.run_handler import RunnerDeps
 from dealroom.services.run_queue import RunStatus
@@ -96,7 +101,7 @@ async def known_ruling(
     return crossing.with_deliverable(ruling, named)
 
 
-def withheld(dispatches: Sequence[Dispatch]) -> set[Decimal]:
+def withheld(dispatches: Sequence[Dispatch | DispatchLine]) -> set[Decimal]:
     """F6: the figures of the sends still held in the room."""
     return firewall.withheld_amounts(d.payload or {} for d in dispatches if d.status == HELD)
 
@@ -105,7 +110,7 @@ def screen(
     memory: Mapping[str, Any],
     substance: str,
     payload: Mapping[str, Any],
-    held: Sequence[Dispatch] = (),
+    held: Sequence[Dispatch | DispatchLine] = (),
 ) -> list[str]:
     """What the send would reveal, in words for the host (empty: it may cross): the
     firewall's matches (F1-F6) and, for a ruling, the limits it meets (C5)."""
@@ -128,7 +133,9 @@ def screen(
 
 
 def screener(
-    memory: Mapping[str, Any], keys: Mapping[uuid.UUID, str], held: Sequence[Dispatch] = ()
+    memory: Mapping[str, Any],
+    keys: Mapping[uuid.UUID, str],
+    held: Sequence[Dispatch | DispatchLine] = (),
 ) -> effects.Screen:
     """The firewall for the choke point (``effects.Outbound.screen``): a send from the host's
     pane to a visitor-facing pane is screened against ``memory``; any other send passes."""

@@ -24,7 +24,12 @@ from dealroom.persistence.models import (
     Room,
 )
 from dealroom.persistence.offers import OfferRepository
-from dealroom.persistence.runs import DispatchRepository, SessionMessage, TranscriptRepository
+from dealroom.persistence.runs import (
+    DispatchLine,
+    DispatchRepository,
+    SessionMessage,
+    TranscriptRepository,
+)
 
 RECENT_DISPATCHES = 8
 """How much of the dispatch record a run reads: the recent sends, which is what a turn can act
@@ -92,7 +97,7 @@ class TurnContext:
     last_seq: int
     trigger_message: SessionMessage | None
     trigger_dispatch: Dispatch | None
-    dispatches: list[Dispatch]
+    dispatches: list[DispatchLine]
     stage: offer_stage.Stage
     session_ids: list[str] = field(default_factory=list)
     """The message id of each ``session`` line (Distil cites a limit's source by it)."""
