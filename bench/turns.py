@@ -171,12 +171,15 @@ class SqlProbe:
 
     engine: AsyncEngine
     statements: list[str] = field(default_factory=list)
+    lanes: list[bool] = field(default_factory=list)
+    """For each statement: whether it ran on the raw lane (no SQLAlchemy connection)."""
     transactions: int = 0
     recording: bool = False
 
-    def _statement(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+    def _statement(self, conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         if self.recording:
             self.statements.append(" ".join(statement.split()))
+            self.lanes.append(conn is None)
 
     def _begin(self, _conn: Any) -> None:
         if self.recording:
@@ -193,6 +196,7 @@ class SqlProbe:
 
     def start(self) -> None:
         self.statements = []
+        self.lanes = []
         self.transactions = 0
         self.recording = True
 
@@ -246,6 +250,7 @@ class RunFigure:
     """Seconds per phase of the run (claim, load, render, ...), see ``Probe.mark``."""
     segment_statements: dict[str, int]
     sample: list[str]
+    sample_lanes: list[bool] = field(default_factory=list)
     lane: bool = True
     """Whether the raw lane was on (``--lane-ab``)."""
 
@@ -381,6 +386,7 @@ async def timed_run_once(
         segments=seconds,
         segment_statements=counts,
         sample=statements,
+        sample_lanes=list(probe.sql.lanes),
     )
 
 
@@ -870,8 +876,9 @@ def statement_listing(result: dict[str, Any]) -> list[str]:
             f"\nstatements of one {agent} run ({result['backend']}, {len(sample.sample)}; "
             f"the first {sample.claim_statements} are the claim):"
         )
-        for index, statement in enumerate(sample.sample, 1):
-            lines.append(f"  {index:>2}. {shape(statement)[:150]}")
+        lanes = sample.sample_lanes or [False] * len(sample.sample)
+        for index, (statement, lane) in enumerate(zip(sample.sample, lanes, strict=True), 1):
+            lines.append(f"  {index:>2}. {'lane ' if lane else ''}{shape(statement)[:150]}")
     return lines
 
 

@@ -53,10 +53,8 @@ class WatchRepository:
         """Re-arm the room's watch: the next generation, quiet from ``now``, Guard next; the
         new generation. One statement (an upsert: the first reply of a room inserts it). The
         caller holds the room's row lock (a reply's transaction does)."""
-        statement = _ARM[self.db.dialect]
-        return int(
-            (await self.db.execute(statement, {"room_id": room_id, "now": now})).scalar_one()
-        )
+        (row,) = await self.db.rows(_ARM[self.db.dialect], {"room_id": room_id, "now": now})
+        return int(row[0])
 
     async def locked(self, room_id: uuid.UUID) -> RoomWatch | None:
         return await self.db.scalar(
