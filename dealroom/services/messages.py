@@ -125,7 +125,8 @@ async def post_message(
     row = done.row
     # The turn is queued in the same transaction as the message: a crash after commit loses
     # neither. The mutation never waits for it. (first_spoke_at is stamped by the pane log.)
-    await db.add(*runs_for_message(row, now), *gate_runs)
+    # One Core INSERT: nothing in this transaction reads the runs back (Db.insert).
+    await db.insert([*runs_for_message(row, now), *gate_runs])
     await watches.arm(db, room.room.id, now)  # W1: the room is not quiet
     view = MessageView.from_row(row, pane)
     event = MessageAddedEvent(cursor=row.seq, prev=done.prev, message=view)
