@@ -84,6 +84,11 @@ class Compiled:
 
 _cache: dict[tuple[int, int], tuple[Any, Compiled | None]] = {}
 _cache_lock = threading.Lock()
+CACHE_LIMIT = 512
+"""Entries kept at most: the lane is for statements built once (a few dozen), and an entry
+keeps its statement alive, so a caller handing in a fresh statement per call would otherwise
+grow the cache without end. Past the limit the cache starts over (recompiling is correct,
+only slower)."""
 
 
 def compiled(statement: Any, dialect: Dialect) -> Compiled | None:
@@ -95,6 +100,8 @@ def compiled(statement: Any, dialect: Dialect) -> Compiled | None:
         return found[1]
     built = _compile(statement, dialect)
     with _cache_lock:
+        if len(_cache) >= CACHE_LIMIT:
+            _cache.clear()
         # the statement is kept with its entry, so its id cannot be reused while cached
         _cache[key] = (statement, built)
     return built

@@ -333,3 +333,11 @@ async def test_a_statement_with_defaults_computed_in_python_goes_through_sqlalch
         await db.rollback()
     finally:
         await db.close()
+
+
+def test_the_compiled_forms_kept_are_bounded(pg_engine: AsyncEngine) -> None:
+    """An entry keeps its statement alive: statements built per call must not pile up."""
+    for n in range(raw_lane.CACHE_LIMIT + 50):
+        raw_lane.compiled(select(Room.id).where(Room.title == f"t{n}"), pg_engine.dialect)
+    assert len(raw_lane._cache) <= raw_lane.CACHE_LIMIT
+    assert raw_lane.compiled(q.write_memory(), pg_engine.dialect) is not None
