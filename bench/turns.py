@@ -172,14 +172,14 @@ class SqlProbe:
     engine: AsyncEngine
     statements: list[str] = field(default_factory=list)
     lanes: list[bool] = field(default_factory=list)
-    """For each statement: whether it ran on the raw lane (no SQLAlchemy connection)."""
+    """For each statement: whether it ran on the raw lane (no cursor)."""
     transactions: int = 0
     recording: bool = False
 
-    def _statement(self, conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+    def _statement(self, _conn: Any, cursor: Any, statement: str, *_args: Any) -> None:
         if self.recording:
             self.statements.append(" ".join(statement.split()))
-            self.lanes.append(conn is None)
+            self.lanes.append(cursor is None)
 
     def _begin(self, _conn: Any) -> None:
         if self.recording:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import structlog
 from sqlalchemy import Executable, Insert, Result, Select, Table, bindparam, insert, inspect
 from sqlalchemy.exc import ResourceClosedError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
 from dealroom.persistence import raw_lane
 
@@ -54,9 +54,9 @@ class Db:
         self._session: AsyncSession | None = None
         self._lock = asyncio.Lock()
         self._after_commit: list[AfterCommit] = []
-        self._lane: tuple[object, Any] | None = None
-        """The transaction the raw lane last looked at, and its asyncpg connection (None on
-        SQLite)."""
+        self._lane: tuple[object, tuple[AsyncConnection, Any] | None] | None = None
+        """The transaction the raw lane last looked at, with its connection and that
+        connection's asyncpg connection (None on SQLite)."""
 
     @property
     def session(self) -> AsyncSession:
@@ -97,12 +97,12 @@ class Db:
         (``run_statements``): the lane keeps each one's compiled form."""
 
         async def run() -> list[Any]:
-            driver = await self._driver() if raw_lane.enabled else None
-            if driver is not None:
-                engine = self.session.get_bind()
-                lane = raw_lane.compiled(statement, engine.dialect)
-                if lane is not None:
-                    return await raw_lane.fetch(engine, driver, lane, params)
+            found = await self._driver() if raw_lane.enabled else None
+            if found is not None:
+                connection, driver = found
+                lane = raw_lane.compiled(statement, connection.dialect)
+                if lane is not None and lane.takes(params):
+                    return await raw_lane.fetch(connection, driver, lane, params)
             result = await self.session.execute(statement, params)
             try:
                 return list(result.all())
@@ -111,22 +111,23 @@ class Db:
 
         return await self._run(run)
 
-    async def _driver(self) -> Any | None:
-        """The session's asyncpg connection when its transaction has begun on it, else None
-        (SQLite, or nothing sent yet: SQLAlchemy sends BEGIN with the first statement)."""
+    async def _driver(self) -> tuple[AsyncConnection, Any] | None:
+        """The session's connection and its asyncpg connection when the transaction has
+        begun on it, else None (SQLite, or nothing sent yet: SQLAlchemy sends BEGIN with the
+        first statement)."""
         session = self.session
         transaction = session.sync_session.get_transaction()
         if transaction is None:
             return None
         lane = self._lane
         if lane is None or lane[0] is not transaction:
-            driver = None
+            found = None
             if self.dialect == "postgresql":
                 connection = await session.connection()
-                driver = (await connection.get_raw_connection()).driver_connection
-            lane = self._lane = (transaction, driver)
-        driver = lane[1]
-        return driver if driver is not None and driver.is_in_transaction() else None
+                found = (connection, (await connection.get_raw_connection()).driver_connection)
+            lane = self._lane = (transaction, found)
+        found = lane[1]
+        return found if found is not None and found[1].is_in_transaction() else None
 
     async def scalar(self, statement: Select[T]) -> T | None:
         return await self._run(lambda: self.session.scalar(statement))

@@ -14,8 +14,9 @@ form is kept for the statement object's life. A statement the lane cannot reprod
 a result type whose processor needs the driver's type) is left to SQLAlchemy:
 :func:`compiled` answers None for it.
 
-A driver error is raised as SQLAlchemy's (``IntegrityError`` for a constraint, otherwise
-``OperationalError`` for a lost connection and ``DBAPIError``), so callers catch one family.
+A driver error is raised as SQLAlchemy's (``IntegrityError`` for a constraint,
+``DBAPIError`` for any other refusal by the server, ``OperationalError`` with the connection
+invalidated when the driver or its connection failed), so callers catch one family.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Any
 
 import asyncpg
 from sqlalchemy import exc
-from sqlalchemy.engine import Connection, Dialect, Engine
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 Processor = Callable[[Any], Any]
 
@@ -52,14 +54,25 @@ class Compiled:
     readers: tuple[Processor | None, ...] | None
     """The result columns' processors, by position; None when the statement declares no
     typed columns (``text()``): SQLAlchemy processes nothing there either."""
+    columns: frozenset[str] = frozenset()
+    """An ``INSERT``'s or ``UPDATE``'s table columns: SQLAlchemy would add to the statement a
+    column the caller names in its parameters, so such a call goes through SQLAlchemy
+    (:meth:`takes`)."""
     row: Any = field(default=None)
     """The named tuple of the result's columns, made from the first result's names."""
+
+    def takes(self, params: Mapping[str, Any]) -> bool:
+        """Whether the lane runs exactly what SQLAlchemy would with ``params``."""
+        return not self.columns or all(
+            name in self.names or name not in self.columns for name in params
+        )
 
     def parameters(self, params: Mapping[str, Any]) -> list[Any]:
         values: list[Any] = []
         for name, binder in zip(self.names, self.binders, strict=True):
             value = params[name] if name in params else self.defaults[name]
-            values.append(value if binder is None or value is None else binder(value))
+            # None too: SQLAlchemy's JSON stores None as JSON null, not SQL NULL
+            values.append(value if binder is None else binder(value))
         return values
 
     def rows(self, records: Sequence[asyncpg.Record]) -> list[Any]:
@@ -82,7 +95,7 @@ class Compiled:
         ]
 
 
-_cache: dict[tuple[int, int], tuple[Any, Compiled | None]] = {}
+_cache: dict[tuple[int, int], tuple[Any, Dialect, Compiled | None]] = {}
 _cache_lock = threading.Lock()
 CACHE_LIMIT = 512
 """Entries kept at most: the lane is for statements built once (a few dozen), and an entry
@@ -96,18 +109,20 @@ def compiled(statement: Any, dialect: Dialect) -> Compiled | None:
     or None when SQLAlchemy must run it."""
     key = (id(statement), id(dialect))
     found = _cache.get(key)
-    if found is not None and found[0] is statement:
-        return found[1]
+    if found is not None and found[0] is statement and found[1] is dialect:
+        return found[2]
     built = _compile(statement, dialect)
     with _cache_lock:
         if len(_cache) >= CACHE_LIMIT:
             _cache.clear()
-        # the statement is kept with its entry, so its id cannot be reused while cached
-        _cache[key] = (statement, built)
+        # the statement and dialect are kept with the entry: their ids cannot be reused
+        _cache[key] = (statement, dialect, built)
     return built
 
 
 def _compile(statement: Any, dialect: Dialect) -> Compiled | None:
+    if any(isinstance(d.get("type"), type) for d in getattr(statement, "column_descriptions", ())):
+        return None  # a select of ORM entities: SQLAlchemy returns objects, the lane could not
     form = statement.compile(dialect=dialect)
     if getattr(form, "insert_prefetch", None) or getattr(form, "update_prefetch", None):
         return None  # columns whose default SQLAlchemy computes in Python at execution
@@ -130,34 +145,48 @@ def _compile(statement: Any, dialect: Dialect) -> Compiled | None:
             )
         except Exception:
             return None  # the processor needs the driver's column type: SQLAlchemy's job
-    return Compiled(form.string, names, defaults, tuple(binders), readers)
+    targets: frozenset[str] = frozenset()
+    if getattr(form, "isinsert", False) or getattr(form, "isupdate", False):
+        targets = frozenset(column.key for column in statement.table.columns)
+    return Compiled(form.string, names, defaults, tuple(binders), readers, targets)
 
 
 async def fetch(
-    engine: Engine | Connection,
+    connection: AsyncConnection,
     driver: asyncpg.Connection,
     lane: Compiled,
     params: Mapping[str, Any],
 ) -> list[Any]:
-    """Run ``lane`` with ``params`` on ``driver`` (inside the caller's transaction). The
-    engine's ``before_cursor_execute`` listeners hear the statement as they would through
-    SQLAlchemy (statement counts in tests and benchmarks), without a connection or cursor."""
+    """Run ``lane`` with ``params`` on ``driver``, the asyncpg connection under
+    ``connection`` (inside its transaction). The engine's ``before_cursor_execute`` and
+    ``after_cursor_execute`` listeners hear the statement as through SQLAlchemy, with the
+    connection but without a cursor or execution context (``cursor is None`` tells a lane
+    statement). A connection the driver lost or left mid-operation is invalidated before the
+    error is raised, as SQLAlchemy does, so the unit's rollback does not fail on it."""
     values = lane.parameters(params)
-    for listener in engine.dispatch.before_cursor_execute:
-        listener(None, None, lane.sql, values, None, False)
+    sync = connection.sync_connection
+    dispatch = sync.engine.dispatch if sync is not None else None
+    if dispatch is not None:
+        for listener in dispatch.before_cursor_execute:
+            listener(sync, None, lane.sql, values, None, False)
     try:
         records = await driver.fetch(lane.sql, *values)
     except asyncpg.exceptions.IntegrityConstraintViolationError as error:
         raise exc.IntegrityError(lane.sql, values, error) from error
-    except (
-        asyncpg.exceptions.PostgresConnectionError,
-        asyncpg.exceptions.ConnectionDoesNotExistError,
-        asyncpg.exceptions.InterfaceError,
-        OSError,
-    ) as error:
-        raise exc.OperationalError(lane.sql, values, error) from error
-    except asyncpg.exceptions.PostgresError as error:
+    except asyncpg.exceptions.PostgresConnectionError as error:
+        await connection.invalidate(error)
+        raise exc.OperationalError(lane.sql, values, error, connection_invalidated=True) from error
+    except asyncpg.exceptions.PostgresError as error:  # the server refused the statement
         raise exc.DBAPIError(lane.sql, values, error) from error
+    except Exception as error:
+        # The driver or its connection failed (closed, or left mid-operation): nothing more
+        # can be trusted on it, so it is let go, as SQLAlchemy does with a disconnect, and
+        # the unit's rollback does not fail on it.
+        await connection.invalidate(error)
+        raise exc.OperationalError(lane.sql, values, error, connection_invalidated=True) from error
+    if dispatch is not None:
+        for listener in dispatch.after_cursor_execute:
+            listener(sync, None, lane.sql, values, None, False)
     return lane.rows(records)
 
 

@@ -14,8 +14,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from sqlalchemy import Table, bindparam, event, insert, select, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Table, bindparam, event, func, insert, select, text, update
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents.models.base import AgentName
@@ -31,12 +31,13 @@ from tests.support.rooms import guest_room_in_process, queued_runs
 @contextmanager
 def lanes(engine: AsyncEngine) -> Iterator[list[bool]]:
     """For each statement the engine's listeners hear: True when it came by the raw lane
-    (no SQLAlchemy connection), False through SQLAlchemy. BEGIN is left out."""
+    (no cursor), False through SQLAlchemy. BEGIN is left out."""
     seen: list[bool] = []
 
-    def record(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+    def record(conn: Any, cursor: Any, statement: str, *_args: Any) -> None:
+        assert conn is not None  # listeners may read the connection (its ``info``)
         if not statement.lstrip().upper().startswith("BEGIN"):
-            seen.append(conn is None)
+            seen.append(cursor is None)
 
     event.listen(engine.sync_engine, "before_cursor_execute", record)
     try:
@@ -341,3 +342,85 @@ def test_the_compiled_forms_kept_are_bounded(pg_engine: AsyncEngine) -> None:
         raw_lane.compiled(select(Room.id).where(Room.title == f"t{n}"), pg_engine.dialect)
     assert len(raw_lane._cache) <= raw_lane.CACHE_LIMIT
     assert raw_lane.compiled(q.write_memory(), pg_engine.dialect) is not None
+
+
+async def test_none_for_a_json_column_is_json_null_on_the_lane_as_through_sqlalchemy(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """SQLAlchemy's JSON stores None as JSON ``null``, not SQL NULL: the lane runs the bind
+    processor for None too."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanenone")
+    is_sql_null = select(Room.memory.is_(None)).where(Room.id == opened.room.id)
+    found: list[bool | None] = []
+    for off in (False, True):
+        db = Db(create_sessionmaker(pg_engine))
+        try:
+            with lane_off() if off else _nothing(), lanes(pg_engine) as seen:
+                await db.execute(text("SELECT 1"))
+                await db.rows(
+                    q.write_memory(),
+                    {"room_id": opened.room.id, "document": None, "at": clock.now()},
+                )
+            assert seen == [False, not off]
+            found.append(await db.scalar(is_sql_null))
+            await db.rollback()
+        finally:
+            await db.close()
+    assert found == [False, False]
+
+
+async def test_orm_entities_and_extra_parameters_go_through_sqlalchemy(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """A select of ORM entities answers objects through SQLAlchemy (the lane has only
+    columns); an ``UPDATE`` given a parameter it does not name would set that column too
+    through SQLAlchemy, so such a call is SQLAlchemy's."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "laneentity")
+    rooms = Room.__table__
+    assert isinstance(rooms, Table)
+    retitle = (
+        update(rooms)
+        .where(rooms.c.id == bindparam("room_id", type_=rooms.c.id.type))
+        .values(memory_version=rooms.c.memory_version + 1)
+        .returning(rooms.c.title)
+    )
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        with lanes(pg_engine) as seen:
+            await db.execute(text("SELECT 1"))
+            (room,) = await db.rows(_room_entity(), {"room_id": opened.room.id})
+            (kept,) = await db.rows(retitle, {"room_id": opened.room.id, "unrelated": 1})
+            (renamed,) = await db.rows(retitle, {"room_id": opened.room.id, "title": "Renamed"})
+        assert seen == [False, False, True, False]
+        assert isinstance(room[0], Room)
+        assert kept.title != "Renamed"
+        assert renamed.title == "Renamed"
+        await db.rollback()
+    finally:
+        await db.close()
+
+
+@functools.cache
+def _room_entity() -> Any:
+    return select(Room).where(Room.id == bindparam("room_id", type_=Room.id.type))
+
+
+async def test_a_connection_lost_on_the_lane_is_invalidated_and_the_unit_rolls_back(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """As SQLAlchemy does for its own statements: the error says the connection was
+    invalidated, and the unit's rollback does not fail on the dead connection."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanelost")
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        pid = await db.scalar(select(func.pg_backend_pid()))
+        async with pg_engine.connect() as other:
+            await other.execute(select(func.pg_terminate_backend(pid)))
+        with pytest.raises(OperationalError) as raised:
+            await db.rows(q.write_memory(), _write(opened.room.id, clock))
+        assert raised.value.connection_invalidated
+        await db.rollback()
+        # the next unit on the same Db gets a fresh connection
+        assert await db.scalar(select(Room.id).where(Room.id == opened.room.id)) is not None
+    finally:
+        await db.close()
