@@ -14,24 +14,7 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import ModelCall
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
-
-
-def _call(room_id: uuid.UUID, clock: ManualClock, agent: str = "persona") -> ModelCall:
-    return ModelCall(
-        room_id=room_id,
-        run_id=None,
-        agent=agent,
-        engine="offline",
-        model="m",
-        input_tokens=3,
-        output_tokens=4,
-        cached_tokens=0,
-        price_usd=None,
-        latency_ms=1,
-        ok=True,
-        error=None,
-        created_at=clock.now(),
-    )
+from tests.support.turns import ledger_row
 
 
 async def _stored(engine: AsyncEngine, room_id: uuid.UUID) -> list[tuple[uuid.UUID, str]]:
@@ -52,7 +35,10 @@ async def test_rows_are_inserted_with_their_defaults_and_never_enter_the_session
 ) -> None:
     _, opened = await guest_room_in_process(engine, clock, "ledgerinsert")
     room_id = opened.room.id
-    calls = [_call(room_id, clock, "distil"), _call(room_id, clock, "persona")]
+    calls = [
+        ledger_row(room_id, clock.now(), agent="distil"),
+        ledger_row(room_id, clock.now(), agent="persona"),
+    ]
     db = Db(create_sessionmaker(engine))
     try:
         await db.insert(calls)
@@ -71,7 +57,7 @@ async def test_rows_roll_back_with_the_transaction(engine: AsyncEngine, clock: M
     room_id = opened.room.id
     db = Db(create_sessionmaker(engine))
     try:
-        await db.insert([_call(room_id, clock)])
+        await db.insert([ledger_row(room_id, clock.now())])
         count = await db.scalar(
             select(func.count(ModelCall.id)).where(ModelCall.room_id == room_id)
         )
@@ -91,6 +77,6 @@ async def test_rows_that_set_different_attributes_are_refused(
     db = Db(create_sessionmaker(engine))
     try:
         with pytest.raises(ValueError, match="set the same attributes"):
-            await db.insert([_call(opened.room.id, clock), bare])
+            await db.insert([ledger_row(opened.room.id, clock.now()), bare])
     finally:
         await db.close()

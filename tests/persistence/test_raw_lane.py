@@ -9,7 +9,7 @@ import functools
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -26,6 +26,9 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, Lease, ModelCall, Room, UTCDateTime
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process, queued_runs
+from tests.support.turns import ledger_row
+
+PRICE = Decimal("0.000125")
 
 
 @contextmanager
@@ -263,25 +266,6 @@ def _ledger_values(room_id: uuid.UUID, clock: ManualClock) -> dict[str, Any]:
     return {**values, "created_at": clock.now()}
 
 
-def _ledger_row(room_id: uuid.UUID, at: datetime, **given: Any) -> ModelCall:
-    return ModelCall(
-        room_id=room_id,
-        run_id=None,
-        agent="persona",
-        engine="offline",
-        model="m",
-        input_tokens=3,
-        output_tokens=4,
-        cached_tokens=0,
-        price_usd=Decimal("0.000125"),
-        latency_ms=1,
-        ok=True,
-        error=None,
-        created_at=at,
-        **given,
-    )
-
-
 async def test_a_ledger_row_with_its_id_takes_the_lane_and_one_without_goes_through_sqlalchemy(
     pg_engine: AsyncEngine, clock: ManualClock
 ) -> None:
@@ -294,8 +278,8 @@ async def test_a_ledger_row_with_its_id_takes_the_lane_and_one_without_goes_thro
     try:
         with lanes(pg_engine) as seen:
             await db.execute(text("SELECT 1"))
-            await db.insert([_ledger_row(room_id, at, id=given)])
-            await db.insert([_ledger_row(room_id, at)])
+            await db.insert([ledger_row(room_id, at, price_usd=PRICE, id=given)])
+            await db.insert([ledger_row(room_id, at, price_usd=PRICE)])
         assert seen == [False, True, False]
         await db.commit()
         stored = (
@@ -309,7 +293,7 @@ async def test_a_ledger_row_with_its_id_takes_the_lane_and_one_without_goes_thro
         await db.close()
     assert len(stored) == 2
     assert stored[1].id == given
-    assert tuple(stored[0])[1:] == tuple(stored[1])[1:] == (Decimal("0.000125"), at, True)
+    assert tuple(stored[0])[1:] == tuple(stored[1])[1:] == (PRICE, at, True)
 
 
 async def test_a_statement_with_defaults_computed_in_python_goes_through_sqlalchemy(

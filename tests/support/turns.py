@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
@@ -105,3 +107,30 @@ async def memory(db: Db, room_id: str) -> dict[str, Any]:
 
 
 __all__ = ["AgentRun", "Dispatch", "ModelCall"]
+
+
+def ledger_row(
+    room_id: uuid.UUID,
+    at: datetime,
+    *,
+    agent: str = "persona",
+    price_usd: Decimal | None = None,
+    **given: Any,
+) -> ModelCall:
+    """A model ledger row as the ledger writes one (every column but ``id`` unless given)."""
+    return ModelCall(
+        room_id=room_id,
+        run_id=None,
+        agent=agent,
+        engine="offline",
+        model="m",
+        input_tokens=3,
+        output_tokens=4,
+        cached_tokens=0,
+        price_usd=price_usd,
+        latency_ms=1,
+        ok=True,
+        error=None,
+        created_at=at,
+        **given,
+    )
