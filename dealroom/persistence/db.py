@@ -56,7 +56,9 @@ class Db:
         self._after_commit: list[AfterCommit] = []
         self._lane: tuple[object, tuple[AsyncConnection, Any] | None] | None = None
         """The transaction the raw lane last looked at, with its connection and that
-        connection's asyncpg connection (None on SQLite)."""
+        connection's asyncpg connection (None on SQLite). Kept, not cleared at the commit:
+        a new transaction is a new object, so the identity check in ``_driver`` never hands
+        out a connection of an ended one."""
 
     @property
     def session(self) -> AsyncSession:
@@ -194,7 +196,6 @@ class Db:
         self._after_commit.append(callback)
 
     async def commit(self) -> None:
-        self._lane = None
         async with self._lock:
             if self._session is not None:
                 await self._session.commit()
@@ -208,14 +209,12 @@ class Db:
 
     async def rollback(self) -> None:
         self._after_commit.clear()
-        self._lane = None
         async with self._lock:
             if self._session is not None:
                 await self._session.rollback()
 
     async def close(self) -> None:
         self._after_commit.clear()
-        self._lane = None
         async with self._lock:
             if self._session is not None:
                 await self._session.close()

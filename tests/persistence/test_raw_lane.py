@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Table, bindparam, event, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence import raw_lane
@@ -49,6 +49,14 @@ def lanes(engine: AsyncEngine) -> Iterator[list[bool]]:
         event.remove(engine.sync_engine, "before_cursor_execute", record)
 
 
+@pytest.fixture
+async def pg_db(pg_engine: AsyncEngine) -> AsyncIterator[Db]:
+    """A unit of work on the test's own PostgreSQL database, closed after the test."""
+    unit = Db(create_sessionmaker(pg_engine))
+    yield unit
+    await unit.close()
+
+
 @contextmanager
 def lane_off() -> Iterator[None]:
     raw_lane.enabled = False
@@ -71,69 +79,57 @@ def _write(room_id: uuid.UUID, clock: ManualClock) -> dict[str, Any]:
 
 
 async def test_inside_a_begun_transaction_a_statement_takes_the_lane_and_rolls_back_with_it(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     _, opened = await guest_room_in_process(pg_engine, clock, "lanetx")
     room_id = opened.room.id
     before = await _memory_version(pg_engine, room_id)
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        with lanes(pg_engine) as seen:
-            await db.execute(select(Room.id).where(Room.id == room_id))  # BEGIN goes with it
-            (row,) = await db.rows(q.write_memory(), _write(room_id, clock))
-        assert seen == [False, True]
-        assert row.memory_version == row[0] == before + 1
-        await db.rollback()
-    finally:
-        await db.close()
+    with lanes(pg_engine) as seen:
+        await pg_db.execute(select(Room.id).where(Room.id == room_id))  # BEGIN goes with it
+        (row,) = await pg_db.rows(q.write_memory(), _write(room_id, clock))
+    assert seen == [False, True]
+    assert row.memory_version == row[0] == before + 1
+    await pg_db.rollback()
     # It ran inside SQLAlchemy's transaction: the rollback took it back.
     assert await _memory_version(pg_engine, room_id) == before
 
 
 async def test_the_first_statement_of_a_transaction_goes_through_sqlalchemy(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     """Nothing has begun on the connection yet: on the driver the statement would commit on
     its own, and the unit's rollback could not take it back."""
     _, opened = await guest_room_in_process(pg_engine, clock, "lanefirst")
     room_id = opened.room.id
     before = await _memory_version(pg_engine, room_id)
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        with lanes(pg_engine) as seen:
-            await db.rows(q.write_memory(), _write(room_id, clock))
-            await db.rows(q.write_memory(), _write(room_id, clock))
-        assert seen == [False, True]
-        await db.rollback()
-        # A new transaction on the same unit starts through SQLAlchemy again.
-        with lanes(pg_engine) as seen:
-            await db.rows(q.write_memory(), _write(room_id, clock))
-        assert seen == [False]
-        await db.rollback()
-        # The session's transaction has begun and holds a connection, but nothing was sent
-        # on it yet: the driver has no transaction open, so SQLAlchemy sends this one too.
-        await db.session.connection()
-        with lanes(pg_engine) as seen:
-            await db.rows(q.write_memory(), _write(room_id, clock))
-        assert seen == [False]
-        await db.rollback()
-    finally:
-        await db.close()
+    with lanes(pg_engine) as seen:
+        await pg_db.rows(q.write_memory(), _write(room_id, clock))
+        await pg_db.rows(q.write_memory(), _write(room_id, clock))
+    assert seen == [False, True]
+    await pg_db.rollback()
+    # A new transaction on the same unit starts through SQLAlchemy again.
+    with lanes(pg_engine) as seen:
+        await pg_db.rows(q.write_memory(), _write(room_id, clock))
+    assert seen == [False]
+    await pg_db.rollback()
+    # The session's transaction has begun and holds a connection, but nothing was sent
+    # on it yet: the driver has no transaction open, so SQLAlchemy sends this one too.
+    await pg_db.session.connection()
+    with lanes(pg_engine) as seen:
+        await pg_db.rows(q.write_memory(), _write(room_id, clock))
+    assert seen == [False]
+    await pg_db.rollback()
     assert await _memory_version(pg_engine, room_id) == before
 
 
 async def test_switched_off_every_statement_goes_through_sqlalchemy(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     _, opened = await guest_room_in_process(pg_engine, clock, "laneoff")
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        with lane_off(), lanes(pg_engine) as seen:
-            await db.execute(select(Room.id).where(Room.id == opened.room.id))
-            await db.rows(q.write_memory(), _write(opened.room.id, clock))
-        assert seen == [False, False]
-    finally:
-        await db.close()
+    with lane_off(), lanes(pg_engine) as seen:
+        await pg_db.execute(select(Room.id).where(Room.id == opened.room.id))
+        await pg_db.rows(q.write_memory(), _write(opened.room.id, clock))
+    assert seen == [False, False]
 
 
 async def _claim_both_ways(
@@ -161,19 +157,15 @@ def _nothing() -> Iterator[None]:
 
 
 async def test_the_lane_reads_back_what_sqlalchemy_reads(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     """The claim's row is the widest the turn reads: ids, text, integers, timestamps, the
     room's memory as JSON, flags and labels of correlated subqueries."""
     _, (run_id,) = await queued_runs(pg_engine, clock, "laneparity", AgentName.PERSONA)
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        room_id = await db.scalar(select(AgentRun.room_id).where(AgentRun.id == run_id))
-        assert room_id is not None
-        await db.rows(q.write_memory(), _write(room_id, clock))  # a non-empty memory
-        await db.commit()
-    finally:
-        await db.close()
+    room_id = await pg_db.scalar(select(AgentRun.room_id).where(AgentRun.id == run_id))
+    assert room_id is not None
+    await pg_db.rows(q.write_memory(), _write(room_id, clock))  # a non-empty memory
+    await pg_db.commit()
     params = {"run_id": run_id, "now": clock.now(), "until": clock.now() + timedelta(seconds=15)}
     by_lane, by_sqlalchemy, seen = await _claim_both_ways(pg_engine, params)
     assert seen == [False, True, False, False]  # SELECT 1, claim; SELECT 1, claim
@@ -187,7 +179,7 @@ async def test_the_lane_reads_back_what_sqlalchemy_reads(
 
 
 async def test_a_constraint_broken_on_the_lane_is_sqlalchemys_integrity_error(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     """Callers catch SQLAlchemy's exceptions (the memory lease's grant treats a gone room's
     foreign-key violation as "no lease"), so the lane raises those, not asyncpg's."""
@@ -199,34 +191,24 @@ async def test_a_constraint_broken_on_the_lane_is_sqlalchemys_integrity_error(
         holder="lane",
         expires_at=bindparam("until", type_=UTCDateTime),
     )
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        with lanes(pg_engine) as seen:
-            await db.execute(text("SELECT 1"))
-            with pytest.raises(IntegrityError):
-                await db.rows(statement, {"room_id": uuid.uuid4(), "until": clock.now()})
-        assert seen == [False, True]
-        await db.rollback()
-    finally:
-        await db.close()
+    with lanes(pg_engine) as seen:
+        await pg_db.execute(text("SELECT 1"))
+        with pytest.raises(IntegrityError):
+            await pg_db.rows(statement, {"room_id": uuid.uuid4(), "until": clock.now()})
+    assert seen == [False, True]
+    await pg_db.rollback()
 
 
 async def test_a_naive_time_is_refused_on_the_lane_as_through_sqlalchemy(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     """The dialect's own bind processors run on the lane (``UTCDateTime`` refuses a naive
     time)."""
     _, opened = await guest_room_in_process(pg_engine, clock, "lanenaive")
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        await db.execute(select(1))
-        naive = clock.now().replace(tzinfo=None)
-        with pytest.raises(ValueError, match="naive"):
-            await db.rows(
-                q.write_memory(), {"room_id": opened.room.id, "document": {}, "at": naive}
-            )
-    finally:
-        await db.close()
+    await pg_db.execute(select(1))
+    naive = clock.now().replace(tzinfo=None)
+    with pytest.raises(ValueError, match="naive"):
+        await pg_db.rows(q.write_memory(), {"room_id": opened.room.id, "document": {}, "at": naive})
 
 
 async def test_on_sqlite_rows_go_through_sqlalchemy(
@@ -267,57 +249,49 @@ def _ledger_values(room_id: uuid.UUID, clock: ManualClock) -> dict[str, Any]:
 
 
 async def test_a_ledger_row_with_its_id_takes_the_lane_and_one_without_goes_through_sqlalchemy(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     """``Db.insert`` of one row: the lane cannot compute the ``id`` SQLAlchemy fills in Python,
     so a row without it goes through SQLAlchemy; with it, the lane stores the same row."""
     _, opened = await guest_room_in_process(pg_engine, clock, "laneledger")
     room_id = opened.room.id
     given, at = uuid.uuid4(), clock.now()
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        with lanes(pg_engine) as seen:
-            await db.execute(text("SELECT 1"))
-            await db.insert([ledger_row(room_id, at, price_usd=PRICE, id=given)])
-            await db.insert([ledger_row(room_id, at, price_usd=PRICE)])
-        assert seen == [False, True, False]
-        await db.commit()
-        stored = (
-            await db.execute(
-                select(ModelCall.id, ModelCall.price_usd, ModelCall.created_at, ModelCall.ok)
-                .where(ModelCall.room_id == room_id)
-                .order_by(ModelCall.id == given)
-            )
-        ).all()
-    finally:
-        await db.close()
+    with lanes(pg_engine) as seen:
+        await pg_db.execute(text("SELECT 1"))
+        await pg_db.insert([ledger_row(room_id, at, price_usd=PRICE, id=given)])
+        await pg_db.insert([ledger_row(room_id, at, price_usd=PRICE)])
+    assert seen == [False, True, False]
+    await pg_db.commit()
+    stored = (
+        await pg_db.execute(
+            select(ModelCall.id, ModelCall.price_usd, ModelCall.created_at, ModelCall.ok)
+            .where(ModelCall.room_id == room_id)
+            .order_by(ModelCall.id == given)
+        )
+    ).all()
     assert len(stored) == 2
     assert stored[1].id == given
     assert tuple(stored[0])[1:] == tuple(stored[1])[1:] == (PRICE, at, True)
 
 
 async def test_a_statement_with_defaults_computed_in_python_goes_through_sqlalchemy(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     """The ledger's ``INSERT`` of six columns leaves the rest to their Python defaults
     (``input_tokens`` 0, ``ok`` true): only SQLAlchemy computes those, so it runs it."""
     _, opened = await guest_room_in_process(pg_engine, clock, "lanedefaults")
     values = _ledger_values(opened.room.id, clock)
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        with lanes(pg_engine) as seen:
-            await db.execute(text("SELECT 1"))
-            await db.rows(_insert_of_ledger(), values)
-        assert seen == [False, False]
-        stored = (
-            await db.execute(
-                select(ModelCall.input_tokens, ModelCall.ok).where(ModelCall.id == values["id"])
-            )
-        ).one()
-        assert tuple(stored) == (0, True)
-        await db.rollback()
-    finally:
-        await db.close()
+    with lanes(pg_engine) as seen:
+        await pg_db.execute(text("SELECT 1"))
+        await pg_db.rows(_insert_of_ledger(), values)
+    assert seen == [False, False]
+    stored = (
+        await pg_db.execute(
+            select(ModelCall.input_tokens, ModelCall.ok).where(ModelCall.id == values["id"])
+        )
+    ).one()
+    assert tuple(stored) == (0, True)
+    await pg_db.rollback()
 
 
 def test_the_compiled_forms_kept_are_bounded(pg_engine: AsyncEngine) -> None:
@@ -354,7 +328,7 @@ async def test_none_for_a_json_column_is_json_null_on_the_lane_as_through_sqlalc
 
 
 async def test_orm_entities_and_extra_parameters_go_through_sqlalchemy(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     """A select of ORM entities answers objects through SQLAlchemy (the lane has only
     columns); an ``UPDATE`` given a parameter it does not name would set that column too
@@ -368,20 +342,16 @@ async def test_orm_entities_and_extra_parameters_go_through_sqlalchemy(
         .values(memory_version=rooms.c.memory_version + 1)
         .returning(rooms.c.title)
     )
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        with lanes(pg_engine) as seen:
-            await db.execute(text("SELECT 1"))
-            (room,) = await db.rows(_room_entity(), {"room_id": opened.room.id})
-            (kept,) = await db.rows(retitle, {"room_id": opened.room.id, "unrelated": 1})
-            (renamed,) = await db.rows(retitle, {"room_id": opened.room.id, "title": "Renamed"})
-        assert seen == [False, False, True, False]
-        assert isinstance(room[0], Room)
-        assert kept.title != "Renamed"
-        assert renamed.title == "Renamed"
-        await db.rollback()
-    finally:
-        await db.close()
+    with lanes(pg_engine) as seen:
+        await pg_db.execute(text("SELECT 1"))
+        (room,) = await pg_db.rows(_room_entity(), {"room_id": opened.room.id})
+        (kept,) = await pg_db.rows(retitle, {"room_id": opened.room.id, "unrelated": 1})
+        (renamed,) = await pg_db.rows(retitle, {"room_id": opened.room.id, "title": "Renamed"})
+    assert seen == [False, False, True, False]
+    assert isinstance(room[0], Room)
+    assert kept.title != "Renamed"
+    assert renamed.title == "Renamed"
+    await pg_db.rollback()
 
 
 @functools.cache
@@ -390,21 +360,46 @@ def _room_entity() -> Any:
 
 
 async def test_a_connection_lost_on_the_lane_is_invalidated_and_the_unit_rolls_back(
-    pg_engine: AsyncEngine, clock: ManualClock
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
     """As SQLAlchemy does for its own statements: the error says the connection was
     invalidated, and the unit's rollback does not fail on the dead connection."""
     _, opened = await guest_room_in_process(pg_engine, clock, "lanelost")
-    db = Db(create_sessionmaker(pg_engine))
+    pid = await pg_db.scalar(select(func.pg_backend_pid()))
+    async with pg_engine.connect() as other:
+        await other.execute(select(func.pg_terminate_backend(pid)))
+    with pytest.raises(OperationalError) as raised:
+        await pg_db.rows(q.write_memory(), _write(opened.room.id, clock))
+    assert raised.value.connection_invalidated
+    await pg_db.rollback()
+    # the next unit on the same Db gets a fresh connection
+    assert await pg_db.scalar(select(Room.id).where(Room.id == opened.room.id)) is not None
+
+
+async def test_a_unit_never_reaches_a_connection_it_gave_back(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """Unit A's connection goes back to the pool at its rollback and unit B takes it and
+    begins on it. A's next transaction runs on another connection: the lane must not send
+    A's statement down the old one, inside B's transaction."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanereturned")
+    room_id = opened.room.id
+    before = await _memory_version(pg_engine, room_id)
+    one = create_async_engine(pg_engine.url, pool_size=1, max_overflow=1)
+    a, b = Db(create_sessionmaker(one)), Db(create_sessionmaker(one))
     try:
-        pid = await db.scalar(select(func.pg_backend_pid()))
-        async with pg_engine.connect() as other:
-            await other.execute(select(func.pg_terminate_backend(pid)))
-        with pytest.raises(OperationalError) as raised:
-            await db.rows(q.write_memory(), _write(opened.room.id, clock))
-        assert raised.value.connection_invalidated
-        await db.rollback()
-        # the next unit on the same Db gets a fresh connection
-        assert await db.scalar(select(Room.id).where(Room.id == opened.room.id)) is not None
+        await a.execute(text("SELECT 1"))
+        await a.rows(q.write_memory(), _write(room_id, clock))  # A's driver, on the lane
+        await a.rollback()
+        await b.execute(text("SELECT 1"))  # B now holds that connection, mid-transaction
+        with lanes(one) as seen:
+            await a.execute(text("SELECT 1"))  # A begins on the pool's other connection
+            await a.rows(q.write_memory(), _write(room_id, clock))
+        assert seen == [False, True]
+        await a.rollback()  # takes A's write back, wherever it went
+        await b.commit()
     finally:
-        await db.close()
+        await a.close()
+        await b.close()
+        await one.dispose()
+    assert await _memory_version(pg_engine, room_id) == before
