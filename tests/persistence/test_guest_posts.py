@@ -1,19 +1,23 @@
-"""The guest cap's count (issue 11) stops at the cap (issue 17): the cap only compares the
-count with it, and an unbounded count read every post that an address's guest keys made in a
-day, for every guest post."""
+"""The guest cap's count (issue 11): a key's own posts, and its address's other keys' posts
+within the window. It stops at the cap (issue 17): the cap only compares the count with it,
+and an unbounded count read every post that an address's guest keys made in a day, for every
+guest post. It reads only the key's own and its address's rows (issue 17: an ``OR`` of the
+two read every guest message in the database, for every guest post), and a room list counts
+each room's guest by that guest's own address."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.guest_posts import guest_posts
-from dealroom.persistence.models import Message, Participant
+from dealroom.persistence.guest_posts import IP_WINDOW, guest_capped_rooms, guest_posts
+from dealroom.persistence.models import GuestKeyMint, Message, Participant
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 
@@ -21,7 +25,125 @@ from tests.support.rooms import guest_room_in_process
 async def test_the_count_stops_at_the_cap_and_is_exact_below_it(
     engine: AsyncEngine, clock: ManualClock
 ) -> None:
-    _, opened = await guest_room_in_process(engine, clock, "guestcount")
+    visitor = await _guest(engine, clock, "guestcount")
+    db = Db(create_sessionmaker(engine))
+    try:
+        await _posts(db, clock, visitor, 5)
+        counted = {
+            cap: await guest_posts(db, _key(visitor), clock.now(), cap) for cap in (3, 5, 30)
+        }
+    finally:
+        await db.close()
+    assert counted == {3: 3, 5: 5, 30: 5}
+
+
+async def test_an_address_shares_its_allowance_within_the_window_and_counts_once(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """A key's own posts count for ever; a sibling key's (same address) only within the
+    window; a key's own posts are not counted again as its address's."""
+    first = await _guest(engine, clock, "sharedone")
+    second = await _guest(engine, clock, "sharedtwo")
+    elsewhere = await _guest(engine, clock, "elsewhere")
+    db = Db(create_sessionmaker(engine))
+    try:
+        await _mint(db, clock, first, "office")
+        await _mint(db, clock, second, "office")
+        await _mint(db, clock, elsewhere, "home")
+        await _posts(db, clock, first, 2, ago=IP_WINDOW + timedelta(hours=1))  # before the window
+        await _posts(db, clock, first, 3, start=10)
+        await _posts(db, clock, second, 1)
+        await _posts(db, clock, elsewhere, 7)
+        counted = {
+            name: await guest_posts(db, _key(visitor), clock.now(), 100)
+            for name, visitor in (("first", first), ("second", second), ("elsewhere", elsewhere))
+        }
+    finally:
+        await db.close()
+    # first: its own 5; second: its own 1 and first's 3 in the window; elsewhere: its own 7
+    assert counted == {"first": 5 + 1, "second": 1 + 3, "elsewhere": 7}
+
+
+async def test_a_room_list_counts_each_guest_by_its_own_address(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The rooms page's cap flag (``guest_capped_rooms``): a guest that used up the cap is
+    capped, another address's guest with one post is not, and a fresh key from the capped
+    guest's address is (its address's allowance is spent)."""
+    spent = await _guest(engine, clock, "spenthost")
+    other = await _guest(engine, clock, "otherhost")
+    fresh = await _guest(engine, clock, "freshhost")
+    db = Db(create_sessionmaker(engine))
+    try:
+        await _mint(db, clock, spent, "one address")
+        await _mint(db, clock, other, "another address")
+        await _mint(db, clock, fresh, "one address")
+        await _posts(db, clock, spent, 3)
+        await _posts(db, clock, other, 1)
+        capped = await guest_capped_rooms(
+            db, [spent.room_id, other.room_id, fresh.room_id], 3, clock.now()
+        )
+    finally:
+        await db.close()
+    assert capped == {spent.room_id, fresh.room_id}
+
+
+async def test_a_guest_post_reads_only_its_own_and_its_address_rows(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """PostgreSQL's own count of the message rows one guest post's count read, beside 12,000
+    other guests' messages: the key's few, not the table (``pg_stat_xact_user_tables``)."""
+    counted = await _guest(pg_engine, clock, "counted")
+    crowd = await _guest(pg_engine, clock, "crowd")
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        await _mint(db, clock, counted, "its own address")
+        await _posts(db, clock, counted, 2)
+        others = [
+            Participant(
+                id=uuid.uuid4(),
+                room_id=crowd.room_id,
+                key=f"guest-{n}",
+                guest_key_hash=f"other-key-{n}",
+                last_merged_memory_version=0,
+                created_at=clock.now(),
+            )
+            for n in range(3000)
+        ]
+        await db.insert(others)
+        await db.insert(
+            [
+                _line(clock, other, 1000 + 4 * i + n)
+                for i, other in enumerate(others)
+                for n in range(4)
+            ]
+        )
+        await db.execute(text("ANALYZE messages, participants, guest_key_mints"))
+        await db.commit()
+
+        async def read() -> int:
+            row = (
+                await db.execute(
+                    text(
+                        "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
+                        " FROM pg_stat_xact_user_tables WHERE relname = 'messages'"
+                    )
+                )
+            ).one()
+            return int(row[0])
+
+        before = await read()
+        posts = await guest_posts(db, _key(counted), clock.now(), 30)
+        after = await read()
+    finally:
+        await db.close()
+    assert posts == 2
+    assert after - before <= 10, f"one guest's count read {after - before} message rows"
+
+
+async def _guest(engine: AsyncEngine, clock: ManualClock, handle: str) -> Participant:
+    """The visitor seat of a guest's new room with host ``handle``."""
+    _, opened = await guest_room_in_process(engine, clock, handle)
     db = Db(create_sessionmaker(engine))
     try:
         visitor = await db.scalar(
@@ -29,29 +151,50 @@ async def test_the_count_stops_at_the_cap_and_is_exact_below_it(
                 Participant.room_id == opened.room.id, Participant.key == Seat.VISITOR.value
             )
         )
-        assert visitor is not None
-        assert visitor.guest_key_hash is not None
-        await db.add(
-            *(
-                Message(
-                    id=uuid.uuid4(),
-                    room_id=visitor.room_id,
-                    participant_id=visitor.id,
-                    seq=100 + n,
-                    author_kind=AuthorKind.PARTICIPANT.value,
-                    body=f"line {n}",
-                    session_no=1,
-                    client_message_id=f"count-{n}",
-                    created_at=clock.now(),
-                )
-                for n in range(5)
-            )
-        )
-        await db.commit()
-        counted = {
-            cap: await guest_posts(db, visitor.guest_key_hash, clock.now(), cap)
-            for cap in (3, 5, 30)
-        }
     finally:
         await db.close()
-    assert counted == {3: 3, 5: 5, 30: 5}
+    assert visitor is not None
+    return visitor
+
+
+def _key(visitor: Participant) -> str:
+    assert visitor.guest_key_hash is not None
+    return visitor.guest_key_hash
+
+
+async def _mint(db: Db, clock: ManualClock, visitor: Participant, address: str) -> None:
+    await db.add(
+        GuestKeyMint(ip_hash=address, guest_key_hash=_key(visitor), created_at=clock.now())
+    )
+    await db.commit()
+
+
+async def _posts(
+    db: Db,
+    clock: ManualClock,
+    visitor: Participant,
+    count: int,
+    *,
+    start: int = 0,
+    ago: timedelta = timedelta(0),
+) -> None:
+    """``count`` of the guest's own lines in its pane, ``ago`` before now."""
+    await db.insert([_line(clock, visitor, 100 + start + n, ago=ago) for n in range(count)])
+    await db.commit()
+
+
+def _line(
+    clock: ManualClock, visitor: Participant, seq: int, *, ago: timedelta = timedelta(0)
+) -> Message:
+    """A line of the guest's own at ``seq`` in its room."""
+    return Message(
+        id=uuid.uuid4(),
+        room_id=visitor.room_id,
+        participant_id=visitor.id,
+        seq=seq,
+        author_kind=AuthorKind.PARTICIPANT.value,
+        body=f"line {seq}",
+        session_no=1,
+        client_message_id=f"count-{seq}",
+        created_at=clock.now() - ago,
+    )
