@@ -31,12 +31,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 from _client import (
     DEALROOM,
     DEFAULT_PG_URL,
     DEFAULT_REDIS_URL,
     UNTHROTTLED_ENV,
     ServerProcess,
+    autovacuum_stand_in,
     create_pg_database,
     drop_pg_database,
     free_port,
@@ -50,6 +52,7 @@ from _client import (
     prepare_run,
     remove_tree,
     sign_up,
+    visitor_address,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -63,13 +66,18 @@ class Figures:
     rate: list[float] = field(default_factory=list)
     latency: list[float] = field(default_factory=list)
     errors: int = 0
+    rest_per_request: list[float] = field(default_factory=list)
+    """The machine's CPU per request beyond the servers' and the clients' own: PostgreSQL,
+    Redis (and anything else running)."""
+    machine: list[float] = field(default_factory=list)
 
 
 async def drive(
     servers: list[ServerProcess], rooms: list[tuple[str, str | None]], clients: int, seconds: float
-) -> tuple[int, int, list[float], float]:
+) -> tuple[int, int, list[float], float, float, float]:
     """Closed-loop posting, client ``i`` to ``servers[i % len(servers)]`` (one variant's
-    processes); returns (answered, errors, latencies, the servers' CPU seconds together)."""
+    processes); returns (answered, errors, latencies, the servers' CPU seconds together, the
+    clients' (this process's) CPU seconds, the whole machine's busy CPU seconds)."""
     answered = 0
     errors = 0
     latencies: list[float] = []
@@ -93,6 +101,8 @@ async def drive(
                 latencies.append(time.perf_counter() - started)
                 if response.status_code != 200 or b'"errors"' in response.content:
                     errors += 1
+                    if errors == 1:
+                        print(f"  first error: {response.status_code} {response.text[:300]}")
                 else:
                     answered += 1
 
@@ -100,9 +110,23 @@ async def drive(
         await asyncio.gather(*(client(i, time.monotonic() + 1.0) for i in range(clients)))
         answered, errors, latencies = 0, 0, []
         cpu_before = sum(s.cpu_seconds() for s in servers)
+        own_before, machine_before = _own_cpu(), _machine_busy()
         await asyncio.gather(*(client(i, time.monotonic() + seconds) for i in range(clients)))
         cpu = sum(s.cpu_seconds() for s in servers) - cpu_before
-    return answered, errors, latencies, cpu
+        own, machine = _own_cpu() - own_before, _machine_busy() - machine_before
+    return answered, errors, latencies, cpu, own, machine
+
+
+def _own_cpu() -> float:
+    times = psutil.Process().cpu_times()
+    return float(times.user + times.system)
+
+
+def _machine_busy() -> float:
+    """Busy CPU seconds of the whole machine so far: every process's, those that ended too
+    (PostgreSQL's backends come and go with the servers' pool overflow)."""
+    times = psutil.cpu_times()
+    return float(sum(times)) - times.idle - getattr(times, "iowait", 0.0)
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -122,8 +146,10 @@ async def main_async(args: argparse.Namespace) -> None:
         **UNTHROTTLED_ENV,
     }
     servers: dict[str, list[ServerProcess]] = {}
+    stand_in = contextlib.AsyncExitStack()
     try:
         migrate(env)
+        analyzer = await stand_in.enter_async_context(autovacuum_stand_in(pg_url))
         for name in ("dealroom", *FLOORS):
             servers[name] = []
             # `dealroom serve --processes N` shares one port among its children (its CPU is
@@ -143,7 +169,11 @@ async def main_async(args: argparse.Namespace) -> None:
         servers["dealroom"][0].start()
         async with http_client(servers["dealroom"][0].base_url) as http:
             await sign_up(http, "floorhost", "Floor Host")
-            rooms = [await open_room(http, "floorhost") for _ in range(args.rooms)]
+            # each guest from an address of its own, as distinct visitors are
+            rooms = [
+                await open_room(http, "floorhost", {"X-Forwarded-For": visitor_address(index)})
+                for index in range(args.rooms)
+            ]
         for name in FLOORS:  # they read the rooms' visitor panes at start-up
             for server in servers[name]:
                 server.start()
@@ -153,25 +183,35 @@ async def main_async(args: argparse.Namespace) -> None:
         for round_no in range(args.rounds):
             # interleaved: each round starts with a different server so drift spreads evenly
             for name in order[round_no % len(order) :] + order[: round_no % len(order)]:
-                done, errors, latencies, cpu = await drive(
+                done, errors, latencies, cpu, own, machine = await drive(
                     servers[name], rooms, args.clients, args.seconds
                 )
                 entry = figures[name]
                 entry.errors += errors
+                rest = max(0.0, machine - cpu - own)
                 if done:
                     entry.cpu_per_request.append(cpu / done)
                     entry.rate.append(done / args.seconds)
                     entry.latency.extend(latencies)
+                    entry.rest_per_request.append(rest / done)
+                    entry.machine.append(100 * machine / args.seconds)
                 print(
                     f"round {round_no + 1} {name:<19} {done / args.seconds:7.0f} req/s  "
-                    f"{ms(cpu / max(done, 1))} ms CPU/req  errors {errors}",
+                    f"{ms(cpu / max(done, 1))} ms CPU/req  clients {ms(own / max(done, 1))}  "
+                    f"PostgreSQL, Redis and the rest {ms(rest / max(done, 1))}  "
+                    f"machine {100 * machine / args.seconds:.0f}%  errors {errors}",
                     flush=True,
                 )
         report(figures, args)
+        print(
+            f"PostgreSQL autovacuum {analyzer['autovacuum']}; "
+            f"ANALYZE run {analyzer['analyzed']} times by the benchmark in its stead"
+        )
     finally:
         for group in servers.values():
             for server in group:
                 server.stop()
+        await stand_in.aclose()
         await drop_pg_database(args.pg_url, pg_url)
         remove_tree(logs)
 
@@ -189,17 +229,19 @@ def report(figures: dict[str, Figures], args: argparse.Namespace) -> None:
     print()
     print(
         "| variant | statements | ms CPU / request | req/s | p50 ms | ceiling / process "
-        "| dealroom ÷ variant |"
+        "| dealroom ÷ variant | PostgreSQL, Redis, rest: ms CPU / request | machine busy |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, entry in figures.items():
         cpu = statistics.median(entry.cpu_per_request or [float("nan")])
         rate = statistics.median(entry.rate or [float("nan")])
         p50 = percentile(sorted(entry.latency), 50)
         statements = STATEMENTS.get(name, "see test_statements")
+        rest = statistics.median(entry.rest_per_request or [float("nan")])
+        busy = statistics.median(entry.machine or [float("nan")])
         print(
             f"| {name} | {statements} | {cpu * 1000:.2f} | {rate:.0f} | {ms(p50)} | "
-            f"~{1 / cpu:.0f}/s | {base / cpu:.2f}× |"
+            f"~{1 / cpu:.0f}/s | {base / cpu:.2f}× | {rest * 1000:.2f} | {busy:.0f}% |"
             + (f" ({entry.errors} errors)" if entry.errors else "")
         )
     mine, core = (

@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import cProfile
 import gc
+import itertools
 import json
 import secrets
 import statistics
@@ -54,6 +55,7 @@ from _client import (
     DEFAULT_PG_URL,
     DEFAULT_REDIS_URL,
     UNTHROTTLED,
+    autovacuum_stand_in,
     create_pg_database,
     drop_pg_database,
     http_client,
@@ -66,6 +68,7 @@ from _client import (
     profile_summary,
     remove_tree,
     sign_up,
+    visitor_address,
     wait_until_no_tests,
 )
 from sqlalchemy import event, text
@@ -399,10 +402,15 @@ class Room:
     headers: dict[str, str]
 
 
+VISITORS = itertools.count()
+"""Each guest's client address (``visitor_address``), distinct across the run's phases."""
+
+
 async def open_rooms(http: httpx.AsyncClient, count: int) -> list[Room]:
     found = []
     for _ in range(count):
-        room_id, guest_key = await open_room(http, HOST_HANDLE)
+        address = visitor_address(next(VISITORS))
+        room_id, guest_key = await open_room(http, HOST_HANDLE, {"X-Forwarded-For": address})
         assert guest_key is not None
         found.append(Room(room_id, {"X-Guest-Key": guest_key}))
     return found
@@ -673,10 +681,14 @@ async def run_backend(name: str, args: argparse.Namespace) -> dict[str, Any]:
     broker: Broker | None = None
     server: BackgroundServer | None = None
     result: dict[str, Any] = {"backend": name}
+    stand_in = contextlib.AsyncExitStack()
     try:
         if name == "postgres":
             database_url = await create_pg_database(args.pg_url, "dealroom_bench_turns")
             backend = Backend(name, database_url, args.redis_url, folder)
+            result["statistics"] = await stand_in.enter_async_context(
+                autovacuum_stand_in(database_url)
+            )
         else:
             url = f"sqlite+aiosqlite:///{folder / 'bench.sqlite3'}"
             backend = Backend(name, url, None, folder)
@@ -723,6 +735,7 @@ async def run_backend(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 await broker.close()
         if engine is not None:
             await engine.dispose()
+        await stand_in.aclose()
         if database_url is not None:
             with contextlib.suppress(Exception):
                 await drop_pg_database(args.pg_url, database_url)
@@ -775,6 +788,12 @@ def report_backend(result: dict[str, Any], args: argparse.Namespace) -> list[str
         f"pytest processes at start/end: {result['other_pytest_at_start']}"
         f"/{result['other_pytest_at_end']}"
     )
+    stand_in = result.get("statistics")
+    if stand_in is not None:
+        lines.append(
+            f"PostgreSQL autovacuum {stand_in['autovacuum']}; "
+            f"ANALYZE run {stand_in['analyzed']} times by the benchmark in its stead"
+        )
     lines.append(
         f"(a) per run, single process, one run_once() at a time: {args.rooms} rooms x "
         f"{args.messages} messages"
