@@ -6,9 +6,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, update
-from sqlalchemy.orm import aliased
+from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, update
+from sqlalchemy.orm import aliased, defer
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.messages import MessageRepository
@@ -108,6 +109,15 @@ class SessionRepository:
         )
 
 
+_FOR_WRITER = (
+    select(Room, Participant)
+    .outerjoin(Participant, Participant.room_id == Room.id)
+    .where(Room.id == bindparam("room_id", type_=Room.id.type))
+    .order_by(Participant.key)
+    .options(defer(Room.memory, raiseload=True))
+)
+
+
 class RoomRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
@@ -122,6 +132,17 @@ class RoomRepository:
         return await self.db.scalar(
             select(Room).where(Room.host_account_id == account_id, Room.kind == "home")
         )
+
+    async def for_writer(self, room_id: uuid.UUID) -> tuple[Room, list[Participant]] | None:
+        """The room and its participants (by key) in one statement, without the room's
+        memory, which a writer of a pane never reads (issue 17: ``postMessage`` read the
+        room and its participants in two statements, and decoded the memory document on
+        every post). Reading ``memory`` of the room returned raises."""
+        rows = await self.db.execute(_FOR_WRITER, {"room_id": room_id})
+        found = [cast(tuple[Room, Participant | None], tuple(row)) for row in rows]
+        if not found:
+            return None
+        return found[0][0], [p for _, p in found if p is not None]
 
     async def participants(self, room_id: uuid.UUID) -> list[Participant]:
         return list(

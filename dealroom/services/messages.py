@@ -43,7 +43,7 @@ from dealroom.services.identity import Identity
 from dealroom.services.live_stream import LiveStream
 from dealroom.services.pane_log import NotStored
 from dealroom.services.publish import publish_after_commit
-from dealroom.services.rooms import RoomAccess, room_for_reader
+from dealroom.services.rooms import RoomAccess, room_for_reader, room_for_writer
 from dealroom.services.run_queue import retry_failed, runs_for_message
 
 log = structlog.get_logger(__name__)
@@ -79,7 +79,7 @@ async def post_message(
     # collect cards; payment is made in the offer). RD3: so is an API key (K3).
     body = redact_secrets(validation.message_body(body))
     client_message_id = validation.client_message_id(client_message_id)
-    room = await room_for_reader(db, identity, room_id)
+    room = await room_for_writer(db, identity, room_id)
     pane = _writable_pane(room, seat)
     participant = room.participant(pane)
     if participant is None:

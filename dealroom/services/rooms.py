@@ -81,6 +81,19 @@ async def room_for_reader(db: Db, identity: Identity, room_id: uuid.UUID) -> Roo
     return RoomAccess(room, participants, seats)
 
 
+async def room_for_writer(db: Db, identity: Identity, room_id: uuid.UUID) -> RoomAccess:
+    """:func:`room_for_reader` for a writer of its own pane (``postMessage``): one statement,
+    and the room without its memory (reading ``access.room.memory`` raises)."""
+    found = await RoomRepository(db).for_writer(room_id)
+    if found is None:
+        raise not_found("Room")
+    room, participants = found
+    seats = access.seats_of(identity.viewer, holders(participants))
+    if not seats:
+        raise not_found("Room")
+    return RoomAccess(room, participants, seats)
+
+
 @dataclass(frozen=True, slots=True)
 class OpenedRoom:
     room: Room
