@@ -146,6 +146,7 @@ async def main_async(args: argparse.Namespace) -> None:
         **UNTHROTTLED_ENV,
     }
     servers: dict[str, list[ServerProcess]] = {}
+    figures: dict[str, Figures] = {}
     stand_in = contextlib.AsyncExitStack()
     try:
         migrate(env)
@@ -178,7 +179,7 @@ async def main_async(args: argparse.Namespace) -> None:
             for server in servers[name]:
                 server.start()
 
-        figures = {name: Figures() for name in servers}
+        figures.update((name, Figures()) for name in servers)
         order = list(servers)
         for round_no in range(args.rounds):
             # interleaved: each round starts with a different server so drift spreads evenly
@@ -213,7 +214,10 @@ async def main_async(args: argparse.Namespace) -> None:
                 server.stop()
         await stand_in.aclose()
         await drop_pg_database(args.pg_url, pg_url)
-        remove_tree(logs)
+        if any(entry.errors for entry in figures.values()):
+            print(f"errors: the servers' logs are kept in {logs}")
+        else:
+            remove_tree(logs)
 
 
 def report(figures: dict[str, Figures], args: argparse.Namespace) -> None:

@@ -25,7 +25,7 @@ import asyncpg
 import redis.asyncio as redis
 import strawberry
 import uvicorn
-from sqlalchemy import Table, insert, update
+from sqlalchemy import Table, insert, text, update
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -56,13 +56,27 @@ class Store:
         self.redis = redis.Redis.from_url(redis_url)
         self.panes: dict[uuid.UUID, uuid.UUID] = {}
         self.pool: Any = None
-        self.engine = create_async_engine(url, pool_size=20, max_overflow=0)
+        # dealroom's own pool: 10 kept, 20 more while busy. Every app of every variant holds
+        # its pool while the others are driven, so together they hold no more than PostgreSQL
+        # lets the machine open (max_connections 100): with a pool of 20 each and 4 more for
+        # asyncpg in every process, dealroom's busy moments were refused connections (INTERNAL).
+        self.engine = create_async_engine(url, pool_size=10, max_overflow=20)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
 
-    async def start(self) -> None:
-        self.pool = await asyncpg.create_pool(_asyncpg_dsn(self.url), min_size=4, max_size=20)
-        rows = await self.pool.fetch("SELECT room_id, id FROM participants WHERE key = 'visitor'")
-        self.panes = {row["room_id"]: row["id"] for row in rows}
+    async def start(self, raw: bool) -> None:
+        """``raw``: the variant writes through asyncpg's own pool, which lets idle connections
+        go; the others through SQLAlchemy's (only the pool the variant uses is opened)."""
+        if raw:
+            self.pool = await asyncpg.create_pool(
+                _asyncpg_dsn(self.url), min_size=1, max_size=30, max_inactive_connection_lifetime=5
+            )
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(
+                text("SELECT room_id, id FROM participants WHERE key = 'visitor'")
+            )
+            self.panes = {room_id: pane_id for room_id, pane_id in rows}
+        if raw:
+            await self.engine.dispose()
 
     async def publish(self, room_id: uuid.UUID, seq: int, body: str) -> None:
         payload = json.dumps({"cursor": seq, "prev": seq - 1, "body": body})
@@ -203,7 +217,7 @@ def build(variant: str, store: Store) -> Any:
 
 async def serve(variant: str, port: int) -> None:
     store = Store(os.environ["FLOOR_DATABASE_URL"], os.environ["FLOOR_REDIS_URL"])
-    await store.start()
+    await store.start(raw=variant.endswith("asyncpg"))
     config = uvicorn_config(
         build(variant, store), host="127.0.0.1", port=port, log_level="warning", access_log=False
     )

@@ -957,8 +957,10 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
     print(
         f"  CPU during posting ({cpu['seconds']:.1f}s): server {cpu['server']:.0f}%, "
         f"bench clients {cpu['clients']:.0f}% (per process {cpu['clients_each']}), "
-        f"postgres+redis {cpu['postgres_redis']:.0f}%, machine {cpu['machine']:.0f}% of "
-        f"{100 * (os.cpu_count() or 1)}%"
+        f"postgres+redis {cpu['postgres_redis']:.0f}% (processes alive at both ends), "
+        f"machine {cpu['machine']:.0f}% of {100 * (os.cpu_count() or 1)}%, of which beyond "
+        f"the server and the clients {cpu['machine'] - cpu['server'] - cpu['clients']:.0f}% "
+        "(PostgreSQL's backends that came and went included)"
     )
     idle = figures.get("cpu_idle")
     if idle:
