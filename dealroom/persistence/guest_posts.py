@@ -45,8 +45,7 @@ def posts_of(
     window."""
     own, siblings = _charged(key_hash, now - IP_WINDOW)
     counts = [
-        part.with_only_columns(func.count(Message.id)).scalar_subquery()
-        for part in (own, siblings)
+        part.with_only_columns(func.count(Message.id)).scalar_subquery() for part in (own, siblings)
     ]
     return counts[0] + counts[1]
 
@@ -73,9 +72,7 @@ def _charged(
     guest_posts = (
         select(Message.id)
         .join(_AUTHOR, _AUTHOR.id == Message.participant_id)
-        .where(
-            _AUTHOR.account_id.is_(None), Message.author_kind == AuthorKind.PARTICIPANT.value
-        )
+        .where(_AUTHOR.account_id.is_(None), Message.author_kind == AuthorKind.PARTICIPANT.value)
     )
     return (
         guest_posts.where(_AUTHOR.guest_key_hash == key_hash),

@@ -77,11 +77,12 @@ def create_runner(
     )
     deps = runner.deps
     acc = AccUpdate(deps)
+    persona = PersonaTurn(deps)
     handlers: dict[AgentName, Handler] = {
         # AccUpdate merges newer durable memory before the turn reads memory (seed 000); an
         # operator speaking in a pane's agent seat silences the agent there, the login gate's
         # line included (issue 16).
-        AgentName.PERSONA: acc.before(silenced_when_taken_over(PersonaTurn(deps), deps)),
+        AgentName.PERSONA: acc.before(silenced_when_taken_over(persona, deps)),
         AgentName.DISTIL: DistilTurn(deps),
         AgentName.OFFER_GEN: OfferGenTurn(deps),
         AgentName.AGREEMENT: AgreementTurn(deps),
@@ -91,8 +92,10 @@ def create_runner(
         AgentName.ACC_UPDATE: acc,
         AgentName.GUARD: GuardTurn(deps),
     }
+    prepares = {AgentName.PERSONA: persona.prepare}  # read in the claim's transaction
     for agent, handler in handlers.items():
-        runner.register(agent, metrics.timed(agent.value, handler))  # /metrics: time, failures
+        # /metrics: time, failures
+        runner.register(agent, metrics.timed(agent.value, handler), prepares.get(agent))
 
     async def replays() -> int:
         return await resume_replays(sessionmaker, clock)

@@ -7,6 +7,7 @@ of held sends is ``held_sends``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from typing import Any
@@ -31,7 +32,7 @@ from dealroom.services.ledger import CallSite
 from dealroom.services.pane_log import NotStored, Stored
 from dealroom.services.run_handler import RunnerDeps, StaleRun, model_for
 from dealroom.services.run_queue import RunStatus
-from dealroom.services.turn_context import RunSnapshot, TurnContext, load
+from dealroom.services.turn_context import Prepared, RunSnapshot, TurnContext, load
 
 log = structlog.get_logger(__name__)
 
@@ -44,12 +45,29 @@ class PersonaTurn:
     def __init__(self, deps: RunnerDeps) -> None:
         self.deps = deps
 
+    async def prepare(self, db: Db, run: RunSnapshot) -> RunSnapshot:
+        """The turn's context, read in the claim's transaction (``TurnRunner.register``): the
+        pane, its participants, the host's services, the session and the recent dispatches.
+        Not for a run whose room may merge durable memory first or whose pane an operator
+        holds: the merge changes what it would read, and a silenced run reads nothing."""
+        head = run.loaded
+        if head is None or head.merge_maybe_due or head.taken_over:
+            return run
+        ctx = await load(db, run, line_cap=self.deps.settings.session_line_cap, claimed=True)
+        return dataclasses.replace(run, loaded=dataclasses.replace(head, prepared=Prepared(ctx)))
+
     async def __call__(self, run: RunSnapshot) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
-            ctx = await load(db, run, line_cap=self.deps.settings.session_line_cap, claimed=True)
-        finally:
-            await db.close()
+        prepared = run.loaded.prepared if run.loaded is not None else None
+        if prepared is not None:
+            ctx = prepared.context
+        else:
+            db = Db(self.deps.sessionmaker)
+            try:
+                ctx = await load(
+                    db, run, line_cap=self.deps.settings.session_line_cap, claimed=True
+                )
+            finally:
+                await db.close()
         if ctx is None:
             await self._finish_orphan(run)
             return

@@ -52,6 +52,9 @@ class ClaimLoad:
     """Some bound participant's account memory is newer than its last merge."""
     offer_status: str | None
     offer_brand_approved_at: datetime | None
+    prepared: Prepared | None = None
+    """What the run's handler read in the claim's own transaction (``TurnRunner.register``'s
+    ``prepare``); None when it read nothing there."""
 
     @property
     def stage(self) -> offer_stage.Stage:
@@ -61,6 +64,15 @@ class ClaimLoad:
             offer_stage.OfferStatus(self.offer_status), self.offer_brand_approved_at
         )
         return offer_stage.derive_stage(row)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A turn's context read in the claim's transaction (issue 17: one unit of work less per
+    persona run)."""
+
+    context: TurnContext | None
+    """None when the room or the pane is gone."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,16 @@ IDLE_POLL_SECONDS = 0.1
 """How often `wait_idle` counts outstanding runs when no run of this process has ended."""
 
 
+Prepare = Callable[[Db, RunSnapshot], Awaitable[RunSnapshot]]
+"""A handler's first reads, made in the claim's own transaction: given the claimed run, it
+returns the run with what it read (``ClaimLoad.prepared``). Reads only: it must not wait on a
+row lock (the claim holds its pane's) nor write."""
+
+
+class _PrepareFailed(Exception):
+    """A handler's ``prepare`` raised: the claim is rolled back and made again without it."""
+
+
 @dataclass
 class _Sweep:
     run: Callable[[], Awaitable[object]]
@@ -52,13 +62,18 @@ class TurnRunner:
         """Set (and replaced) each time a run of this process finishes: ``wait_idle`` looks."""
         self._closing = False
         self._handlers: dict[str, Handler] = {}
+        self._prepares: dict[str, Prepare] = {}
         self._last_sweep: datetime | None = None
         self._sweeps: list[_Sweep] = []
         self._sweeping = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
 
-    def register(self, agent: AgentName, handler: Handler) -> None:
+    def register(self, agent: AgentName, handler: Handler, prepare: Prepare | None = None) -> None:
+        """``prepare``: the handler's first reads, made in the claim's transaction (one unit
+        of work less per run); the handler reads for itself when the run has none."""
         self._handlers[agent.value] = handler
+        if prepare is not None:
+            self._prepares[agent.value] = prepare
 
     def add_sweep(
         self, sweep: Callable[[], Awaitable[object]], every: timedelta = timedelta(seconds=5)
@@ -207,6 +222,18 @@ class TurnRunner:
                 log.warning("run_heartbeat_failed", run_id=str(run.id))
 
     async def _claim(self) -> RunSnapshot | None:
+        """Claim a due run, with its handler's first reads (``prepare``) in the same
+        transaction. A ``prepare`` that fails rolls the claim back, and the claim is made
+        again without it: the handler then reads for itself, and a failure there takes the
+        run's own path (a retry, then failed) instead of the run being claimed and rolled
+        back again and again."""
+        try:
+            return await self._claim_once(prepare=True)
+        except _PrepareFailed as failed:
+            log.warning("run_prepare_failed", error=f"{type(failed.__cause__).__name__}")
+            return await self._claim_once(prepare=False)
+
+    async def _claim_once(self, *, prepare: bool) -> RunSnapshot | None:
         """One statement on SQLite (``UPDATE … RETURNING`` choosing the run inside it); on
         PostgreSQL two: a ``SKIP LOCKED`` candidate with its pane's row lock, then the same
         ``UPDATE … RETURNING`` re-checking under a fresh snapshot that no sibling of the pane
@@ -220,14 +247,22 @@ class TurnRunner:
                 await runs.requeue_expired(now, settings.turn_attempts)
             lease_until = now + timedelta(seconds=settings.run_lease_seconds)
             if uow.db.dialect == "sqlite":  # one writer: claims are serial
-                return _snapshot(await runs.claim(now, lease_until))
-            # One candidate per transaction: holding one pane's lock while waiting for
-            # another's could deadlock two workers.
-            candidate = await runs.candidate_locking_pane(now)
-            if candidate is None:
-                return None
-            # one persona (one Distil) per pane at a time, in order
-            return _snapshot(await runs.claim(now, lease_until, run_id=candidate))
+                run = _snapshot(await runs.claim(now, lease_until))
+            else:
+                # One candidate per transaction: holding one pane's lock while waiting for
+                # another's could deadlock two workers.
+                candidate = await runs.candidate_locking_pane(now)
+                if candidate is None:
+                    return None
+                # one persona (one Distil) per pane at a time, in order
+                run = _snapshot(await runs.claim(now, lease_until, run_id=candidate))
+            reads = self._prepares.get(run.agent) if run is not None and prepare else None
+            if run is None or reads is None:
+                return run
+            try:
+                return await reads(uow.db, run)
+            except Exception as exc:
+                raise _PrepareFailed() from exc
 
     async def _fail(self, run: RunSnapshot, exc: BaseException) -> None:
         """Schedule a retry (or give up) and tell the pane. The user's message is stored

@@ -18,12 +18,13 @@ from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up
 
 POST_MESSAGE_BUDGET = {"postgresql": 6, "sqlite": 7}
-"""The room and its participants in one statement (without the room's memory); a guest's post counts its key's posts (the guest cap, issue
-11); the cross-room throttle (issue 9) upserts its counter; the pane log's append: on
-PostgreSQL one statement (the sequence bump, the pane's tail under the room's lock, the insert
-folded with the idempotency check into ``ON CONFLICT``, issue 17), on SQLite the bump and the
-insert; the runs in one INSERT; the room's watch re-armed (issue 12: one upsert). The pane's
-tail and the rate limit's counter are columns kept by the database (migration 0011): no read.
+"""The room and its participants in one statement (without the room's memory); a guest's post
+counts its key's posts (the guest cap, issue 11); the cross-room throttle (issue 9) upserts its
+counter; the pane log's append: on PostgreSQL one statement (the sequence bump, the pane's tail
+under the room's lock, the insert folded with the idempotency check into ``ON CONFLICT``, issue
+17), on SQLite the bump and the insert; the runs in one INSERT; the room's watch re-armed (issue
+12: one upsert). The pane's tail and the rate limit's counter are columns kept by the database
+(migration 0011): no read.
 (BEGIN/COMMIT/PRAGMA are not counted.)"""
 TURN_BUDGET = {"postgresql": 23, "sqlite": 25}
 """What ``postMessage`` and the persona and Distil runs of one visitor message execute, end to
