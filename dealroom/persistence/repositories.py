@@ -142,7 +142,12 @@ class RoomRepository:
         found = [cast(tuple[Room, Participant | None], tuple(row)) for row in rows]
         if not found:
             return None
-        return found[0][0], [p for _, p in found if p is not None]
+        room = found[0][0]
+        # Out of the session: a later read of the room in the same unit (another root field
+        # of the same request, say) loads it whole instead of finding this one without its
+        # memory in the identity map.
+        self.db.session.expunge(room)
+        return room, [p for _, p in found if p is not None]
 
     async def participants(self, room_id: uuid.UUID) -> list[Participant]:
         return list(

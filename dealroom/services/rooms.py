@@ -83,7 +83,8 @@ async def room_for_reader(db: Db, identity: Identity, room_id: uuid.UUID) -> Roo
 
 async def room_for_writer(db: Db, identity: Identity, room_id: uuid.UUID) -> RoomAccess:
     """:func:`room_for_reader` for a writer of its own pane (``postMessage``): one statement,
-    and the room without its memory (reading ``access.room.memory`` raises)."""
+    and the room without its memory (reading ``access.room.memory`` raises), out of the
+    session."""
     found = await RoomRepository(db).for_writer(room_id)
     if found is None:
         raise not_found("Room")

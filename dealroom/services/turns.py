@@ -42,7 +42,8 @@ row lock (the claim holds its pane's) nor write."""
 
 
 class _PrepareFailed(Exception):
-    """A handler's ``prepare`` raised: the claim is rolled back and made again without it."""
+    """A handler's ``prepare`` raised (the run's id): the claim is rolled back and made again
+    without it."""
 
 
 @dataclass
@@ -230,7 +231,10 @@ class TurnRunner:
         try:
             return await self._claim_once(prepare=True)
         except _PrepareFailed as failed:
-            log.warning("run_prepare_failed", error=f"{type(failed.__cause__).__name__}")
+            cause = failed.__cause__
+            log.warning(
+                "run_prepare_failed", run_id=str(failed), error=f"{type(cause).__name__}: {cause}"
+            )
             return await self._claim_once(prepare=False)
 
     async def _claim_once(self, *, prepare: bool) -> RunSnapshot | None:
@@ -262,7 +266,7 @@ class TurnRunner:
             try:
                 return await reads(uow.db, run)
             except Exception as exc:
-                raise _PrepareFailed() from exc
+                raise _PrepareFailed(str(run.id)) from exc
 
     async def _fail(self, run: RunSnapshot, exc: BaseException) -> None:
         """Schedule a retry (or give up) and tell the pane. The user's message is stored
