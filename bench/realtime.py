@@ -441,6 +441,10 @@ class Room:
     guest_key: str
 
 
+SLOW_ROUND_TRIP = 0.1
+"""A ``postMessage`` round trip this long (seconds) is counted by when it started."""
+
+
 @dataclass
 class PostResult:
     key: str
@@ -660,6 +664,13 @@ def delivery(
     latencies.sort()
     end_to_end.sort()
     rtts = sorted(r.returned - r.started for r in schedule.results if r.error is None)
+    # When the slow round trips happened: spread over the run (queueing) or bunched in a few
+    # seconds (a stall: a pause, a checkpoint, a long round of some periodic work)
+    slow_seconds = Counter(
+        int(r.started - schedule.began)
+        for r in schedule.results
+        if r.error is None and r.returned - r.started > SLOW_ROUND_TRIP
+    )
     sent = len(schedule.results)
     last_start = max((r.started for r in schedule.results), default=schedule.began)
     last_return = max((r.returned for r in schedule.results if r.error is None), default=math.nan)
@@ -692,6 +703,7 @@ def delivery(
         "rtt_p50": percentile(rtts, 50),
         "rtt_p99": percentile(rtts, 99),
         "rtt_max": rtts[-1] if rtts else math.nan,
+        "slow_by_second": sorted(slow_seconds.items()),
         "overshoot_p99": percentile(lags, 99),
         "gate_wait_p99": percentile(waits, 99),
         "slip_p50": percentile(slips, 50),
@@ -952,7 +964,8 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
     )
     print(
         f"  postMessage round trip (ms): p50 {ms(load['rtt_p50'])} p99 {ms(load['rtt_p99'])} "
-        f"max {ms(load['rtt_max'])}"
+        f"max {ms(load['rtt_max'])}; over {SLOW_ROUND_TRIP * 1000:.0f} ms, by second of the "
+        f"posting (second: count): {load['slow_by_second']}"
     )
     print(
         f"  CPU during posting ({cpu['seconds']:.1f}s): server {cpu['server']:.0f}%, "
