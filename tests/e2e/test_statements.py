@@ -26,7 +26,7 @@ under the room's lock, the insert folded with the idempotency check into ``ON CO
 12: one upsert). The pane's tail and the rate limit's counter are columns kept by the database
 (migration 0011): no read.
 (BEGIN/COMMIT/PRAGMA are not counted.)"""
-TURN_BUDGET = {"postgresql": 23, "sqlite": 25}
+TURN_BUDGET = {"postgresql": 22, "sqlite": 24}
 """What ``postMessage`` and the persona and Distil runs of one visitor message execute, end to
 end, apart from the workers' queue polls and claims (how many of those run depends on timing,
 not on the turn: an empty poll is the same claim statement finding nothing). Each run's own
