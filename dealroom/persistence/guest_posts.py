@@ -69,14 +69,14 @@ def _charged(
         select(_BY_KEY.ip_hash).where(_BY_KEY.guest_key_hash == key_hash).correlate(Participant)
     )
     siblings = select(_BY_IP.guest_key_hash).where(_BY_IP.ip_hash.in_(address))
-    guest_posts = (
+    posts = (  # every unclaimed guest's own lines
         select(Message.id)
         .join(_AUTHOR, _AUTHOR.id == Message.participant_id)
         .where(_AUTHOR.account_id.is_(None), Message.author_kind == AuthorKind.PARTICIPANT.value)
     )
     return (
-        guest_posts.where(_AUTHOR.guest_key_hash == key_hash),
-        guest_posts.where(
+        posts.where(_AUTHOR.guest_key_hash == key_hash),
+        posts.where(
             _AUTHOR.guest_key_hash.in_(siblings),
             _AUTHOR.guest_key_hash != key_hash,
             Message.created_at >= since,

@@ -23,49 +23,39 @@ from tests.support.rooms import guest_room_in_process
 
 
 async def test_the_count_stops_at_the_cap_and_is_exact_below_it(
-    engine: AsyncEngine, clock: ManualClock
+    engine: AsyncEngine, db: Db, clock: ManualClock
 ) -> None:
     visitor = await _guest(engine, clock, "guestcount")
-    db = Db(create_sessionmaker(engine))
-    try:
-        await _posts(db, clock, visitor, 5)
-        counted = {
-            cap: await guest_posts(db, _key(visitor), clock.now(), cap) for cap in (3, 5, 30)
-        }
-    finally:
-        await db.close()
+    await _posts(db, clock, visitor, 5)
+    counted = {cap: await guest_posts(db, _key(visitor), clock.now(), cap) for cap in (3, 5, 30)}
     assert counted == {3: 3, 5: 5, 30: 5}
 
 
 async def test_an_address_shares_its_allowance_within_the_window_and_counts_once(
-    engine: AsyncEngine, clock: ManualClock
+    engine: AsyncEngine, db: Db, clock: ManualClock
 ) -> None:
     """A key's own posts count for ever; a sibling key's (same address) only within the
     window; a key's own posts are not counted again as its address's."""
     first = await _guest(engine, clock, "sharedone")
     second = await _guest(engine, clock, "sharedtwo")
     elsewhere = await _guest(engine, clock, "elsewhere")
-    db = Db(create_sessionmaker(engine))
-    try:
-        await _mint(db, clock, first, "office")
-        await _mint(db, clock, second, "office")
-        await _mint(db, clock, elsewhere, "home")
-        await _posts(db, clock, first, 2, ago=IP_WINDOW + timedelta(hours=1))  # before the window
-        await _posts(db, clock, first, 3, start=10)
-        await _posts(db, clock, second, 1)
-        await _posts(db, clock, elsewhere, 7)
-        counted = {
-            name: await guest_posts(db, _key(visitor), clock.now(), 100)
-            for name, visitor in (("first", first), ("second", second), ("elsewhere", elsewhere))
-        }
-    finally:
-        await db.close()
+    await _mint(db, clock, first, "office")
+    await _mint(db, clock, second, "office")
+    await _mint(db, clock, elsewhere, "home")
+    await _posts(db, clock, first, 2, ago=IP_WINDOW + timedelta(hours=1))  # before the window
+    await _posts(db, clock, first, 3, start=10)
+    await _posts(db, clock, second, 1)
+    await _posts(db, clock, elsewhere, 7)
+    counted = {
+        name: await guest_posts(db, _key(visitor), clock.now(), 100)
+        for name, visitor in (("first", first), ("second", second), ("elsewhere", elsewhere))
+    }
     # first: its own 5; second: its own 1 and first's 3 in the window; elsewhere: its own 7
     assert counted == {"first": 5 + 1, "second": 1 + 3, "elsewhere": 7}
 
 
 async def test_a_room_list_counts_each_guest_by_its_own_address(
-    engine: AsyncEngine, clock: ManualClock
+    engine: AsyncEngine, db: Db, clock: ManualClock
 ) -> None:
     """The rooms page's cap flag (``guest_capped_rooms``): a guest that used up the cap is
     capped, another address's guest with one post is not, and a fresh key from the capped
@@ -73,18 +63,14 @@ async def test_a_room_list_counts_each_guest_by_its_own_address(
     spent = await _guest(engine, clock, "spenthost")
     other = await _guest(engine, clock, "otherhost")
     fresh = await _guest(engine, clock, "freshhost")
-    db = Db(create_sessionmaker(engine))
-    try:
-        await _mint(db, clock, spent, "one address")
-        await _mint(db, clock, other, "another address")
-        await _mint(db, clock, fresh, "one address")
-        await _posts(db, clock, spent, 3)
-        await _posts(db, clock, other, 1)
-        capped = await guest_capped_rooms(
-            db, [spent.room_id, other.room_id, fresh.room_id], 3, clock.now()
-        )
-    finally:
-        await db.close()
+    await _mint(db, clock, spent, "one address")
+    await _mint(db, clock, other, "another address")
+    await _mint(db, clock, fresh, "one address")
+    await _posts(db, clock, spent, 3)
+    await _posts(db, clock, other, 1)
+    capped = await guest_capped_rooms(
+        db, [spent.room_id, other.room_id, fresh.room_id], 3, clock.now()
+    )
     assert capped == {spent.room_id, fresh.room_id}
 
 

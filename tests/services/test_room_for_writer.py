@@ -21,7 +21,7 @@ from tests.support.rooms import guest_room_in_process
 
 
 async def test_a_writer_gets_the_readers_seats_in_one_statement_without_memory(
-    engine: AsyncEngine, clock: ManualClock, count_statements: Callable[[], Any]
+    engine: AsyncEngine, db: Db, clock: ManualClock, count_statements: Callable[[], Any]
 ) -> None:
     guest, opened = await guest_room_in_process(engine, clock, "writerroom")
     reader = Db(create_sessionmaker(engine))  # one unit at a time: SQLite's pool is one
@@ -29,35 +29,27 @@ async def test_a_writer_gets_the_readers_seats_in_one_statement_without_memory(
         read = await room_for_reader(reader, guest, opened.room.id)
     finally:
         await reader.close()
-    writer = Db(create_sessionmaker(engine))
-    try:
-        with count_statements() as seen:
-            written = await room_for_writer(writer, guest, opened.room.id)
-        assert len(seen) == 1
-        assert written.seats == read.seats
-        assert [(p.id, p.key) for p in written.participants] == [
-            (p.id, p.key) for p in read.participants
-        ]
-        assert (written.room.id, written.room.mode) == (read.room.id, read.room.mode)
-        with pytest.raises(SQLAlchemyError):
-            _ = written.room.memory  # not loaded, and never loaded behind the caller's back
-        # the same unit reading the room afterwards gets it whole
-        again = await room_for_reader(writer, guest, opened.room.id)
-        assert again.room.memory == read.room.memory
-    finally:
-        await writer.close()
+    with count_statements() as seen:
+        written = await room_for_writer(db, guest, opened.room.id)
+    assert len(seen) == 1
+    assert written.seats == read.seats
+    assert [(p.id, p.key) for p in written.participants] == [
+        (p.id, p.key) for p in read.participants
+    ]
+    assert (written.room.id, written.room.mode) == (read.room.id, read.room.mode)
+    with pytest.raises(SQLAlchemyError):
+        _ = written.room.memory  # not loaded, and never loaded behind the caller's back
+    # the same unit reading the room afterwards gets it whole
+    again = await room_for_reader(db, guest, opened.room.id)
+    assert again.room.memory == read.room.memory
 
 
 async def test_a_stranger_or_a_missing_room_is_not_found(
-    engine: AsyncEngine, clock: ManualClock
+    engine: AsyncEngine, db: Db, clock: ManualClock
 ) -> None:
     _, opened = await guest_room_in_process(engine, clock, "writerhidden")
     stranger = Identity(signed_in=None, account=None, guest_key=new_guest_key())
-    db = Db(create_sessionmaker(engine))
-    try:
-        for room_id in (opened.room.id, opened.room.host_account_id):  # the second is no room
-            with pytest.raises(DomainError) as refused:
-                await room_for_writer(db, stranger, room_id)
-            assert refused.value.code == ErrorCode.NOT_FOUND
-    finally:
-        await db.close()
+    for room_id in (opened.room.id, opened.room.host_account_id):  # the second is no room
+        with pytest.raises(DomainError) as refused:
+            await room_for_writer(db, stranger, room_id)
+        assert refused.value.code == ErrorCode.NOT_FOUND
