@@ -34,9 +34,10 @@ log = structlog.get_logger(__name__)
 CLAIM_BATCH = 50
 
 
-async def arm(db: Db, room_id: uuid.UUID, now: datetime) -> None:
-    """W1: re-arm the room's watch; the caller holds the room's row lock."""
-    await WatchRepository(db).arm(room_id, now)
+def arm(db: Db, room_id: uuid.UUID, now: datetime) -> None:
+    """W1: re-arm the room's watch; the caller holds the room's row lock. Sent with the
+    unit's deferred writes (``Db.defer``): by its next statement or its commit."""
+    WatchRepository(db).arm_later(room_id, now)
 
 
 class WatchFirer:

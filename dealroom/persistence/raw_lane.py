@@ -22,6 +22,7 @@ invalidated when the driver or its connection failed), so callers catch one fami
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
@@ -151,6 +152,55 @@ def _compile(statement: Any, dialect: Dialect) -> Compiled | None:
     return Compiled(form.string, names, defaults, tuple(binders), readers, targets)
 
 
+_DML = re.compile(r"(INSERT|UPDATE|DELETE)\b")
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+_batches: dict[tuple[int, ...], tuple[tuple[Compiled, ...], Compiled | None]] = {}
+
+
+def batch(lanes: Sequence[Compiled]) -> Compiled | None:
+    """Several writes as one statement: every one but the last a data-modifying ``WITH``
+    entry, the last the statement itself, so the lot costs one round trip. PostgreSQL runs
+    them on one snapshot, none seeing another's effects, in no set order: only for writes
+    that are independent (no two touch one row, none reads what another writes) and whose
+    results nobody reads (``Db.defer``). Parameter ``n`` of write ``i`` is named ``"i:n"``.
+    None when a write cannot be nested (one with its own ``WITH``, or a quoted literal the
+    renumbering could misread): the caller sends them one by one."""
+    key = tuple(id(lane) for lane in lanes)
+    found = _batches.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], lanes, strict=True)):
+        return found[1]
+    built = _batch(lanes)
+    with _cache_lock:
+        if len(_batches) >= CACHE_LIMIT:
+            _batches.clear()
+        _batches[key] = (tuple(lanes), built)
+    return built
+
+
+def _batch(lanes: Sequence[Compiled]) -> Compiled | None:
+    parts: list[str] = []
+    names: list[str] = []
+    defaults: dict[str, Any] = {}
+    binders: list[Processor | None] = []
+    for index, lane in enumerate(lanes):
+        if not _DML.match(lane.sql) or "'" in lane.sql or "$$" in lane.sql:
+            return None
+        parts.append(_renumbered(lane.sql, len(names)))
+        names.extend(f"{index}:{name}" for name in lane.names)
+        defaults.update({f"{index}:{name}": value for name, value in lane.defaults.items()})
+        binders.extend(lane.binders)
+    *entries, last = parts
+    sql = "WITH " + ", ".join(f"w{i} AS ({part})" for i, part in enumerate(entries)) + " " + last
+    return Compiled(sql, tuple(names), defaults, tuple(binders), None)
+
+
+def _renumbered(sql: str, offset: int) -> str:
+    def shifted(match: re.Match[str]) -> str:
+        return f"${int(match.group(1)) + offset}"
+
+    return _PLACEHOLDER.sub(shifted, sql)
+
+
 async def fetch(
     connection: AsyncConnection,
     driver: asyncpg.Connection,
@@ -190,4 +240,4 @@ async def fetch(
     return lane.rows(records)
 
 
-__all__ = ["Compiled", "compiled", "fetch"]
+__all__ = ["Compiled", "batch", "compiled", "fetch"]

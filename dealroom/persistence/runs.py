@@ -121,6 +121,13 @@ class RunRepository:
         )
         return int(row[0])
 
+    def write_memory_later(
+        self, room_id: uuid.UUID, document: dict[str, Any], now: datetime
+    ) -> None:
+        """:meth:`write_memory` without its answer, sent with the unit's other deferred
+        writes (``Db.defer``)."""
+        self.db.defer(q.write_memory(), {"room_id": room_id, "document": document, "at": now})
+
     async def pane_busy(self, participant_id: uuid.UUID, agent: str) -> bool:
         found = await self.db.scalar(
             select(AgentRun.id)

@@ -56,6 +56,11 @@ class WatchRepository:
         (row,) = await self.db.rows(_ARM[self.db.dialect], {"room_id": room_id, "now": now})
         return int(row[0])
 
+    def arm_later(self, room_id: uuid.UUID, now: datetime) -> None:
+        """:meth:`arm` without its answer, sent with the unit's other deferred writes
+        (``Db.defer``)."""
+        self.db.defer(_ARM[self.db.dialect], {"room_id": room_id, "now": now})
+
     async def locked(self, room_id: uuid.UUID) -> RoomWatch | None:
         return await self.db.scalar(
             select(RoomWatch).where(RoomWatch.room_id == room_id).with_for_update()

@@ -144,7 +144,11 @@ class Context:
         except BaseException:
             await self.db.rollback()
             raise
-        await self.db.commit()
+        try:
+            await self.db.commit()  # sends any deferred writes first (Db.defer)
+        except BaseException:
+            await self.db.rollback()
+            raise
 
     def set_cookie(self, name: str, value: str, max_age: int) -> None:
         if self.response is None:

@@ -210,10 +210,11 @@ class DistilTurn:
         output: DistilOutput,
         site: CallSite,
     ) -> None:
-        """The fenced write (issue 17: four statements, five when the memory changed): the
-        lease's release, which is the fencing check and takes the room's row lock and reads
-        its memory; the held sends; the memory's ``UPDATE … RETURNING`` if it changed; the
-        run's finish, which is the stale-run check; the rows, in one flush. A failed check
+        """The fenced write (issue 17: four statements on PostgreSQL): the lease's release,
+        which is the fencing check and takes the room's row lock and reads its memory; the
+        held sends; the run's finish, which is the stale-run check; then, deferred to the
+        commit and sent as one statement, the memory's write if it changed and the ledger's
+        row (other rows, when there are any, in one flush before them). A failed check
         raises and the unit rolls back, the release with it. Lock order: lease, room, run
         (the Guard and AccUpdate take lease, room too; the persona room, run)."""
         deps = self.deps
@@ -264,14 +265,7 @@ class DistilTurn:
                     )
                 )
             changed = document != before
-            promote = None
             runs = RunRepository(db)
-            if changed:
-                await runs.write_memory(run.room_id, document, now)
-                # ZLY-1897: a live home room promotes the host sitting right after Distil.
-                promote = await home_arvist_run(
-                    db, run.room_id, room.kind, room.mode, run.participant_id, now
-                )
             error = None
             if applied.rejected:
                 # Kept on the run for operators: what the writer tried and was refused.
@@ -280,6 +274,14 @@ class DistilTurn:
             no_op = not changed and output.frustration is None
             if not await runs.done(run.id, run.attempts, now, no_op=no_op, error=error):
                 raise StaleRun(str(run.id))  # another worker owns the run: nothing is kept
+            promote = None
+            if changed:
+                # ZLY-1897: a live home room promotes the host sitting right after Distil.
+                promote = await home_arvist_run(
+                    db, run.room_id, room.kind, room.mode, run.participant_id, now
+                )
+                # with the ledger's row at the commit, in one statement (Db.defer)
+                runs.write_memory_later(run.room_id, document, now)
             public = [r for r in applied.rejected if r.reason.startswith(memdoc.PUBLIC_REFUSAL)]
             if public:  # M13: a host.public write that would reveal private values
                 rows.append(
@@ -296,7 +298,7 @@ class DistilTurn:
                 rows.append(promote)
                 uow.wake()  # the promoted Arvist run, once committed
             await db.add(*rows)
-            await db.insert(site.rows)  # the ledger's rows, without a flush
+            await db.insert(site.rows, later=True)  # the ledger's rows, without a flush
         site.rows.clear()  # stored: nothing left for the failure path to keep
 
     async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:

@@ -125,9 +125,10 @@ async def post_message(
     row = done.row
     # The turn is queued in the same transaction as the message: a crash after commit loses
     # neither. The mutation never waits for it. (first_spoke_at is stamped by the pane log.)
-    # One Core INSERT: nothing in this transaction reads the runs back (Db.insert).
-    await db.insert([*runs_for_message(row, now), *gate_runs])
-    await watches.arm(db, room.room.id, now)  # W1: the room is not quiet
+    # One Core INSERT: nothing in this transaction reads the runs back (Db.insert). It and
+    # the watch's re-arm go at the commit, in one statement on PostgreSQL (Db.defer).
+    await db.insert([*runs_for_message(row, now), *gate_runs], later=True)
+    watches.arm(db, room.room.id, now)  # W1: the room is not quiet
     view = MessageView.from_row(row, pane)
     event = MessageAddedEvent(cursor=row.seq, prev=done.prev, message=view)
     channel = pane_channel(room.room.id, pane)

@@ -206,7 +206,7 @@ class PersonaTurn:
             memory = finished.memory
             rows: list[object] = []  # inserted together, in one flush
             if not guard_push(dispatch):
-                await watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms
+                watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms
             view = MessageView.from_row(done.row, Seat(ctx.pane_key))
             uow.publish(
                 (
@@ -246,10 +246,12 @@ class PersonaTurn:
             }
             held = held_sends.held_of(outbound, names)
             uow.publish(*await held_sends.notify(db, ctx.room_id, ctx.pane, run.id, held, now))
-            if document != memory:
-                await runs.write_memory(ctx.room_id, document, now)
             await db.add(*rows, *outbound.runs)
-            await db.insert(site.rows)  # the ledger's rows, without a flush
+            # The closing writes (the watch's re-arm above, the memory, the ledger's row) go
+            # at the commit, in one statement on PostgreSQL (Db.defer): nothing reads them back.
+            if document != memory:
+                runs.write_memory_later(ctx.room_id, document, now)
+            await db.insert(site.rows, later=True)
             if outbound.runs:
                 uow.announce()
         site.rows.clear()  # stored: nothing left for the failure path to keep

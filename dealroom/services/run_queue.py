@@ -46,6 +46,7 @@ def new_run(
         watch_generation=watch_generation,
         status=RunStatus.QUEUED.value,
         attempts=0,
+        no_op=False,  # every column with a Python-side default set: the raw lane can insert it
         not_before=now,
         created_at=now,
     )

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from sqlalchemy import Table, bindparam, event, func, insert, select, text, update
+from sqlalchemy import Table, bindparam, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
@@ -26,35 +26,16 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, Lease, ModelCall, Room, UTCDateTime
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process, queued_runs
+from tests.support.statements import heard
 from tests.support.turns import ledger_row
 
 PRICE = Decimal("0.000125")
 
 
-@contextmanager
-def lanes(engine: AsyncEngine) -> Iterator[list[bool]]:
+def lanes(engine: AsyncEngine) -> AbstractContextManager[list[bool]]:
     """For each statement the engine's listeners hear: True when it came by the raw lane
     (no cursor), False through SQLAlchemy. BEGIN is left out."""
-    seen: list[bool] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *_args: Any) -> None:
-        assert conn is not None  # listeners may read the connection (its ``info``)
-        if not statement.lstrip().upper().startswith("BEGIN"):
-            seen.append(cursor is None)
-
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
-
-
-@pytest.fixture
-async def pg_db(pg_engine: AsyncEngine) -> AsyncIterator[Db]:
-    """A unit of work on the test's own PostgreSQL database, closed after the test."""
-    unit = Db(create_sessionmaker(pg_engine))
-    yield unit
-    await unit.close()
+    return heard(engine, lambda _statement, by_lane: by_lane)
 
 
 @contextmanager

@@ -1,0 +1,213 @@
+"""``Db.defer`` (issue 17): a unit's closing writes, whose results nobody reads, wait for the
+unit's next statement or its commit; on PostgreSQL the ones deferred in a row go as one
+statement (``raw_lane.batch``), so a turn's re-arm, memory and ledger row cost one round trip."""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import AbstractContextManager
+from typing import Any, cast
+
+import pytest
+from sqlalchemy import (
+    String,
+    Table,
+    Uuid,
+    bindparam,
+    func,
+    literal_column,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.agents.models.base import AgentName
+from dealroom.persistence import raw_lane
+from dealroom.persistence import run_statements as q
+from dealroom.persistence.db import Db, _insert_of
+from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.models import AgentRun, ModelCall, Participant, Room, RoomWatch
+from dealroom.persistence.runs import RunRepository
+from dealroom.persistence.watches import WatchRepository
+from dealroom.services.run_queue import new_run
+from tests.support.clock import ManualClock
+from tests.support.rooms import guest_room_in_process
+from tests.support.statements import heard
+from tests.support.turns import ledger_row
+
+
+def statements(engine: AsyncEngine) -> AbstractContextManager[list[tuple[str, bool]]]:
+    """Each statement heard, with whether it came by the raw lane; BEGIN left out."""
+    return heard(engine, lambda statement, by_lane: (statement, by_lane))
+
+
+async def _room(engine: AsyncEngine, clock: ManualClock, handle: str) -> uuid.UUID:
+    _, opened = await guest_room_in_process(engine, clock, handle)
+    return opened.room.id
+
+
+async def _stored(engine: AsyncEngine, room_id: uuid.UUID) -> tuple[int, int, int]:
+    """The room's memory version, its watch's generation (0 without one), its ledger rows."""
+    db = Db(create_sessionmaker(engine))
+    try:
+        version = await db.scalar(select(Room.memory_version).where(Room.id == room_id))
+        generation = await db.scalar(
+            select(RoomWatch.generation).where(RoomWatch.room_id == room_id)
+        )
+        calls = await db.scalar(
+            select(func.count()).select_from(ModelCall).where(ModelCall.room_id == room_id)
+        )
+        return int(version or 0), int(generation or 0), int(calls or 0)
+    finally:
+        await db.close()
+
+
+def _defer_closing_writes(db: Db, room_id: uuid.UUID, clock: ManualClock) -> None:
+    """What a persona's apply defers: the watch's re-arm, the memory, the ledger's row."""
+    WatchRepository(db).arm_later(room_id, clock.now())
+    RunRepository(db).write_memory_later(room_id, {"note": "deferred"}, clock.now())
+    db.defer(*_ledger_insert(room_id, clock))
+
+
+def _ledger_insert(room_id: uuid.UUID, clock: ManualClock) -> tuple[Any, dict[str, Any]]:
+    row = ledger_row(room_id, clock.now(), id=uuid.uuid4())
+    table = ModelCall.__table__
+    values = {c.key: getattr(row, c.key) for c in table.columns if c.key in vars(row)}
+    return _insert_of(table, tuple(values), 1), values  # type: ignore[arg-type]
+
+
+async def test_deferred_writes_go_as_one_statement_at_the_commit(
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
+) -> None:
+    room_id = await _room(pg_engine, clock, "deferone")
+    before = await _stored(pg_engine, room_id)
+    with statements(pg_engine) as seen:
+        await pg_db.execute(text("SELECT 1"))  # the transaction has begun
+        _defer_closing_writes(pg_db, room_id, clock)
+        assert len(seen) == 1  # nothing sent yet
+        await pg_db.commit()
+    assert len(seen) == 2, seen
+    batch, by_lane = seen[1]
+    assert by_lane
+    assert batch.startswith("WITH w0 AS (INSERT INTO room_watches")
+    assert await _stored(pg_engine, room_id) == (before[0] + 1, before[1] + 1, before[2] + 1)
+
+
+async def test_the_next_statement_sends_them_first_and_sees_them(
+    engine: AsyncEngine, clock: ManualClock, db: Db
+) -> None:
+    """On both backends: a read after deferred writes reads what they wrote."""
+    room_id = await _room(engine, clock, "deferread")
+    before = await _stored(engine, room_id)
+    await db.execute(text("SELECT 1"))
+    _defer_closing_writes(db, room_id, clock)
+    version = await db.scalar(select(Room.memory_version).where(Room.id == room_id))
+    assert version == before[0] + 1
+    calls = await db.scalar(
+        select(func.count()).select_from(ModelCall).where(ModelCall.room_id == room_id)
+    )
+    assert calls == before[2] + 1
+    await db.commit()
+    assert await _stored(engine, room_id) == (before[0] + 1, before[1] + 1, before[2] + 1)
+
+
+async def test_a_rollback_drops_deferred_writes_unsent(
+    engine: AsyncEngine, clock: ManualClock, db: Db
+) -> None:
+    room_id = await _room(engine, clock, "deferdrop")
+    before = await _stored(engine, room_id)
+    with statements(engine) as seen:
+        await db.execute(text("SELECT 1"))
+        _defer_closing_writes(db, room_id, clock)
+        await db.rollback()
+        await db.execute(text("SELECT 2"))  # the unit goes on: nothing left queued
+        await db.commit()
+    assert [s for s, _ in seen if "INSERT" in s or "UPDATE" in s] == []
+    assert await _stored(engine, room_id) == before
+
+
+async def test_a_deferred_write_that_fails_fails_the_commit_and_nothing_is_kept(
+    engine: AsyncEngine, clock: ManualClock, db: Db
+) -> None:
+    """The error surfaces where the writes are sent, the commit, and the unit's earlier,
+    undeferred write is not committed either."""
+    room_id = await _room(engine, clock, "deferfail")
+    before = await _stored(engine, room_id)
+    await db.rows(q.write_memory(), {"room_id": room_id, "document": {"a": 1}, "at": clock.now()})
+    WatchRepository(db).arm_later(room_id, clock.now())
+    db.defer(*_ledger_insert(uuid.uuid4(), clock))  # no such room: the foreign key refuses it
+    with pytest.raises(IntegrityError):
+        await db.commit()
+    await db.close()
+    assert await _stored(engine, room_id) == before
+
+
+async def test_a_few_rows_of_one_kind_go_as_one_insert_on_the_lane(
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
+) -> None:
+    """``Db.insert`` of up to ``MANY_ROWS`` rows that set every Python-side default: one
+    statement the lane takes, deferred or not; the rows stored as given."""
+    room_id = await _room(pg_engine, clock, "defermany")
+    participant = await pg_db.scalar(
+        select(Participant.id).where(Participant.room_id == room_id, Participant.key != "host")
+    )
+    assert participant is not None
+    await pg_db.commit()
+    runs = [
+        new_run(room_id=room_id, participant_id=participant, agent=agent, now=clock.now())
+        for agent in (AgentName.PERSONA, AgentName.DISTIL, AgentName.PERSONA)
+    ]
+    with statements(pg_engine) as seen:
+        await pg_db.execute(text("SELECT 1"))
+        await pg_db.insert(runs[:2])
+        await pg_db.insert(runs[2:], later=True)
+        WatchRepository(pg_db).arm_later(room_id, clock.now())
+        await pg_db.commit()
+    assert [by_lane for _, by_lane in seen] == [False, True, True]
+    assert seen[1][0].startswith("INSERT INTO agent_runs")
+    assert seen[1][0].count("), (") == 1
+    assert seen[2][0].startswith("WITH w0 AS (INSERT INTO agent_runs")
+    stored = (
+        await pg_db.execute(
+            select(AgentRun.id, AgentRun.agent, AgentRun.no_op).where(AgentRun.room_id == room_id)
+        )
+    ).all()
+    assert sorted((r.id, r.agent, r.no_op) for r in stored) == sorted(
+        (r.id, r.agent, False) for r in runs
+    )
+
+
+def test_a_write_with_its_own_with_or_a_literal_is_not_nested(pg_engine: AsyncEngine) -> None:
+    """PostgreSQL allows a data-modifying ``WITH`` only at the top level, and a quoted
+    literal could hold a ``$n`` the renumbering would misread: such a write is sent on its
+    own. The batch's parameters are renumbered in order."""
+    dialect = pg_engine.dialect
+    memory = raw_lane.compiled(q.write_memory(), dialect)
+    assert memory is not None
+    both = raw_lane.batch([memory, memory])
+    assert both is not None
+    assert both.names == tuple(f"{i}:{n}" for i in (0, 1) for n in memory.names)
+    assert f"${2 * len(memory.names)}" in both.sql
+    assert f"${2 * len(memory.names) + 1}" not in both.sql
+    rooms = cast(Table, Room.__table__)
+    chosen = select(Room.id).where(Room.id == bindparam("room_id", type_=Uuid)).cte("chosen")
+    with_its_own = (
+        update(rooms)
+        .where(rooms.c.id.in_(select(chosen.c.id)))
+        .values(title=bindparam("title", type_=String))
+    )
+    nested = raw_lane.compiled(with_its_own, dialect)
+    assert nested is not None
+    assert nested.sql.startswith("WITH")
+    assert raw_lane.batch([memory, nested]) is None
+    quoted = raw_lane.compiled(
+        update(rooms)
+        .where(rooms.c.id == bindparam("room_id", type_=Uuid))
+        .values(title=literal_column("'$1'")),
+        dialect,
+    )
+    assert quoted is not None
+    assert "'$1'" in quoted.sql
+    assert raw_lane.batch([memory, quoted]) is None
