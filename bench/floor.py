@@ -3,8 +3,9 @@ next to bare-stack apps doing the same write (``bench/floor_apps.py``), in one r
 
 One throwaway PostgreSQL database, migrated; one Redis. ``dealroom serve`` (agent workers off,
 post limit lifted) and the four floor apps run as subprocesses on loopback ports with the same
-uvicorn options. A host signs up and ``--rooms`` guests open deal rooms. Then, in interleaved
-rounds, ``--clients`` closed-loop clients post into those rooms for ``--seconds`` against each
+uvicorn options. A host signs up and ``--rooms`` guests open deal rooms for dealroom, as many
+again for the floor apps. Then, in interleaved rounds, ``--clients`` closed-loop clients post
+into those rooms, each walking its share a post per room in turn, for ``--seconds`` against each
 server in turn; the server's own CPU time over the window divided by the requests answered is
 its CPU per request. Prints per variant: ms CPU per request (median over rounds), requests/s,
 the single-process ceiling that CPU cost implies, and dealroom's cost as a multiple of it.
@@ -55,6 +56,8 @@ from _client import (
     visitor_address,
 )
 
+from dealroom.config import Settings
+
 HERE = Path(__file__).resolve().parent
 FLOORS = ("strawberry-orm", "strawberry-core", "strawberry-asyncpg", "starlette-asyncpg")
 STATEMENTS = {name: 4 for name in FLOORS}  # BEGIN, UPDATE … RETURNING, INSERT, COMMIT
@@ -90,11 +93,14 @@ async def drive(
         async def client(index: int, until: float) -> None:
             nonlocal answered, errors
             http = https[index % len(https)]
-            room_id, key = rooms[index % len(rooms)]
-            headers = {"content-type": "application/json"}
-            if key:
-                headers["x-guest-key"] = key
+            turn = index
             while time.monotonic() < until:
+                # each client walks its share of the rooms, a post per room in turn
+                room_id, key = rooms[turn % len(rooms)]
+                turn += clients
+                headers = {"content-type": "application/json"}
+                if key:
+                    headers["x-guest-key"] = key
                 body = post_body(room_id, f"hello {secrets.token_hex(3)}")
                 started = time.perf_counter()
                 response = await http.post("/graphql", content=body, headers=headers)
@@ -142,8 +148,13 @@ async def main_async(args: argparse.Namespace) -> None:
         "DEALROOM_DEMO": "0",
         "FLOOR_DATABASE_URL": pg_url,
         "FLOOR_REDIS_URL": args.redis_url,
-        # the guest cap and the cross-room throttle (issues 9, 11) would refuse the load
+        # the cross-room throttle (issue 9) would refuse the load
         **UNTHROTTLED_ENV,
+        # the guest cap as in production (issue 11): its count reads up to the cap, so a
+        # lifted cap would have it read every post a benchmark guest ever made, hundreds
+        # where production reads at most the cap; the rooms are many enough that no guest
+        # reaches it (a refusal would show as an error)
+        "DEALROOM_GUEST_MESSAGE_CAP": str(args.guest_cap),
     }
     servers: dict[str, list[ServerProcess]] = {}
     figures: dict[str, Figures] = {}
@@ -170,11 +181,14 @@ async def main_async(args: argparse.Namespace) -> None:
         servers["dealroom"][0].start()
         async with http_client(servers["dealroom"][0].base_url) as http:
             await sign_up(http, "floorhost", "Floor Host")
-            # each guest from an address of its own, as distinct visitors are
-            rooms = [
+            # each guest from an address of its own, as distinct visitors are; dealroom's
+            # rooms apart from the floor apps', whose posts would count against the guests'
+            # cap: they write the same messages table
+            opened = [
                 await open_room(http, "floorhost", {"X-Forwarded-For": visitor_address(index)})
-                for index in range(args.rooms)
+                for index in range(2 * args.rooms)
             ]
+            rooms = {"dealroom": opened[: args.rooms], "floors": opened[args.rooms :]}
         for name in FLOORS:  # they read the rooms' visitor panes at start-up
             for server in servers[name]:
                 server.start()
@@ -185,7 +199,10 @@ async def main_async(args: argparse.Namespace) -> None:
             # interleaved: each round starts with a different server so drift spreads evenly
             for name in order[round_no % len(order) :] + order[: round_no % len(order)]:
                 done, errors, latencies, cpu, own, machine = await drive(
-                    servers[name], rooms, args.clients, args.seconds
+                    servers[name],
+                    rooms["dealroom" if name == "dealroom" else "floors"],
+                    args.clients,
+                    args.seconds,
                 )
                 entry = figures[name]
                 entry.errors += errors
@@ -264,7 +281,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--rooms", type=int, default=16)
+    parser.add_argument(
+        "--rooms",
+        type=int,
+        default=400,
+        help="guests' rooms for dealroom (as many again for the floor apps)",
+    )
+    parser.add_argument(
+        "--guest-cap",
+        type=int,
+        default=Settings().guest_message_cap,
+        help="dealroom's guest cap (issue 11); production's by default",
+    )
     parser.add_argument(
         "--processes",
         type=int,
