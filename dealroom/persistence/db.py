@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import structlog
@@ -55,6 +56,13 @@ def _client_defaults(table: Table) -> frozenset[str]:
     return frozenset(c.key for c in table.columns if c.default is not None)
 
 
+@dataclass(frozen=True, slots=True)
+class _Deferred:
+    statement: Executable
+    params: dict[str, Any]
+    refuse: Callable[[], BaseException] | None
+
+
 class Db:
     """A request's session, serialised behind a lock.
 
@@ -66,7 +74,7 @@ class Db:
         self._session: AsyncSession | None = None
         self._lock = asyncio.Lock()
         self._after_commit: list[AfterCommit] = []
-        self._deferred: list[tuple[Executable, dict[str, Any]]] = []
+        self._deferred: list[_Deferred] = []
         self._lane: tuple[object, tuple[AsyncConnection, Any] | None] | None = None
         """The transaction the raw lane last looked at, with its connection and that
         connection's asyncpg connection (None on SQLite). Kept, not cleared at the commit:
@@ -104,44 +112,60 @@ class Db:
             await self._send_deferred()
         return await operation()
 
-    def defer(self, statement: Executable, params: dict[str, Any]) -> None:
+    def defer(
+        self,
+        statement: Executable,
+        params: dict[str, Any],
+        *,
+        refuse: Callable[[], BaseException] | None = None,
+    ) -> None:
         """Send a write later: before the unit's next statement, or at its commit. For a
         write whose result nobody reads and that nothing in the unit reads back before the
         next statement (issue 17: a turn's closing writes). On PostgreSQL the writes
         deferred in a row go as one statement (``raw_lane.batch``), so they must also be
         independent of each other: no two touching one row. An error surfaces at the
         statement or commit that sends them, and the unit rolls back as for any other.
-        A statement built once, as for :meth:`rows`."""
-        self._deferred.append((statement, params))
+        With ``refuse``, the write's ``RETURNING`` must give a row (a check such as a run
+        still being this claim), else ``refuse()`` is raised there. A statement built once,
+        as for :meth:`rows`."""
+        self._deferred.append(_Deferred(statement, params, refuse))
 
     async def _send_deferred(self) -> None:
         queued, self._deferred = self._deferred, []
         if len(queued) > 1 and raw_lane.enabled and await self._batched(queued):
             return
-        for statement, params in queued:
-            await self._rows(statement, params)
+        for write in queued:
+            found = await self._rows(write.statement, write.params)
+            if write.refuse is not None and not found:
+                raise write.refuse()
 
-    async def _batched(self, queued: list[tuple[Executable, dict[str, Any]]]) -> bool:
-        """Send ``queued`` as one statement on the raw lane; False when it cannot."""
+    async def _batched(self, queued: list[_Deferred]) -> bool:
+        """Send ``queued`` as one statement on the raw lane; False when it cannot (nothing
+        sent then)."""
         found = await self._driver()
         if found is None:
             return False
         connection, driver = found
         lanes: list[raw_lane.Compiled] = []
-        for statement, params in queued:
-            lane = raw_lane.compiled(statement, connection.dialect)
-            if lane is None or not lane.takes(params):
+        for write in queued:
+            lane = raw_lane.compiled(write.statement, connection.dialect)
+            if lane is None or not lane.takes(write.params):
                 return False
             lanes.append(lane)
-        batch = raw_lane.batch(lanes)
+        checked = tuple(index for index, write in enumerate(queued) if write.refuse is not None)
+        batch = raw_lane.batch(lanes, checked)
         if batch is None:
             return False
         params = {
             f"{index}:{name}": value
-            for index, (_, given) in enumerate(queued)
-            for name, value in given.items()
+            for index, write in enumerate(queued)
+            for name, value in write.params.items()
         }
-        await raw_lane.fetch(connection, driver, batch, params)
+        rows = await raw_lane.fetch(connection, driver, batch, params)
+        for position, index in enumerate(checked):
+            refuse = queued[index].refuse
+            if refuse is not None and not rows[0][position]:
+                raise refuse()
         return True
 
     async def execute(

@@ -155,21 +155,25 @@ def _compile(statement: Any, dialect: Dialect) -> Compiled | None:
 _DML = re.compile(r"(INSERT|UPDATE|DELETE)\b")
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 _batches: dict[tuple[int, ...], tuple[tuple[Compiled, ...], Compiled | None]] = {}
+"""Batches built, by their writes' ids and the positions checked."""
 
 
-def batch(lanes: Sequence[Compiled]) -> Compiled | None:
-    """Several writes as one statement: every one but the last a data-modifying ``WITH``
-    entry, the last the statement itself, so the lot costs one round trip. PostgreSQL runs
-    them on one snapshot, none seeing another's effects, in no set order: only for writes
-    that are independent (no two touch one row, none reads what another writes) and whose
-    results nobody reads (``Db.defer``). Parameter ``n`` of write ``i`` is named ``"i:n"``.
-    None when a write cannot be nested (one with its own ``WITH``, or a quoted literal the
-    renumbering could misread): the caller sends them one by one."""
-    key = tuple(id(lane) for lane in lanes)
+def batch(lanes: Sequence[Compiled], checked: tuple[int, ...] = ()) -> Compiled | None:
+    """Several writes as one statement, so the lot costs one round trip: every one but the
+    last a data-modifying ``WITH`` entry, the last the statement itself; or, with
+    ``checked`` (positions of writes whose ``RETURNING`` must give a row), every one an
+    entry and the statement one row of how many rows each checked write returned, in the
+    order given. PostgreSQL runs them on one snapshot, none seeing another's effects, in no
+    set order: only for writes that are independent (no two touch one row, none reads what
+    another writes) and whose results nobody reads (``Db.defer``). Parameter ``n`` of write
+    ``i`` is named ``"i:n"``. None when a write cannot be nested (one with its own
+    ``WITH``, or a quoted literal the renumbering could misread) or a checked one returns
+    nothing: the caller sends them one by one."""
+    key = (*(id(lane) for lane in lanes), -1, *checked)
     found = _batches.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], lanes, strict=True)):
         return found[1]
-    built = _batch(lanes)
+    built = _batch(lanes, checked)
     with _cache_lock:
         if len(_batches) >= CACHE_LIMIT:
             _batches.clear()
@@ -177,7 +181,7 @@ def batch(lanes: Sequence[Compiled]) -> Compiled | None:
     return built
 
 
-def _batch(lanes: Sequence[Compiled]) -> Compiled | None:
+def _batch(lanes: Sequence[Compiled], checked: tuple[int, ...]) -> Compiled | None:
     parts: list[str] = []
     names: list[str] = []
     defaults: dict[str, Any] = {}
@@ -185,12 +189,20 @@ def _batch(lanes: Sequence[Compiled]) -> Compiled | None:
     for index, lane in enumerate(lanes):
         if not _DML.match(lane.sql) or "'" in lane.sql or "$$" in lane.sql:
             return None
+        if index in checked and " RETURNING " not in lane.sql:
+            return None
         parts.append(_renumbered(lane.sql, len(names)))
         names.extend(f"{index}:{name}" for name in lane.names)
         defaults.update({f"{index}:{name}": value for name, value in lane.defaults.items()})
         binders.extend(lane.binders)
-    *entries, last = parts
-    sql = "WITH " + ", ".join(f"w{i} AS ({part})" for i, part in enumerate(entries)) + " " + last
+    if checked:
+        entries, tail = (
+            parts,
+            "SELECT " + ", ".join(f"(SELECT count(*) FROM w{i}) AS c{i}" for i in checked),
+        )
+    else:
+        *entries, tail = parts
+    sql = "WITH " + ", ".join(f"w{i} AS ({part})" for i, part in enumerate(entries)) + " " + tail
     return Compiled(sql, tuple(names), defaults, tuple(binders), None)
 
 

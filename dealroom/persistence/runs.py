@@ -4,6 +4,7 @@ frustration flags and the memory writer's lease. Repositories flush, never commi
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -93,13 +94,22 @@ class RunRepository:
         version, memory = rows[0]
         return Finished(int(version or 0), dict(memory or {}))
 
-    async def done(
-        self, run_id: uuid.UUID, attempts: int, now: datetime, *, no_op: bool, error: str | None
-    ) -> bool:
+    def done_later(
+        self,
+        run_id: uuid.UUID,
+        attempts: int,
+        now: datetime,
+        *,
+        no_op: bool,
+        error: str | None,
+        stale: Callable[[], BaseException],
+    ) -> None:
         """Mark a run without a reply done, only while it is still this claim (status
-        running, same attempt): one ``UPDATE … RETURNING`` is the stale-run check and the
-        write. False when another worker owns the run now (the caller rolls back)."""
-        found = await self.db.rows(
+        running, same attempt: the ``UPDATE … RETURNING`` is the stale-run check and the
+        write), sent with the unit's other deferred writes (``Db.defer``); when another
+        worker owns the run now, ``stale()`` is raised where they are sent and the unit
+        rolls back."""
+        self.db.defer(
             q.done(),
             {
                 "run_id": run_id,
@@ -108,8 +118,8 @@ class RunRepository:
                 "set_no_op": no_op,
                 "set_error": error,
             },
+            refuse=stale,
         )
-        return bool(found)
 
     async def write_memory(
         self, room_id: uuid.UUID, document: dict[str, Any], now: datetime

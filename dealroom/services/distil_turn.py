@@ -210,11 +210,12 @@ class DistilTurn:
         output: DistilOutput,
         site: CallSite,
     ) -> None:
-        """The fenced write (issue 17: four statements on PostgreSQL): the lease's release,
+        """The fenced write (issue 17: three statements on PostgreSQL): the lease's release,
         which is the fencing check and takes the room's row lock and reads its memory; the
-        held sends; the run's finish, which is the stale-run check; then, deferred to the
-        commit and sent as one statement, the memory's write if it changed and the ledger's
-        row (other rows, when there are any, in one flush before them). A failed check
+        held sends; then, deferred to the commit and sent as one statement, the run's
+        finish, which is the stale-run check (``StaleRun`` at the commit), the memory's
+        write if it changed and the ledger's row (other rows, when there are any, in one
+        flush before them). A failed check
         raises and the unit rolls back, the release with it. Lock order: lease, room, run
         (the Guard and AccUpdate take lease, room too; the persona room, run)."""
         deps = self.deps
@@ -272,8 +273,16 @@ class DistilTurn:
                 refused = "; ".join(f"{r.change.path} ({r.reason})" for r in applied.rejected)
                 error = f"rejected: {refused}"[:2000]
             no_op = not changed and output.frustration is None
-            if not await runs.done(run.id, run.attempts, now, no_op=no_op, error=error):
-                raise StaleRun(str(run.id))  # another worker owns the run: nothing is kept
+            # Another worker owns the run: StaleRun where the deferred writes go (by the
+            # commit), and nothing is kept.
+            runs.done_later(
+                run.id,
+                run.attempts,
+                now,
+                no_op=no_op,
+                error=error,
+                stale=lambda: StaleRun(str(run.id)),
+            )
             promote = None
             if changed:
                 # ZLY-1897: a live home room promotes the host sitting right after Distil.

@@ -27,7 +27,7 @@ under the room's lock, the insert folded with the idempotency check into ``ON CO
 at the commit (``Db.defer``, 2026-12-03). The pane's tail and the rate limit's counter are
 columns kept by the database (migration 0011): no read.
 (BEGIN/COMMIT/PRAGMA are not counted.)"""
-TURN_BUDGET = {"postgresql": 20, "sqlite": 24}
+TURN_BUDGET = {"postgresql": 19, "sqlite": 24}
 """What ``postMessage`` and the persona and Distil runs of one visitor message execute, end to
 end, apart from the workers' queue polls and claims (how many of those run depends on timing,
 not on the turn: an empty poll is the same claim statement finding nothing). Each run's own
@@ -45,16 +45,18 @@ the run's finish (one ``UPDATE … RETURNING``: the stale-run check and the memo
 room's lock), the watch re-armed and the model call INSERTed (a changed memory adds its
 ``UPDATE``); on PostgreSQL these last are one statement sent at the commit (``Db.defer``). No
 separate sequence bump and no tail reads: those were 3 more."""
-DISTIL_RUN_BUDGET = {"postgresql": 10, "sqlite": 9}
+DISTIL_RUN_BUDGET = {"postgresql": 9, "sqlite": 9}
 """Distil's run beside it (issue 17): its claim as above; the memory lease's grant, one upsert
 that also reads the room's head under the lease (its memory as the lease's previous holder
 left it, the room's kind and model picks, the offer's stage); the pane (participants with
 their accounts, the session, the recent dispatches); then the fenced write: the lease's release
 (one statement: the fencing check, the release, the room's row lock and its memory), the held
 sends (firewall F6, read under that lock), the run's finish (the stale-run check) and the model
-call INSERTed with any flags in one flush. A changed memory adds its ``UPDATE … RETURNING``.
-Before: a lease read and a lease write, the room and the offer read again, and a run read, a
-lease read, a room read and a lease write in the fenced write (15 on SQLite, 17 on PostgreSQL).
+call INSERTed with any flags in one flush. A changed memory adds its ``UPDATE``. On PostgreSQL
+the finish, the memory and the model call are one statement sent at the commit, which also
+reads back the finish's check (``Db.defer``, 2026-12-03). Before: a lease read and a lease
+write, the room and the offer read again, and a run read, a lease read, a room read and a
+lease write in the fenced write (15 on SQLite, 17 on PostgreSQL).
 """
 
 

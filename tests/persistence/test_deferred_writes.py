@@ -211,3 +211,49 @@ def test_a_write_with_its_own_with_or_a_literal_is_not_nested(pg_engine: AsyncEn
     assert quoted is not None
     assert "'$1'" in quoted.sql
     assert raw_lane.batch([memory, quoted]) is None
+
+
+class _Stale(Exception):
+    pass
+
+
+async def test_a_checked_write_that_touches_no_row_refuses_and_nothing_is_kept(
+    engine: AsyncEngine, clock: ManualClock, db: Db
+) -> None:
+    """Distil's finish is deferred with its stale-run check: a run no longer this claim (here:
+    another attempt) raises where the writes go, on PostgreSQL from the one statement that
+    also carried the memory and the ledger's row, and the unit keeps none of them."""
+    room_id = await _room(engine, clock, "deferstale")
+    participant = await db.scalar(
+        select(Participant.id).where(Participant.room_id == room_id, Participant.key != "host")
+    )
+    assert participant is not None
+    run = new_run(
+        room_id=room_id, participant_id=participant, agent=AgentName.DISTIL, now=clock.now()
+    )
+    run.status, run.attempts = "running", 2
+    await db.insert([run])
+    await db.commit()
+    before = await _stored(engine, room_id)
+
+    async def finish(attempt: int) -> None:
+        await db.execute(text("SELECT 1"))
+        RunRepository(db).done_later(
+            run.id, attempt, clock.now(), no_op=False, error=None, stale=_Stale
+        )
+        _defer_closing_writes(db, room_id, clock)
+        await db.commit()
+
+    with statements(engine) as seen, pytest.raises(_Stale):
+        await finish(1)
+    await db.close()
+    assert await _stored(engine, room_id) == before
+    sent = [s for s, _ in seen if "agent_runs" in s]
+    if engine.dialect.name == "postgresql":
+        assert len(sent) == 1  # one statement with the rest
+        assert "count(*) FROM w0" in sent[0]
+    await finish(2)  # the claim's own attempt: done, and the rest kept
+    await db.close()
+    assert await _stored(engine, room_id) == (before[0] + 1, before[1] + 1, before[2] + 1)
+    status = await db.scalar(select(AgentRun.status).where(AgentRun.id == run.id))
+    assert status == "done"
