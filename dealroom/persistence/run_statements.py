@@ -154,7 +154,6 @@ def claimable() -> Select[AgentRun]:
         # it again and again (issue 12: the Guard holds the lease while it thinks).
         .order_by(AgentRun.not_before, AgentRun.created_at, AgentRun.id)
         .limit(bindparam("limit"))
-        .with_for_update(skip_locked=True)
     )
 
 
@@ -241,19 +240,46 @@ def write_memory() -> Any:
     )
 
 
+CANDIDATES = 8
+"""How many claimable runs a PostgreSQL claim looks at (``claim_candidate``'s ``limit``): it
+takes the first whose pane no one holds, so a busy pane's run does not leave a worker idle
+while other panes' runs wait."""
+
+
 @functools.cache
 def claim_candidate() -> Select[uuid.UUID]:
-    """PostgreSQL's choice of a run to claim and its pane's row lock, in one statement: the
-    oldest claimable run, skipping any another worker is claiming (``SKIP LOCKED``), then its
-    pane's row ``FOR NO KEY UPDATE``, waited for (a post or apply in that pane finishes
-    first). The locks are taken in the order the two statements before took them, run then
-    pane; binds ``now`` and ``limit``. ``FOR NO KEY UPDATE`` still excludes another claim or
-    post of the pane, but not the foreign-key checks of rows that name it."""
-    candidate = claimable().with_only_columns(AgentRun.id, AgentRun.participant_id).cte("candidate")
+    """PostgreSQL's choice of a run to claim and its pane's row lock, in one statement: of
+    the oldest claimable runs (up to ``limit``), the first whose pane's row ``FOR NO KEY
+    UPDATE`` is free now (``SKIP LOCKED``). A pane a post, an apply or another worker's claim
+    holds is passed over, and its run is claimed once that is done; the pane's lock is what
+    serialises claims, so the runs' rows are not locked here (the claim's ``UPDATE`` locks
+    the one it takes). Binds ``now`` and ``limit``.
+
+    The claim never waits on a lock. Until 2026-12-03 it locked the candidate run's row
+    (``FOR UPDATE SKIP LOCKED``) and then waited for the pane's, and that closed a cycle
+    with a persona's apply: a run row the claim's snapshot still saw queued was locked and
+    then failed its re-check (it had been claimed meanwhile; PostgreSQL keeps such a lock to
+    the transaction's end), the claim waited for the apply holding the pane, and the apply's
+    finish waited for that run's row (``bench/turn_machine.py``: seven deadlocks in a dozen
+    runs, each a second of a worker's time and, when the apply was the victim, a turn run
+    and billed again). ``FOR NO KEY UPDATE`` still excludes another claim or post of the
+    pane, but not the foreign-key checks of rows that name it."""
+    candidate = (
+        claimable()
+        .with_only_columns(
+            AgentRun.id,
+            AgentRun.participant_id,
+            AgentRun.not_before,
+            AgentRun.created_at,
+        )
+        .cte("candidate")
+    )
     return (
         select(candidate.c.id)
         .join(Participant, Participant.id == candidate.c.participant_id)
-        .with_for_update(of=cast(Table, Participant.__table__), key_share=True)
+        .order_by(candidate.c.not_before, candidate.c.created_at, candidate.c.id)
+        .limit(1)
+        .with_for_update(of=cast(Table, Participant.__table__), key_share=True, skip_locked=True)
     )
 
 

@@ -47,10 +47,11 @@ class RunRepository:
     async def candidate_locking_pane(self, now: datetime) -> uuid.UUID | None:
         """PostgreSQL: the id of a due run that may start now (the oldest queued run of its
         pane and agent, with none of them running; runs of a busy pane never hide other
-        panes'), skipping runs another worker is claiming, with its pane's row lock taken:
-        claims are serialised per pane. One statement (:func:`run_statements.claim_candidate`);
-        the caller then claims it with :meth:`claim`."""
-        found = await self.db.scalars(q.claim_candidate(), {"now": now, "limit": 1})
+        panes'), skipping runs another worker is claiming and panes someone holds, with its
+        pane's row lock taken: claims are serialised per pane, and never wait on a lock. One
+        statement (:func:`run_statements.claim_candidate`); the caller then claims it with
+        :meth:`claim`."""
+        found = await self.db.scalars(q.claim_candidate(), {"now": now, "limit": q.CANDIDATES})
         return found[0] if found else None
 
     async def claim(

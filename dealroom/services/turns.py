@@ -34,6 +34,10 @@ __all__ = ["RUNS_CHANNEL", "TurnRunner"]
 IDLE_POLL_SECONDS = 0.1
 """How often `wait_idle` counts outstanding runs when no run of this process has ended."""
 
+CLAIM_TRIES = 3
+"""Candidates one PostgreSQL claim tries before it reports nothing due: a candidate its
+statement saw queued may have been claimed by another worker a moment before."""
+
 
 Prepare = Callable[[Db, RunSnapshot], Awaitable[RunSnapshot]]
 """A handler's first reads, made in the claim's own transaction: given the claimed run, it
@@ -253,13 +257,18 @@ class TurnRunner:
             if uow.db.dialect == "sqlite":  # one writer: claims are serial
                 run = _snapshot(await runs.claim(now, lease_until))
             else:
-                # One candidate per transaction: holding one pane's lock while waiting for
-                # another's could deadlock two workers.
-                candidate = await runs.candidate_locking_pane(now)
-                if candidate is None:
-                    return None
-                # one persona (one Distil) per pane at a time, in order
-                run = _snapshot(await runs.claim(now, lease_until, run_id=candidate))
+                # The candidate never waits on a lock, so trying again in the same
+                # transaction cannot deadlock. Again: a candidate the statement's snapshot
+                # still saw queued may have been claimed by another worker just before.
+                run = None
+                for _ in range(CLAIM_TRIES):
+                    candidate = await runs.candidate_locking_pane(now)
+                    if candidate is None:
+                        return None
+                    # one persona (one Distil) per pane at a time, in order
+                    run = _snapshot(await runs.claim(now, lease_until, run_id=candidate))
+                    if run is not None:
+                        break
             reads = self._prepares.get(run.agent) if run is not None and prepare else None
             if run is None or reads is None:
                 return run

@@ -1,6 +1,6 @@
 """PostgreSQL's claim chooses a run and takes its pane's row lock in one statement (issue 17):
-a claim waits for a post or an apply in that pane, skips a run another worker is claiming,
-and never takes a run whose pane already has one running."""
+a claim passes over a pane a post or an apply holds, never waiting on it, skips a run another
+worker is claiming, and never takes a run whose pane already has one running."""
 
 from __future__ import annotations
 
@@ -28,20 +28,26 @@ async def _candidate(engine: AsyncEngine, clock: ManualClock) -> uuid.UUID | Non
         await db.close()
 
 
-async def test_a_claim_waits_for_its_panes_lock(pg_engine: AsyncEngine, clock: ManualClock) -> None:
-    pane, (run,) = await queued_runs(pg_engine, clock, "claimwaits", AgentName.PERSONA)
+async def test_a_claim_passes_over_a_pane_someone_holds_without_waiting(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """A claim never waits on a lock (a wait for the pane's closed a deadlock with a
+    persona's apply): a pane a post or an apply holds is passed over for the next pane's
+    run, and nothing is claimed while it is the only one; once the pane is free its run is
+    the candidate again."""
+    busy, (held,) = await queued_runs(pg_engine, clock, "claimheld", AgentName.PERSONA)
     post = Db(create_sessionmaker(pg_engine))  # a post in the pane, holding its row lock
     try:
         await post.execute(
-            select(Participant.id).where(Participant.id == pane).with_for_update(key_share=True)
+            select(Participant.id).where(Participant.id == busy).with_for_update(key_share=True)
         )
-        waiting = asyncio.create_task(_candidate(pg_engine, clock))
-        await asyncio.sleep(0.5)
-        assert not waiting.done()  # the candidate's statement waits on the pane's row
+        assert await asyncio.wait_for(_candidate(pg_engine, clock), 2) is None
+        _, (other,) = await queued_runs(pg_engine, clock, "claimfree", AgentName.PERSONA)
+        assert await asyncio.wait_for(_candidate(pg_engine, clock), 2) == other
         await post.commit()
     finally:
         await post.close()
-    assert await asyncio.wait_for(waiting, 10) == run
+    assert await asyncio.wait_for(_candidate(pg_engine, clock), 2) == held
 
 
 async def test_a_claim_skips_a_run_another_worker_is_claiming(
