@@ -154,6 +154,7 @@ def _compile(statement: Any, dialect: Dialect) -> Compiled | None:
 
 _DML = re.compile(r"(INSERT|UPDATE|DELETE)\b")
 _PLACEHOLDER = re.compile(r"\$(\d+)")
+_RETURNING = re.compile(r"\bRETURNING\b")
 _batches: dict[tuple[int, ...], tuple[tuple[Compiled, ...], Compiled | None]] = {}
 """Batches built, by their writes' ids and the positions checked."""
 
@@ -189,7 +190,7 @@ def _batch(lanes: Sequence[Compiled], checked: tuple[int, ...]) -> Compiled | No
     for index, lane in enumerate(lanes):
         if not _DML.match(lane.sql) or "'" in lane.sql or "$$" in lane.sql:
             return None
-        if index in checked and " RETURNING " not in lane.sql:
+        if index in checked and not _RETURNING.search(lane.sql):
             return None
         parts.append(_renumbered(lane.sql, len(names)))
         names.extend(f"{index}:{name}" for name in lane.names)

@@ -211,6 +211,18 @@ def test_a_write_with_its_own_with_or_a_literal_is_not_nested(pg_engine: AsyncEn
     assert quoted is not None
     assert "'$1'" in quoted.sql
     assert raw_lane.batch([memory, quoted]) is None
+    # a checked write must say what it touched: one without RETURNING is not batched
+    plain = raw_lane.compiled(
+        update(rooms)
+        .where(rooms.c.id == bindparam("room_id", type_=Uuid))
+        .values(title=bindparam("title", type_=String)),
+        dialect,
+    )
+    assert plain is not None
+    assert raw_lane.batch([memory, plain], checked=(1,)) is None
+    checked = raw_lane.batch([memory, plain], checked=(0,))
+    assert checked is not None
+    assert checked.sql.endswith("SELECT (SELECT count(*) FROM w0) AS c0")
 
 
 class _Stale(Exception):
