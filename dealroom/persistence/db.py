@@ -98,7 +98,9 @@ class Db:
         off mid-flight leaves the session needing a rollback (PendingRollbackError, and on
         PostgreSQL a connection discarded per request). Cancellation is re-raised after."""
         async with self._lock:
-            task = asyncio.ensure_future(self._after_deferred(operation))
+            task = asyncio.ensure_future(
+                self._after_deferred(operation) if self._deferred else operation()
+            )
             try:
                 return await asyncio.shield(task)
             except asyncio.CancelledError:
@@ -108,8 +110,7 @@ class Db:
                 raise
 
     async def _after_deferred(self, operation: Callable[[], Awaitable[T]]) -> T:
-        if self._deferred:
-            await self._send_deferred()
+        await self._send_deferred()
         return await operation()
 
     def defer(

@@ -260,9 +260,9 @@ def claim_candidate() -> Select[uuid.UUID]:
     with a persona's apply: a run row the claim's snapshot still saw queued was locked and
     then failed its re-check (it had been claimed meanwhile; PostgreSQL keeps such a lock to
     the transaction's end), the claim waited for the apply holding the pane, and the apply's
-    finish waited for that run's row (``bench/turn_machine.py``: seven deadlocks in a dozen
-    runs, each a second of a worker's time and, when the apply was the victim, a turn run
-    and billed again). ``FOR NO KEY UPDATE`` still excludes another claim or post of the
+    finish waited for that run's row (``bench/turn_machine.py``: seven deadlocks in three of
+    about twenty runs, each a second of a worker's time and, when the apply was the victim,
+    a turn run and billed again). ``FOR NO KEY UPDATE`` still excludes another claim or post of the
     pane, but not the foreign-key checks of rows that name it."""
     candidate = (
         claimable()

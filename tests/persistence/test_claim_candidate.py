@@ -37,17 +37,26 @@ async def test_a_claim_passes_over_a_pane_someone_holds_without_waiting(
     the candidate again."""
     busy, (held,) = await queued_runs(pg_engine, clock, "claimheld", AgentName.PERSONA)
     post = Db(create_sessionmaker(pg_engine))  # a post in the pane, holding its row lock
+    started: list[asyncio.Task[uuid.UUID | None]] = []
+
+    async def at_once() -> uuid.UUID | None:
+        started.append(asyncio.create_task(_candidate(pg_engine, clock)))
+        await asyncio.wait({started[-1]}, timeout=2)
+        assert started[-1].done()  # passed over, not waited for
+        return started[-1].result()
+
     try:
         await post.execute(
             select(Participant.id).where(Participant.id == busy).with_for_update(key_share=True)
         )
-        assert await asyncio.wait_for(_candidate(pg_engine, clock), 2) is None
+        assert await at_once() is None
         _, (other,) = await queued_runs(pg_engine, clock, "claimfree", AgentName.PERSONA)
-        assert await asyncio.wait_for(_candidate(pg_engine, clock), 2) == other
+        assert await at_once() == other
         await post.commit()
     finally:
-        await post.close()
-    assert await asyncio.wait_for(_candidate(pg_engine, clock), 2) == held
+        await post.close()  # lets a candidate that waited end, so a failure does not hang
+        await asyncio.gather(*started, return_exceptions=True)
+    assert await at_once() == held
 
 
 async def test_a_claim_skips_a_run_another_worker_is_claiming(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from contextlib import AbstractContextManager
-from typing import Any, cast
+from typing import cast
 
 import pytest
 from sqlalchemy import (
@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence import raw_lane
 from dealroom.persistence import run_statements as q
-from dealroom.persistence.db import Db, _insert_of
+from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, ModelCall, Participant, Room, RoomWatch
 from dealroom.persistence.runs import RunRepository
@@ -64,18 +64,21 @@ async def _stored(engine: AsyncEngine, room_id: uuid.UUID) -> tuple[int, int, in
         await db.close()
 
 
-def _defer_closing_writes(db: Db, room_id: uuid.UUID, clock: ManualClock) -> None:
-    """What a persona's apply defers: the watch's re-arm, the memory, the ledger's row."""
+async def _defer_closing_writes(
+    db: Db, room_id: uuid.UUID, clock: ManualClock, *, ledger_room: uuid.UUID | None = None
+) -> None:
+    """What a persona's apply defers: the watch's re-arm, the memory, the ledger's row (for
+    ``ledger_room`` when given)."""
     WatchRepository(db).arm_later(room_id, clock.now())
     RunRepository(db).write_memory_later(room_id, {"note": "deferred"}, clock.now())
-    db.defer(*_ledger_insert(room_id, clock))
+    row = ledger_row(ledger_room or room_id, clock.now(), id=uuid.uuid4())
+    await db.insert([row], later=True)
 
 
-def _ledger_insert(room_id: uuid.UUID, clock: ManualClock) -> tuple[Any, dict[str, Any]]:
-    row = ledger_row(room_id, clock.now(), id=uuid.uuid4())
-    table = ModelCall.__table__
-    values = {c.key: getattr(row, c.key) for c in table.columns if c.key in vars(row)}
-    return _insert_of(table, tuple(values), 1), values  # type: ignore[arg-type]
+def _one_more_each(before: tuple[int, int, int]) -> tuple[int, int, int]:
+    """A memory version, a watch generation and a ledger row more than ``before``."""
+    version, generation, calls = before
+    return version + 1, generation + 1, calls + 1
 
 
 async def test_deferred_writes_go_as_one_statement_at_the_commit(
@@ -85,14 +88,14 @@ async def test_deferred_writes_go_as_one_statement_at_the_commit(
     before = await _stored(pg_engine, room_id)
     with statements(pg_engine) as seen:
         await pg_db.execute(text("SELECT 1"))  # the transaction has begun
-        _defer_closing_writes(pg_db, room_id, clock)
+        await _defer_closing_writes(pg_db, room_id, clock)
         assert len(seen) == 1  # nothing sent yet
         await pg_db.commit()
     assert len(seen) == 2, seen
     batch, by_lane = seen[1]
     assert by_lane
     assert batch.startswith("WITH w0 AS (INSERT INTO room_watches")
-    assert await _stored(pg_engine, room_id) == (before[0] + 1, before[1] + 1, before[2] + 1)
+    assert await _stored(pg_engine, room_id) == _one_more_each(before)
 
 
 async def test_the_next_statement_sends_them_first_and_sees_them(
@@ -102,7 +105,7 @@ async def test_the_next_statement_sends_them_first_and_sees_them(
     room_id = await _room(engine, clock, "deferread")
     before = await _stored(engine, room_id)
     await db.execute(text("SELECT 1"))
-    _defer_closing_writes(db, room_id, clock)
+    await _defer_closing_writes(db, room_id, clock)
     version = await db.scalar(select(Room.memory_version).where(Room.id == room_id))
     assert version == before[0] + 1
     calls = await db.scalar(
@@ -110,7 +113,7 @@ async def test_the_next_statement_sends_them_first_and_sees_them(
     )
     assert calls == before[2] + 1
     await db.commit()
-    assert await _stored(engine, room_id) == (before[0] + 1, before[1] + 1, before[2] + 1)
+    assert await _stored(engine, room_id) == _one_more_each(before)
 
 
 async def test_a_rollback_drops_deferred_writes_unsent(
@@ -120,7 +123,7 @@ async def test_a_rollback_drops_deferred_writes_unsent(
     before = await _stored(engine, room_id)
     with statements(engine) as seen:
         await db.execute(text("SELECT 1"))
-        _defer_closing_writes(db, room_id, clock)
+        await _defer_closing_writes(db, room_id, clock)
         await db.rollback()
         await db.execute(text("SELECT 2"))  # the unit goes on: nothing left queued
         await db.commit()
@@ -137,7 +140,8 @@ async def test_a_deferred_write_that_fails_fails_the_commit_and_nothing_is_kept(
     before = await _stored(engine, room_id)
     await db.rows(q.write_memory(), {"room_id": room_id, "document": {"a": 1}, "at": clock.now()})
     WatchRepository(db).arm_later(room_id, clock.now())
-    db.defer(*_ledger_insert(uuid.uuid4(), clock))  # no such room: the foreign key refuses it
+    # no such room: the foreign key refuses the ledger's row
+    await db.insert([ledger_row(uuid.uuid4(), clock.now(), id=uuid.uuid4())], later=True)
     with pytest.raises(IntegrityError):
         await db.commit()
     await db.close()
@@ -253,7 +257,7 @@ async def test_a_checked_write_that_touches_no_row_refuses_and_nothing_is_kept(
         RunRepository(db).done_later(
             run.id, attempt, clock.now(), no_op=False, error=None, stale=_Stale
         )
-        _defer_closing_writes(db, room_id, clock)
+        await _defer_closing_writes(db, room_id, clock)
         await db.commit()
 
     with statements(engine) as seen, pytest.raises(_Stale):
@@ -266,6 +270,6 @@ async def test_a_checked_write_that_touches_no_row_refuses_and_nothing_is_kept(
         assert "count(*) FROM w0" in sent[0]
     await finish(2)  # the claim's own attempt: done, and the rest kept
     await db.close()
-    assert await _stored(engine, room_id) == (before[0] + 1, before[1] + 1, before[2] + 1)
+    assert await _stored(engine, room_id) == _one_more_each(before)
     status = await db.scalar(select(AgentRun.status).where(AgentRun.id == run.id))
     assert status == "done"
