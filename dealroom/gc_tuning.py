@@ -91,14 +91,14 @@ def freeze_survivors() -> None:
     once; reference counting still frees them when their stream moves on or closes.
 
     What stays behind is a cycle that was alive at its collection and died later. A
-    subscription's start-up leaves about 36 such objects (graphql-core's visitors,
-    uvicorn's upgraded HTTP protocol) and a refused one more, so while a burst of subscribes
-    is under way (``SETTLE_MIN_NEW`` since the last settle) only what survives a middle
-    collection too is frozen (``MIDDLE_THRESHOLD``: two sweeps, about half a second old),
-    and the start-ups' garbage that dies meanwhile is collected; the settle after the burst
-    freezes what the subscriptions keep and survivors of young collections are frozen
-    again from then on. The settle also thaws and collects once, at a quiet moment, when
-    the subscriptions closed since outnumber those open (``refreeze_when_settled``).
+    subscription's start-up left about 36 such objects (graphql-core's visitors, uvicorn's
+    upgraded HTTP protocol: ``ws_protocol.py`` cuts the latter) and a refused one more, so
+    while a burst of subscribes is under way (``SETTLE_MIN_NEW`` since the last settle)
+    only what survives a middle collection too is frozen (``MIDDLE_THRESHOLD``: two sweeps,
+    about half a second old), and the start-ups' garbage that dies meanwhile is collected;
+    the settle after the burst freezes what the subscriptions keep and survivors of young
+    collections are frozen again from then on. The settle also thaws and collects once, at
+    a quiet moment, after many closes (``refreeze_when_settled``).
     Measured in docs/BENCHMARKS.md ("The hot path at its floor", the idle hold)."""
     if _freeze_after_collection not in gc.callbacks:
         gc.callbacks.append(_freeze_after_collection)
@@ -124,6 +124,14 @@ SETTLE_QUIET_SECONDS: Final = 2.0
 SETTLE_MIN_NEW: Final = 64
 """Freeze again only once at least this many subscriptions opened since the last freeze."""
 
+THAW_MIN_CLOSED: Final = 10_000
+"""Subscriptions closed since the last thaw before the settle thaws again. A thaw is a full
+collection over the whole heap (230-410 ms with 5,000 subscriptions held, and 220 ms after
+a hundred closed with none held, docs/BENCHMARKS.md): the longest pause a server had. It
+frees cycles among frozen objects, and a closed subscription leaves none since 2026-12-03
+(``schema/fanout.py``'s executor, ``ws_protocol.py``'s HTTP protocol: 71 frozen objects per
+close before); the thaw stays for whatever another path may still leave, rarely."""
+
 _opened = 0
 
 
@@ -134,7 +142,9 @@ def note_subscribed() -> None:
 
 
 async def refreeze_when_settled(
-    quiet: float = SETTLE_QUIET_SECONDS, min_new: int = SETTLE_MIN_NEW
+    quiet: float = SETTLE_QUIET_SECONDS,
+    min_new: int = SETTLE_MIN_NEW,
+    thaw_after: int = THAW_MIN_CLOSED,
 ) -> None:
     """Run for the life of the app: once a burst of subscribes has gone quiet, freeze what
     the held subscriptions keep (sockets, handlers, tasks, queues), so full collections stop
@@ -142,19 +152,20 @@ async def refreeze_when_settled(
     or an embedding program keeps the collector as it set it.
 
     A frozen object is still freed by reference counting when its subscription closes; only
-    a cycle among frozen objects stays until the next ``gc.unfreeze()`` (a close leaves
-    about 94 such objects). So when more subscriptions have closed since the last freeze
-    than are still open, the settle unfreezes and collects once (a full pause) before
-    freezing again: at a quiet moment (no subscription opened or closed for ``quiet``
-    seconds), burst or not, or at once when closes have reached twice those open now and at
-    the last freeze, and ``min_new`` more (steady churn is never quiet, and frozen garbage
-    must not grow without bound)."""
+    a cycle among frozen objects stays until the next ``gc.unfreeze()``. So once
+    ``thaw_after`` subscriptions have closed since the last thaw, and more have closed since
+    the last freeze than are still open, the settle unfreezes and collects once (a full
+    pause) before freezing again: at a quiet moment (no subscription opened or closed for
+    ``quiet`` seconds), burst or not, or at once when closes have reached twice those open
+    now and at the last freeze, and ``min_new`` more (steady churn is never quiet, and
+    frozen garbage must not grow without bound)."""
     global _burst  # see freeze_survivors
     loop = asyncio.get_running_loop()
     frozen_at = _opened
     # Quiet means no subscription opened or closed: a mass disconnect is thawed once, after.
     seen, quiet_since = _opened + _closed, loop.time()
     open_at_freeze = 0
+    closed_at_thaw = _closed
     while True:
         await asyncio.sleep(quiet / 2)
         if not _frozen:
@@ -162,15 +173,18 @@ async def refreeze_when_settled(
         now = loop.time()
         _burst = _opened - frozen_at >= min_new
         closed, still_open = _closed_since(open_at_freeze, frozen_at), open_subscriptions()
-        overdue = closed > 2 * (still_open + open_at_freeze) + min_new
+        may_thaw = _closed - closed_at_thaw >= thaw_after
+        overdue = may_thaw and closed > 2 * (still_open + open_at_freeze) + min_new
         if _opened + _closed != seen and not overdue:
             seen, quiet_since = _opened + _closed, now
             continue
-        thaw_due = closed > still_open
+        thaw_due = may_thaw and closed > still_open
         if not overdue and (not (_burst or thaw_due) or now - quiet_since < quiet):
             continue
         refreeze(collect_all=thaw_due)
         frozen_at, open_at_freeze = _opened, open_subscriptions()
+        if thaw_due:
+            closed_at_thaw = _closed
         _burst = False
 
 

@@ -43,6 +43,8 @@ def uvicorn_config(
         # four (handler, data transfer, keepalive, close) for every held subscription. Ours
         # lets the handshake go once it is answered (ws_protocol.py).
         ws=ws_protocol.PROTOCOL,
+        # httptools (as uvicorn's "auto" picks), without the cycle an upgraded socket left.
+        http=ws_protocol.HTTP_PROTOCOL,
         # Per-message deflate costs tens of KiB per websocket; our frames are small.
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames

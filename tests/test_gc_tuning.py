@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import pytest
 
@@ -19,21 +19,13 @@ from tests.support.graphql import (
     until_listening,
     ws_init_for,
 )
+from tests.support.polling import eventually
 
 
 class _Socket:
     """Stands for what a held subscription keeps (an instance the collector tracks)."""
 
     __slots__ = ("__weakref__",)
-
-
-async def _eventually(condition: Callable[[], bool], seconds: float = 2.0) -> bool:
-    """Poll ``condition`` every 50 ms for up to ``seconds``; whether it came true."""
-    for _ in range(int(seconds / 0.05)):
-        if condition():
-            return True
-        await asyncio.sleep(0.05)
-    return condition()
 
 
 def _unwalked(objects: Iterable[object]) -> bool:
@@ -66,7 +58,7 @@ async def test_held_objects_are_frozen_once_subscribes_go_quiet(
         # not while the burst goes on (a freeze would add the 200 objects of each socket list
         # held so far; frozen objects freed meanwhile make the count fall a little)
         assert gc.get_freeze_count() < frozen + 200
-        assert await _eventually(lambda: gc.get_freeze_count() >= frozen + 1000, 2.5)
+        assert await eventually(lambda: gc.get_freeze_count() >= frozen + 1000, 2.5)
         assert _unwalked(held[0])
     finally:
         settler.cancel()
@@ -77,12 +69,14 @@ async def test_held_objects_are_frozen_once_subscribes_go_quiet(
 async def test_churn_that_is_never_quiet_still_thaws_what_closes_left_frozen(
     frozen_like_a_server: None,
 ) -> None:
-    """A close leaves cycles among its subscription's frozen objects; only a thaw frees them.
-    Steady churn never goes quiet, so once closes reach twice the subscriptions open (now and
-    at the last freeze) the settle thaws and collects anyway."""
+    """A cycle among frozen objects stays until a thaw frees it. Steady churn never goes
+    quiet, so once closes reach twice the subscriptions open (now and at the last freeze) the
+    settle thaws and collects anyway."""
     garbage = _cycle()
-    gc.freeze()  # what a closed subscription left behind, frozen with it
-    settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=1.0, min_new=2))
+    gc.freeze()  # what a closed subscription could leave behind, frozen with it
+    settler = asyncio.create_task(
+        gc_tuning.refreeze_when_settled(quiet=1.0, min_new=2, thaw_after=0)
+    )
     await asyncio.sleep(0)
     try:
 
@@ -91,29 +85,56 @@ async def test_churn_that_is_never_quiet_still_thaws_what_closes_left_frozen(
             gc_tuning.note_unsubscribed()
             return garbage() is None
 
-        assert await _eventually(churn, 4.0)
+        assert await eventually(churn, 4.0)
     finally:
         settler.cancel()
 
 
 async def test_a_mass_disconnect_is_thawed_once_after_it(frozen_like_a_server: None) -> None:
     # Closes 0.25 s apart, quiet after 2 s: a stall of up to 1.75 s in this worker is allowed.
-    settler = asyncio.create_task(gc_tuning.refreeze_when_settled(quiet=2.0, min_new=2))
+    settler = asyncio.create_task(
+        gc_tuning.refreeze_when_settled(quiet=2.0, min_new=2, thaw_after=20)
+    )
     await asyncio.sleep(0)
     try:
         for _ in range(20):
             gc_tuning.note_subscribed()
         before = gc_tuning.refreezes
-        await _eventually(lambda: gc_tuning.refreezes > before, 6.0)  # the burst settles
+        await eventually(lambda: gc_tuning.refreezes > before, 6.0)  # the burst settles
         settled = gc_tuning.refreezes
         assert settled == before + 1
         for _ in range(20):  # every subscription closes, one every 0.25 s
             gc_tuning.note_unsubscribed()
             await asyncio.sleep(0.25)
             assert gc_tuning.refreezes == settled  # no thaw while they are still closing
-        await _eventually(lambda: gc_tuning.refreezes > settled, 6.0)
+        await eventually(lambda: gc_tuning.refreezes > settled, 6.0)
         await asyncio.sleep(1.2)
         assert gc_tuning.refreezes == settled + 1
+    finally:
+        settler.cancel()
+
+
+async def test_fewer_closes_than_the_thaw_wants_are_never_thawed(
+    frozen_like_a_server: None,
+) -> None:
+    """A thaw is a full collection over the whole heap, the longest pause a server has; a
+    close leaves no frozen cycle, so a few closes (a hundred subscriptions closed before a
+    burst of thousands) are not worth one, quiet or not."""
+    garbage = _cycle()
+    gc.freeze()
+    settler = asyncio.create_task(
+        gc_tuning.refreeze_when_settled(quiet=0.2, min_new=2, thaw_after=50)
+    )
+    await asyncio.sleep(0)
+    try:
+        for _ in range(49):
+            gc_tuning.note_subscribed()
+            gc_tuning.note_unsubscribed()
+        await asyncio.sleep(1.0)  # quiet, and every subscription closed
+        assert garbage() is not None
+        gc_tuning.note_subscribed()
+        gc_tuning.note_unsubscribed()  # the fiftieth close
+        assert await eventually(lambda: garbage() is None, 2.0)
     finally:
         settler.cancel()
 
@@ -153,7 +174,7 @@ async def test_the_settle_loop_never_counts_the_frozen_generation(
         await asyncio.sleep(0.3)  # quiet ticks
         gc_tuning.note_subscribed()
         # ... and the refreeze once the burst of one has settled
-        assert await _eventually(lambda: gc_tuning.refreezes == before + 1)
+        assert await eventually(lambda: gc_tuning.refreezes == before + 1)
     finally:
         settler.cancel()
         gc_tuning.note_unsubscribed()
@@ -203,7 +224,7 @@ async def test_during_a_burst_of_subscribes_survivors_age_until_it_settles(
         during = [_Socket() for _ in range(50)]
         gc.collect(0)
         # quiet for 0.3 s: the settle freezes, and survivors again
-        await _eventually(lambda: gc_tuning.refreezes > before)
+        await eventually(lambda: gc_tuning.refreezes > before)
         assert gc_tuning.refreezes == before + 1
         after = [_Socket() for _ in range(50)]
         gc.collect(0)
@@ -245,7 +266,7 @@ async def test_a_frozen_process_sweeps_its_young_generation_on_time(
     sweeper = asyncio.create_task(gc_tuning.sweep_young(every=0.05))
     try:
         garbage = _cycle()
-        assert await _eventually(lambda: garbage() is None)
+        assert await eventually(lambda: garbage() is None)
     finally:
         sweeper.cancel()
 
@@ -264,7 +285,7 @@ async def test_the_sweep_runs_the_middle_collection_its_count_calls_for(
         def all_oldest() -> bool:
             return held.keys() <= {id(o) for o in gc.get_objects(generation=2)}
 
-        assert await _eventually(all_oldest)
+        assert await eventually(all_oldest)
     finally:
         sweeper.cancel()
 
@@ -301,7 +322,7 @@ async def test_every_live_stream_counts_itself_open_and_closed(server: Server) -
     async with subscribe(server.ws_url, PANE_EVENTS, variables, init=ws_init_for(guest)):
         await until_listening(server.broker, room_id)
         assert gc_tuning.open_subscriptions() == before + 1
-    assert await _eventually(lambda: gc_tuning.open_subscriptions() == before)
+    assert await eventually(lambda: gc_tuning.open_subscriptions() == before)
 
 
 @pytest.fixture

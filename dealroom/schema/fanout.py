@@ -26,10 +26,17 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Final, Generic, TypeVar
+from weakref import ref
 
-from graphql import FieldNode, OperationDefinitionNode, VariableNode, visit
+from graphql import (
+    FieldNode,
+    GraphQLResolveInfoHelpers,
+    OperationDefinitionNode,
+    VariableNode,
+    visit,
+)
 from graphql.language import Visitor
 from graphql.pyutils import RefMap
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -127,6 +134,29 @@ def shared(key: Hashable, make: Callable[[], T]) -> T:
     return found  # type: ignore[return-value]  # stored by this function for this key
 
 
+class _Helpers:
+    """The executor's ``gather`` and ``track``, without keeping it alive (see
+    ``FanoutExecutor.__init__``): two bound methods of this, a weak reference and this are
+    all a held subscription keeps for them."""
+
+    __slots__ = ("_executor",)
+
+    def __init__(self, executor: FanoutExecutor) -> None:
+        self._executor = ref(executor)
+
+    def _alive(self) -> FanoutExecutor:
+        executor = self._executor()
+        if executor is None:  # a resolver kept its info past the execution
+            raise RuntimeError("the GraphQL execution this resolve info belongs to has ended")
+        return executor
+
+    def gather(self, values: Sequence[Awaitable[Any]]) -> Awaitable[list[Any]]:
+        return self._alive().gather_async_work(values)
+
+    def track(self, values: Sequence[Any]) -> None:
+        self._alive().track_async_work(values)
+
+
 def reset() -> None:
     """Forget every shared entry (tests that count executions start from empty tables)."""
     for table in (_projections, _executions, _serialised, _below_root):
@@ -168,8 +198,18 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
     :func:`shared` is executed once per selection and the result reused."""
 
     per_event = False
-    settling: asyncio.Future[Any] | None = None
-    """The shared execution this executor runs in a task of its own (see ``_release``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # graphql-core hands every resolve info helpers bound to the executor itself: a
+        # reference cycle per execution, holding the request's context, infos and results,
+        # that only the garbage collector frees. A subscription's executor lives as long as
+        # the subscription, so ``dealroom serve`` freezes it (gc_tuning.freeze_survivors) and
+        # the cycle, once the subscription closed, kept its socket, handler and context (71
+        # objects) frozen until a full collection over the whole heap (docs/BENCHMARKS.md,
+        # issue 17). Held weakly, nothing of an execution outlives it.
+        helpers = _Helpers(self)
+        self.async_helpers = GraphQLResolveInfoHelpers(gather=helpers.gather, track=helpers.track)
 
     def build_per_event_executor(self, payload: Any) -> Any:
         executor = super().build_per_event_executor(payload)
@@ -184,32 +224,6 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
         return executor
 
     def execute_operation(self, serially: bool | None = None) -> Any:
-        outcome = self._execute_operation(serially)
-        if self.settling is not None:
-            # Its subscriber awaits a shield: cancelled, it must not take the helpers from an
-            # execution that goes on for every subscriber reusing it.
-            self.settling.add_done_callback(lambda _: self._release())
-            return outcome
-        if self.is_awaitable(outcome):
-            return self._released_after(outcome)
-        self._release()
-        return outcome
-
-    async def _released_after(self, outcome: Awaitable[Any]) -> Any:
-        try:
-            return await outcome
-        finally:
-            self._release()
-
-    def _release(self) -> None:
-        """graphql-core's executor keeps bound methods of itself (``async_helpers``, handed
-        to every resolve info): a reference cycle per execution, holding the request's
-        context, infos and results, that only the garbage collector frees. Once the operation
-        is executed no resolve info is built again, so the cycle is cut and reference
-        counting frees them (fewer, shorter collections: docs/BENCHMARKS.md, issue 17)."""
-        vars(self).pop("async_helpers", None)
-
-    def _execute_operation(self, serially: bool | None) -> Any:
         root = self.root_value
         results = _executions.get(root) if self.per_event else None
         if results is None or presents_api_key(self.context_value):
@@ -230,7 +244,6 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
         if self.is_awaitable(outcome):
             future = asyncio.ensure_future(_settle(outcome, results, key, operation))
             results[key] = (operation, future)
-            self.settling = future
             return asyncio.shield(future)
         _keep(outcome, results, key, operation)
         return outcome

@@ -12,6 +12,7 @@ deliveries through the real server in this process."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import types
@@ -25,8 +26,10 @@ from starlette.requests import HTTPConnection
 from strawberry.extensions import SchemaExtension
 from strawberry.extensions.context import WrappedHook
 from strawberry.types.execution import ExecutionContext
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from dealroom import gc_tuning
 from dealroom.schema.context import Context
 from tests.conftest import Server
 from tests.support.graphql import (
@@ -40,19 +43,23 @@ from tests.support.graphql import (
     until_listening,
     ws_init_for,
 )
+from tests.support.polling import eventually
 
 REQUEST_OBJECTS = (Context, Executor, SchemaExtension, ExecutionContext, HTTPConnection)
 """What a request holds: none may be found only through a cycle."""
 
 
-def _in_cycles() -> Counter[str]:
-    """Our request objects among what the collector finds unreachable now."""
+SOCKET_OBJECTS = (*REQUEST_OBJECTS, HttpToolsProtocol, WebSocketsSansIOProtocol)
+"""What a websocket holds besides its requests' objects: the HTTP protocol it was upgraded
+from and its websocket protocol."""
+
+
+def _in_cycles(kinds: tuple[type, ...] = REQUEST_OBJECTS) -> Counter[str]:
+    """Our request objects (or ``kinds``) among what the collector finds unreachable now."""
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
         gc.collect()
-        return Counter(
-            type(found).__qualname__ for found in gc.garbage if isinstance(found, REQUEST_OBJECTS)
-        )
+        return Counter(type(found).__qualname__ for found in gc.garbage if isinstance(found, kinds))
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
@@ -103,6 +110,29 @@ async def test_a_request_leaves_no_cycle_behind(server: Server) -> None:
             if enabled:
                 gc.enable()
     assert left == Counter(), f"request objects freed only by the collector: {dict(left)}"
+
+
+async def test_a_closed_subscription_leaves_no_cycle_behind(server: Server) -> None:
+    """What a subscription's socket held is freed by reference counting once it closes.
+    ``dealroom serve`` freezes what lives a while (gc_tuning.freeze_survivors): a socket's
+    objects in a cycle stayed frozen after the close, until a full collection over the whole
+    heap, the longest pause a server had. Two cycles held a socket: graphql-core's executor
+    and its bound helpers (the subscription's own executor lives as long as the socket), and
+    uvicorn's HTTP protocol and its parser, left behind by the upgrade to a websocket."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        before = gc_tuning.open_subscriptions()
+        async with _guest_followed_by_host(server):
+            pass
+        assert await eventually(lambda: gc_tuning.open_subscriptions() == before, 5.0)
+        await asyncio.sleep(0.2)  # the socket's close reaches the server's protocol
+        left = _in_cycles(SOCKET_OBJECTS)
+    finally:
+        if enabled:
+            gc.enable()
+    assert left == Counter(), f"socket objects freed only by the collector: {dict(left)}"
 
 
 def _alive(kind: type) -> int:
