@@ -128,10 +128,10 @@ THAW_MIN_CLOSED: Final = 10_000
 """Subscriptions closed since the last thaw before the settle thaws again. A thaw is a full
 collection over the whole heap (167-414 ms in ``bench/realtime.py``'s runs, the thaw after
 its baseline's hundred subscriptions closed, docs/BENCHMARKS.md): the longest pause a
-server had. It
-frees cycles among frozen objects, and a closed subscription leaves none since 2026-12-03
-(``schema/fanout.py``'s executor, ``ws_protocol.py``'s HTTP protocol: 71 frozen objects per
-close before); the thaw stays for whatever another path may still leave, rarely."""
+server had. It frees cycles among frozen objects, and a closed subscription leaves none
+since 2026-12-03 (``schema/fanout.py``'s executor, ``ws_protocol.py``'s HTTP protocol: 71
+frozen objects per close before); the thaw stays for whatever another path may still
+leave, rarely."""
 
 _opened = 0
 
