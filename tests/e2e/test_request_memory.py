@@ -12,10 +12,10 @@ deliveries through the real server in this process."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import types
+import weakref
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import cast
@@ -125,14 +125,31 @@ async def test_a_closed_subscription_leaves_no_cycle_behind(server: Server) -> N
     try:
         before = gc_tuning.open_subscriptions()
         async with _guest_followed_by_host(server):
-            pass
+            sockets = [weakref.ref(p) for p in _server_sockets()]
+        assert sockets, "no websocket protocol found"
         assert await eventually(lambda: gc_tuning.open_subscriptions() == before, 5.0)
-        await asyncio.sleep(0.2)  # the socket's close reaches the server's protocol
+        # the close has reached the server: the socket is lost and its ASGI task has ended
+        assert await eventually(lambda: all(_closed(socket) for socket in sockets), 5.0)
         left = _in_cycles(SOCKET_OBJECTS)
     finally:
         if enabled:
             gc.enable()
     assert left == Counter(), f"socket objects freed only by the collector: {dict(left)}"
+
+
+def _server_sockets() -> list[WebSocketsSansIOProtocol]:
+    return [
+        found
+        for found in gc.get_objects()
+        if isinstance(found, WebSocketsSansIOProtocol) and not found.disconnected
+    ]
+
+
+def _closed(socket: weakref.ref[WebSocketsSansIOProtocol]) -> bool:
+    """Lost, and none of the server's ASGI tasks still running (this test's other requests
+    are over by then); freed already counts too."""
+    protocol = socket()
+    return protocol is None or (protocol.disconnected and not protocol.tasks)
 
 
 def _alive(kind: type) -> int:
