@@ -14,6 +14,7 @@ from sqlalchemy import select
 from dealroom.agents.render import Line, Party
 from dealroom.domain import offer_stage
 from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
+from dealroom.persistence import pane_read
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
@@ -198,29 +199,31 @@ async def load(
             return None
         kind, picks, memory = room.kind, room.model_picks or {}, room.memory or {}
         stage = await _stage(db, room.id)
-    participants, accounts = await people(db, run.room_id)
+    found = await pane_read.read(
+        db,
+        run.room_id,
+        run.participant_id,
+        session_cap=line_cap,
+        dispatch_cap=RECENT_DISPATCHES,
+        services=host_facts,
+    )
+    participants, accounts = found.participants, found.accounts
     pane = next((p for p in participants if p.id == run.participant_id), None)
     if pane is None:
         return None
     names = names_of(participants, accounts)
-    host = next((p for p in participants if p.key == Seat.HOST.value), None)
     facts: dict[str, Any] | None = None
-    if (
-        host_facts
-        and host is not None
-        and host.account_id in accounts
-        and host.account_id is not None
-    ):
+    host_seat = next((p for p in participants if p.key == Seat.HOST.value), None)
+    if found.services is not None and host_seat is not None and host_seat.account_id is not None:
         # seed 002 layer 2: account facts are loaded for the host only, never a visitor.
-        account = accounts[host.account_id]
-        services = await db.rows(q.service_names(), {"account_id": account.id})
+        account = accounts[host_seat.account_id]
         facts = {
             "display_name": account.display_name,
             "handle": account.handle,
-            "services": [row[0] for row in services],
+            "services": found.services,
         }
+    messages = [SessionMessage._make(values) for values in found.session]
     transcript = TranscriptRepository(db)
-    messages = await transcript.current_session(pane.id, line_cap)
     trigger_message = next((m for m in messages if m.id == run.trigger_message_id), None)
     if trigger_message is None and run.trigger_message_id is not None:
         trigger_message = await transcript.by_id(run.trigger_message_id)
@@ -241,7 +244,7 @@ async def load(
         last_seq=messages[-1].seq if messages else 0,
         trigger_message=trigger_message,
         trigger_dispatch=trigger_dispatch,
-        dispatches=await dispatches.recent(run.room_id, RECENT_DISPATCHES),
+        dispatches=[DispatchLine._make(values) for values in found.dispatches],
         # The live offers row, projected at call time (ST1); memory never holds a stage.
         stage=stage,
         session_ids=[str(m.id) for m in messages],
