@@ -11,9 +11,9 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
-from sqlalchemy import Integer, Uuid, and_, bindparam, func, select, text
+from sqlalchemy import JSON, Integer, Uuid, and_, bindparam, func, select, text
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from dealroom.domain.sessions import SessionRule
@@ -69,6 +69,16 @@ class Appended:
     window_start: datetime | None
     """The participant's posting window as it was before the append (the rate limit)."""
     in_window: int
+    room: RoomMemory | None = None
+    """The room's memory as the append locked it, when asked for (``reading_memory``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoomMemory:
+    """A room's memory document and its version, read under the room's row lock."""
+
+    version: int
+    document: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +95,7 @@ class Tail:
     last_at: datetime | None
     window_start: datetime | None
     in_window: int
+    room: RoomMemory | None = None
 
 
 # One round trip on PostgreSQL: the room's row lock and sequence bump, the pane's tail read
@@ -95,12 +106,11 @@ class Tail:
 # a run for this pane (its FK check) waited on the post while the post waited on the job's
 # watch row: a deadlock, seen on PostgreSQL under load. The session is S1-S4
 # (``domain.sessions.next_session``): ``:sitting`` the S2 pause, ``:opens`` S3.
-_PG_APPEND = text(
-    """
+_PG_APPEND_SQL = """
 WITH s AS (
     UPDATE rooms SET event_seq = event_seq + 1, last_activity_at = :now
     WHERE id = :room_id
-    RETURNING event_seq, stage_seq
+    RETURNING event_seq, stage_seq{room}
 ), t AS (
     SELECT s.event_seq, s.stage_seq, p.pane_seq, p.pane_session_no, p.pane_last_at,
            p.posts_window_start, p.posts_in_window
@@ -128,18 +138,34 @@ WITH s AS (
     RETURNING session_no
 )
 SELECT t.event_seq, t.stage_seq, t.pane_seq, t.posts_window_start, t.posts_in_window,
-       m.session_no
-FROM t LEFT JOIN m ON true
+       m.session_no{room_out}
+FROM t{join} LEFT JOIN m ON true
 """
+_PG_APPEND = text(_PG_APPEND_SQL.format(room="", room_out="", join=""))
+# The persona's reply also reads the room's memory (a run's apply rewrites it): returned by the
+# bump itself, so it is the row as locked (the newest version), not the statement's snapshot.
+_PG_APPEND_READING_MEMORY = text(
+    _PG_APPEND_SQL.format(
+        room=", memory_version, memory",
+        room_out=", s.memory_version, s.memory",
+        join=" CROSS JOIN s",
+    )
+).columns(
+    event_seq=Integer,
+    stage_seq=Integer,
+    pane_seq=Integer,
+    posts_window_start=UTCDateTime,
+    posts_in_window=Integer,
+    session_no=Integer,
+    memory_version=Integer,
+    memory=JSON,
 )
 
 
 # SQLite's first half of the append: the room's next event number and the pane's tail in one
 # statement, built once (SQLite has one writer, taken at BEGIN: the tail read here is current).
 # Written out: SQLAlchemy renders a RETURNING subquery's WHERE unqualified on SQLite.
-_SQLITE_BUMP = (
-    text(
-        """
+_SQLITE_BUMP_SQL = """
 UPDATE rooms SET event_seq = event_seq + 1, last_activity_at = :now
 WHERE rooms.id = :room_id
 RETURNING event_seq, stage_seq,
@@ -150,24 +176,34 @@ RETURNING event_seq, stage_seq,
     (SELECT p.posts_window_start FROM participants AS p WHERE p.id = :participant_id)
         AS posts_window_start,
     (SELECT p.posts_in_window FROM participants AS p WHERE p.id = :participant_id)
-        AS posts_in_window
+        AS posts_in_window{room}
 """
-    )
-    .bindparams(
-        bindparam("now", type_=UTCDateTime),
-        bindparam("room_id", type_=Uuid),
-        bindparam("participant_id", type_=Uuid),
-    )
-    .columns(
-        event_seq=Integer,
-        stage_seq=Integer,
-        pane_seq=Integer,
-        pane_session_no=Integer,
-        pane_last_at=UTCDateTime,
-        posts_window_start=UTCDateTime,
-        posts_in_window=Integer,
-    )
+_SQLITE_TAIL = {
+    "event_seq": Integer,
+    "stage_seq": Integer,
+    "pane_seq": Integer,
+    "pane_session_no": Integer,
+    "pane_last_at": UTCDateTime,
+    "posts_window_start": UTCDateTime,
+    "posts_in_window": Integer,
+}
+_SQLITE_BINDS = (
+    bindparam("now", type_=UTCDateTime),
+    bindparam("room_id", type_=Uuid),
+    bindparam("participant_id", type_=Uuid),
 )
+_SQLITE_BUMP = (
+    text(_SQLITE_BUMP_SQL.format(room="")).bindparams(*_SQLITE_BINDS).columns(**_SQLITE_TAIL)
+)
+_SQLITE_BUMP_READING_MEMORY = (
+    text(_SQLITE_BUMP_SQL.format(room=", memory_version, memory"))
+    .bindparams(*_SQLITE_BINDS)
+    .columns(**_SQLITE_TAIL, memory_version=Integer, memory=JSON)
+)
+
+
+def _memory_of(row: Any) -> RoomMemory:
+    return RoomMemory(int(row.memory_version or 0), dict(row.memory or {}))
 
 
 class MessageRepository:
@@ -242,11 +278,13 @@ class MessageRepository:
         session_floor: datetime,
         window_floor: datetime,
         per_window: int,
+        reading_memory: bool = False,
     ) -> Appended:
-        """The append in one statement (``_PG_APPEND``); the caller decides nothing after."""
+        """The append in one statement (``_PG_APPEND``); the caller decides nothing after.
+        ``reading_memory``: it also returns the room's memory as it locked it."""
         row = (
             await self.db.execute(
-                _PG_APPEND,
+                _PG_APPEND_READING_MEMORY if reading_memory else _PG_APPEND,
                 {
                     "id": message.id,
                     "room_id": message.room_id,
@@ -267,7 +305,7 @@ class MessageRepository:
             )
         ).one()
         seq, stage_seq, pane_seq, window_start, in_window, session_no = cast(
-            tuple[int, int, int, datetime | None, int, int | None], tuple(row)
+            tuple[int, int, int, datetime | None, int, int | None], tuple(row)[:6]
         )
         return Appended(
             seq=seq,
@@ -275,21 +313,40 @@ class MessageRepository:
             session_no=session_no,
             window_start=window_start,
             in_window=in_window,
+            room=_memory_of(row) if reading_memory else None,
         )
 
-    async def bump(self, room_id: uuid.UUID, participant_id: uuid.UUID, now: datetime) -> Tail:
+    async def bump(
+        self,
+        room_id: uuid.UUID,
+        participant_id: uuid.UUID,
+        now: datetime,
+        *,
+        reading_memory: bool = False,
+    ) -> Tail:
         """SQLite's first half of the append: the room's next event number, its newest stage
-        change and the pane's tail, in one statement (``_SQLITE_BUMP``)."""
-        result = await self.db.execute(
-            _SQLITE_BUMP, {"room_id": room_id, "participant_id": participant_id, "now": now}
-        )
+        change and the pane's tail, in one statement (``_SQLITE_BUMP``); ``reading_memory``:
+        the room's memory too."""
+        row = (
+            await self.db.execute(
+                _SQLITE_BUMP_READING_MEMORY if reading_memory else _SQLITE_BUMP,
+                {"room_id": room_id, "participant_id": participant_id, "now": now},
+            )
+        ).one()
         found = cast(
             tuple[int, int, int | None, int | None, datetime | None, datetime | None, int | None],
-            tuple(result.one()),
+            tuple(row)[:7],
         )
         seq, stage_seq, pane_seq, session_no, last_at, window_start, in_window = found
         return Tail(
-            seq, stage_seq, pane_seq or 0, session_no, last_at, window_start, in_window or 0
+            seq,
+            stage_seq,
+            pane_seq or 0,
+            session_no,
+            last_at,
+            window_start,
+            in_window or 0,
+            _memory_of(row) if reading_memory else None,
         )
 
     async def insert_unless_stored(self, message: NewMessage, seq: int, session_no: int) -> bool:

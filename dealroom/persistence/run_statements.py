@@ -204,14 +204,11 @@ def _done(**values: Any) -> Any:
 
 @functools.cache
 def finish() -> Any:
-    """A run done with its reply, returning the room's memory version and memory; binds
-    ``reply_id`` besides :func:`_done`'s."""
-    rooms = cast(Table, Room.__table__)
-    room = "SELECT rooms.{} FROM rooms WHERE rooms.id = agent_runs.room_id"
-    version = correlated(room.format("memory_version"), "memory_version", rooms.c.memory_version)
-    memory = correlated(room.format("memory"), "memory", rooms.c.memory)
-    reply = bindparam("reply_id", type_=runs().c.reply_message_id.type)
-    return _done(error=None, reply_message_id=reply).returning(version, memory)
+    """A run done with its reply; binds ``reply_id`` besides :func:`_done`'s. Returns the
+    run's id: a row back is the stale-run check passed."""
+    table = runs()
+    reply = bindparam("reply_id", type_=table.c.reply_message_id.type)
+    return _done(error=None, reply_message_id=reply).returning(table.c.id)
 
 
 @functools.cache

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -23,15 +22,6 @@ from dealroom.persistence.models import (
     Dispatch,
     Message,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Finished:
-    """What :meth:`RunRepository.finish` read back with its write."""
-
-    memory_version: int
-    memory: dict[str, Any]
-    """The room's memory as it is now (the caller holds the room's row lock)."""
 
 
 class RunRepository:
@@ -74,26 +64,26 @@ class RunRepository:
         found = await self.db.rows(statement, params)
         return found[0] if found else None
 
-    async def finish(
+    def finish_later(
         self,
         run_id: uuid.UUID,
         attempts: int,
         now: datetime,
         *,
         reply_message_id: uuid.UUID | None,
-    ) -> Finished | None:
+        stale: Callable[[], BaseException],
+    ) -> None:
         """Mark the run done with its reply, only while it is still this claim (status
-        running, same attempt): one ``UPDATE … RETURNING`` is the stale-run check, the write
-        and the read of the room's memory as it is now (the caller holds the room's row lock,
-        taken by the reply's append just before). None when another worker owns the run now."""
-        rows = await self.db.rows(
+        running, same attempt: the ``UPDATE … RETURNING`` is the stale-run check and the
+        write), sent with the unit's other deferred writes (``Db.defer``); when another
+        worker owns the run now, ``stale()`` is raised where they are sent and the unit
+        rolls back. (The room's memory the apply rewrites comes with the reply's append,
+        read under the room's lock.)"""
+        self.db.defer(
             q.finish(),
             {"run_id": run_id, "attempt": attempts, "at": now, "reply_id": reply_message_id},
+            refuse=stale,
         )
-        if not rows:
-            return None
-        version, memory = rows[0]
-        return Finished(int(version or 0), dict(memory or {}))
 
     def done_later(
         self,

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from dealroom.domain.sessions import DEFAULT_PAUSE, SessionRule, next_session
 from dealroom.persistence.db import Db
-from dealroom.persistence.messages import Appended, MessageRepository, NewMessage
+from dealroom.persistence.messages import Appended, MessageRepository, NewMessage, RoomMemory
 from dealroom.persistence.models import Message, Participant
 
 RATE_WINDOW = timedelta(minutes=1)
@@ -28,6 +28,8 @@ class Stored:
 
     row: Message
     prev: int
+    room: RoomMemory | None = None
+    """The room's memory as the append locked it (``reading_memory``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,8 @@ class NotStored:
     existing: Message | None
     retry_after: int | None
     """Seconds until the pane's posting window reopens, when the rate limit refused it."""
+    room: RoomMemory | None = None
+    """The room's memory as the append locked it (``reading_memory``)."""
 
 
 async def append(
@@ -56,13 +60,16 @@ async def append(
     allowed: bool = True,
     message_id: uuid.UUID | None = None,
     relayed_dispatch_id: uuid.UUID | None = None,
+    reading_memory: bool = False,
 ) -> Stored | NotStored:
     """Store ``body`` in ``pane`` as the room's next event, idempotent on
     ``client_message_id``; its session by ``session`` (S1-S4); with ``per_minute``, at most
     that many such posts in a window of a minute from the window's first (a retry is never
     limited). Only ``pane``'s ids are read: the tail comes from the database under the room's
     lock, so the row may come from another transaction and one transaction may append twice.
-    Lock order: the room's row, then the pane's."""
+    Lock order: the room's row, then the pane's. ``reading_memory``: the result also carries
+    the room's memory as read under its row lock (a run's apply rewrites it), so no statement
+    of its own reads it."""
     repo = MessageRepository(db)
     new = NewMessage(
         id=message_id or uuid.uuid4(),
@@ -84,13 +91,17 @@ async def append(
             session_floor=now - session_pause,
             window_floor=now - RATE_WINDOW,
             per_window=limit,
+            reading_memory=reading_memory,
         )
     else:
-        done = await _append_sqlite(repo, new, allowed, limit, session, session_pause)
+        done = await _append_sqlite(
+            repo, new, allowed, limit, session, session_pause, reading_memory
+        )
     if done.session_no is not None:
-        return Stored(new.row(done.seq, done.session_no), done.prev)
+        return Stored(new.row(done.seq, done.session_no), done.prev, done.room)
     existing = await repo.by_client_id(pane.id, client_message_id)
-    return NotStored(existing, _retry_after(done, limit, now) if existing is None else None)
+    retry_after = _retry_after(done, limit, now) if existing is None else None
+    return NotStored(existing, retry_after, done.room)
 
 
 async def pane_end(db: Db, room_id: uuid.UUID, participant_id: uuid.UUID) -> int:
@@ -106,14 +117,18 @@ async def _append_sqlite(
     limit: int,
     session: SessionRule,
     session_pause: timedelta,
+    reading_memory: bool,
 ) -> Appended:
-    tail = await repo.bump(new.room_id, new.participant_id, new.created_at)
+    tail = await repo.bump(
+        new.room_id, new.participant_id, new.created_at, reading_memory=reading_memory
+    )
     done = Appended(
         seq=tail.seq,
         prev=max(tail.pane_seq, tail.stage_seq),
         session_no=None,
         window_start=tail.window_start,
         in_window=tail.in_window,
+        room=tail.room,
     )
     if not allowed or _over_limit(done, limit, new.created_at):
         return done
@@ -121,7 +136,7 @@ async def _append_sqlite(
     session_no = next_session(session, tail.session_no, tail.last_at, new.created_at, session_pause)
     if not await repo.insert_unless_stored(new, tail.seq, session_no):
         return done
-    return Appended(tail.seq, done.prev, session_no, done.window_start, done.in_window)
+    return Appended(tail.seq, done.prev, session_no, done.window_start, done.in_window, tail.room)
 
 
 def _over_limit(done: Appended, limit: int, now: datetime) -> bool:

@@ -176,8 +176,9 @@ class PersonaTurn:
             dispatch = ctx.trigger_dispatch
             unprompted = dispatch is not None or ctx.trigger_event is not None
             # The reply first, through the pane log: the room's row lock and sequence, the
-            # pane's tail and the insert in one append (lock order: room, pane, then the run
-            # below). Keyed by the run: a re-run of an applied run stores no second reply.
+            # pane's tail, the insert and the room's memory as it is now (read under that
+            # lock) in one append (lock order: room, pane, then the run below). Keyed by the
+            # run: a re-run of an applied run stores no second reply.
             done = await pane_log.append(
                 db,
                 ctx.pane,
@@ -188,22 +189,23 @@ class PersonaTurn:
                 session=SessionRule.OPENS if unprompted else SessionRule.CONTINUES,
                 message_id=message_id,
                 relayed_dispatch_id=dispatch.id if dispatch else None,
+                reading_memory=True,
             )
-            # The stale-run check, the run's own write and the room's memory as it is now (under
-            # the room's lock, taken by the append) in one statement; rolled back with the rest.
-            finished = await runs.finish(
+            # The stale-run check and the run's own write, at the commit with the unit's other
+            # deferred writes: another worker owns the run, StaleRun there, nothing is kept.
+            runs.finish_later(
                 run.id,
                 run.attempts,
                 now,
                 reply_message_id=_reply_id(done),
+                stale=lambda: StaleRun(str(run.id)),
             )
-            if finished is None:
-                raise StaleRun(str(run.id))
             if isinstance(done, NotStored):
                 # A worker that vanished after its commit: done, nothing applied twice (the
                 # reply stays the one already stored).
                 return
-            memory = finished.memory
+            assert done.room is not None  # asked for
+            memory = done.room.document
             rows: list[object] = []  # inserted together, in one flush
             if not guard_push(dispatch):
                 watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms

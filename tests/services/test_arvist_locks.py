@@ -15,19 +15,18 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents.arvist import ArvistOutput, DurableChange
 from dealroom.agents.models.base import AgentName
-from dealroom.agents.models.offline import OfflineClient
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AccountMemory, Participant
 from dealroom.realtime import Broker
 from dealroom.services.arvist_turn import ArvistTurn
-from dealroom.services.ledger import CallSite, Ledger
-from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.ledger import CallSite
 from dealroom.services.run_queue import RunStatus, new_run
 from dealroom.services.turn_context import RunSnapshot
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
+from tests.support.turns import offline_deps
 
 
 async def test_arvist_waits_for_the_pane_before_it_locks_the_account(
@@ -62,13 +61,7 @@ async def test_arvist_waits_for_the_pane_before_it_locks_the_account(
         chain_depth=0,
         attempts=1,
     )
-    deps = RunnerDeps(
-        settings=settings,
-        sessionmaker=sessionmaker,
-        broker=broker,
-        clock=clock,
-        ledger=Ledger(OfflineClient(), sessionmaker, clock),
-    )
+    deps = offline_deps(pg_engine, settings, broker, clock)
     output = ArvistOutput(
         changes=[DurableChange(op="set", path="rates.sponsored_post.ask", value="9000 USD")]
     )

@@ -10,9 +10,17 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from dealroom.agents.models.offline import OfflineClient
+from dealroom.config import Settings
 from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, Dispatch, Message, ModelCall, Participant, Room
+from dealroom.realtime import Broker
+from dealroom.services.clock import Clock
+from dealroom.services.ledger import Ledger
+from dealroom.services.run_handler import RunnerDeps
 from tests.conftest import Server
 from tests.support.graphql import Client, open_room, post, sign_up
 
@@ -133,4 +141,15 @@ def ledger_row(
         error=None,
         created_at=at,
         **given,
+    )
+
+
+def offline_deps(
+    engine: AsyncEngine, settings: Settings, broker: Broker, clock: Clock
+) -> RunnerDeps:
+    """What a run's handler needs, on ``engine``, with the offline engine as the model: for
+    tests that drive a handler's steps directly."""
+    sessionmaker = create_sessionmaker(engine)
+    return RunnerDeps(
+        settings, sessionmaker, broker, clock, Ledger(OfflineClient(), sessionmaker, clock)
     )
