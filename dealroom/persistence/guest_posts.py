@@ -8,6 +8,7 @@ address; a key from before that (or minted with the allowance off) is counted on
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -35,19 +36,6 @@ carrier's NAT) is not held to one guest's allowance for ever."""
 
 _BY_KEY, _BY_IP = aliased(GuestKeyMint), aliased(GuestKeyMint)
 _AUTHOR = aliased(Participant)
-
-
-def posts_of(
-    key_hash: InstrumentedAttribute[str | None] | str, now: datetime
-) -> ColumnElement[int]:
-    """A scalar count of the guest posts charged to ``key_hash`` (a value or a column to
-    correlate on): its own, and its address's other unclaimed keys' within the
-    window."""
-    own, siblings = _charged(key_hash, now - IP_WINDOW)
-    counts = [
-        part.with_only_columns(func.count(Message.id)).scalar_subquery() for part in (own, siblings)
-    ]
-    return counts[0] + counts[1]
 
 
 def _charged(
@@ -105,9 +93,27 @@ _CHARGED = (
 _GUEST_POSTS = select(func.count()).select_from(_CHARGED)
 
 
+@functools.cache
+def charged_up_to_cap() -> ColumnElement[int]:
+    """The posts charged to the guest key of the enclosing query's ``participants`` row, as
+    :func:`guest_posts` counts them (up to the ``cap`` it binds, with ``since`` the window's
+    start): a scalar subquery to read with the row, so a guest's post does not count in a
+    statement of its own (issue 17)."""
+    own, siblings = _charged(
+        Participant.guest_key_hash, bindparam("since", type_=Message.created_at.type)
+    )
+    charged = (
+        union_all(own.correlate(Participant), siblings.correlate(Participant))
+        .limit(bindparam("cap", type_=Integer()))
+        .subquery()
+    )
+    return select(func.count()).select_from(charged).scalar_subquery()
+
+
 async def guest_posts(db: Db, guest_key_hash: str, now: datetime, cap: int) -> int:
-    """Posts charged to a guest key while unclaimed (see :func:`posts_of`), counted up to
-    ``cap`` (``_GUEST_POSTS``)."""
+    """Posts charged to a guest key while unclaimed (its own, and its address's other
+    unclaimed keys' within the window: :func:`_charged`), counted up to ``cap``
+    (``_GUEST_POSTS``)."""
     result = await db.execute(
         _GUEST_POSTS, {"key_hash": guest_key_hash, "since": now - IP_WINDOW, "cap": cap}
     )
@@ -118,14 +124,16 @@ async def guest_capped_rooms(
     db: Db, room_ids: Sequence[uuid.UUID], cap: int, now: datetime
 ) -> set[uuid.UUID]:
     """Rooms whose visitor is an unclaimed guest charged ``cap`` posts or more: the guest
-    message cap rides on the login gate."""
+    message cap rides on the login gate. Each guest's posts are counted no further than the
+    cap (``charged_up_to_cap``)."""
     rows = await db.scalars(
         select(Participant.room_id).where(
             Participant.room_id.in_(room_ids),
             Participant.key == Seat.VISITOR.value,
             Participant.account_id.is_(None),
             Participant.guest_key_hash.is_not(None),
-            posts_of(Participant.guest_key_hash, now) >= cap,
-        )
+            charged_up_to_cap() >= bindparam("cap", type_=Integer()),
+        ),
+        {"cap": cap, "since": now - IP_WINDOW},
     )
     return set(rows)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, case, func, or_, select, update
 from sqlalchemy.orm import aliased, defer
 
 from dealroom.persistence.db import Db
+from dealroom.persistence.guest_posts import charged_up_to_cap
 from dealroom.persistence.messages import MessageRepository
 from dealroom.persistence.models import (
     Account,
@@ -116,6 +118,30 @@ _FOR_WRITER = (
     .order_by(Participant.key)
     .options(defer(Room.memory, raiseload=True))
 )
+# The same with, on each unclaimed guest's seat, the posts charged to its key up to the cap
+# (the guest message cap, issue 11): a guest's post no longer counts them in a statement of its
+# own (issue 17). Binds ``since`` and ``cap`` besides ``room_id``.
+_GUEST = and_(Participant.account_id.is_(None), Participant.guest_key_hash.is_not(None))
+_FOR_GUEST_WRITER = _FOR_WRITER.add_columns(
+    case((_GUEST, charged_up_to_cap()), else_=None).label("guest_posts")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GuestCount:
+    """Count each unclaimed guest seat's charged posts with the room: up to ``cap``, its
+    address's other keys from ``since``."""
+
+    cap: int
+    since: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class WriterRead:
+    room: Room
+    participants: list[Participant]
+    guest_posts: dict[uuid.UUID, int]
+    """By participant id, for each unclaimed guest seat, when counted (``GuestCount``)."""
 
 
 class RoomRepository:
@@ -133,21 +159,33 @@ class RoomRepository:
             select(Room).where(Room.host_account_id == account_id, Room.kind == "home")
         )
 
-    async def for_writer(self, room_id: uuid.UUID) -> tuple[Room, list[Participant]] | None:
+    async def for_writer(
+        self, room_id: uuid.UUID, *, count: GuestCount | None = None
+    ) -> WriterRead | None:
         """The room and its participants (by key) in one statement, without the room's
         memory, which a writer of a pane never reads (issue 17: ``postMessage`` read the
         room and its participants in two statements, and decoded the memory document on
-        every post). Reading ``memory`` of the room returned raises."""
-        rows = await self.db.execute(_FOR_WRITER, {"room_id": room_id})
-        found = [cast(tuple[Room, Participant | None], tuple(row)) for row in rows]
+        every post). Reading ``memory`` of the room returned raises. With ``count``, each
+        unclaimed guest seat's charged posts come in the same statement."""
+        params: dict[str, object] = {"room_id": room_id}
+        if count is not None:
+            params.update(cap=count.cap, since=count.since)
+        rows = await self.db.execute(_FOR_WRITER if count is None else _FOR_GUEST_WRITER, params)
+        found = [tuple(row) for row in rows]
         if not found:
             return None
-        room = found[0][0]
+        room = cast(Room, found[0][0])
         # Out of the session: a later read of the room in the same unit (another root field
         # of the same request, say) loads it whole instead of finding this one without its
         # memory in the identity map.
         self.db.session.expunge(room)
-        return room, [p for _, p in found if p is not None]
+        participants = [cast(Participant, row[1]) for row in found if row[1] is not None]
+        charged = {
+            cast(Participant, row[1]).id: int(row[2])
+            for row in found
+            if count is not None and row[1] is not None and row[2] is not None
+        }
+        return WriterRead(room, participants, charged)
 
     async def participants(self, room_id: uuid.UUID) -> list[Participant]:
         return list(

@@ -48,14 +48,16 @@ async def login_required_changed(
 
 
 async def check_guest_post(
-    db: Db, participant: Participant, *, cap: int, now: datetime
+    db: Db, participant: Participant, *, cap: int, now: datetime, made: int | None = None
 ) -> tuple[list[AgentRun], list[Publish]]:
     """A guest's post under the cap: refused past it (never silently dropped); the post that
     reaches it raises the gate (its line and ``LoginRequiredChanged``). Signed-in, act-as and
-    demo visitors are bound to an account and never counted."""
+    demo visitors are bound to an account and never counted. ``made``: the guest's charged
+    posts when the caller read them already (counted up to ``cap``), else counted here."""
     if participant.account_id is not None or participant.guest_key_hash is None:
         return [], []
-    made = await guest_posts(db, participant.guest_key_hash, now, cap)
+    if made is None:
+        made = await guest_posts(db, participant.guest_key_hash, now, cap)
     if made >= cap:
         raise login_required(
             f"Guests may send {cap} messages; sign in or create an account to keep going."

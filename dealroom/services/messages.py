@@ -19,9 +19,11 @@ from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import DEFAULT_PAUSE
 from dealroom.jobs import watches
 from dealroom.persistence.db import Db
+from dealroom.persistence.guest_posts import IP_WINDOW
 from dealroom.persistence.messages import MessageRepository
 from dealroom.persistence.models import AgentRun, Message, OfferEvent
 from dealroom.persistence.offers import OfferRepository
+from dealroom.persistence.repositories import GuestCount
 from dealroom.realtime.broker import Broker
 from dealroom.services import guests, pane_log
 from dealroom.services.clock import Clock
@@ -79,12 +81,14 @@ async def post_message(
     # collect cards; payment is made in the offer). RD3: so is an API key (K3).
     body = redact_secrets(validation.message_body(body))
     client_message_id = validation.client_message_id(client_message_id)
-    room = await room_for_writer(db, identity, room_id)
+    now = clock.now()
+    # A guest's charged posts are counted with the room, in its statement (the cap below).
+    count = None if guest_cap is None else GuestCount(guest_cap, now - IP_WINDOW)
+    room = await room_for_writer(db, identity, room_id, count=count)
     pane = _writable_pane(room, seat)
     participant = room.participant(pane)
     if participant is None:
         raise not_found("Pane")
-    now = clock.now()
     # The guest cap is decided here and applied in the append: a retry of a post that reached
     # the cap still returns the original (idempotency first, then the rate limit, then the cap).
     refused: DomainError | None = None
@@ -93,7 +97,7 @@ async def post_message(
     if guest_cap is not None:
         try:
             gate_runs, gate_events = await guests.check_guest_post(
-                db, participant, cap=guest_cap, now=now
+                db, participant, cap=guest_cap, now=now, made=room.guest_posts.get(participant.id)
             )
         except DomainError as error:
             refused = error

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +17,7 @@ from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.domain.seats import AuthorKind, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Flag, Message, Participant, Room
-from dealroom.persistence.repositories import AccountRepository, RoomRepository
+from dealroom.persistence.repositories import AccountRepository, GuestCount, RoomRepository
 from dealroom.services import guests
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Identity, digest, new_guest_key
@@ -32,6 +32,9 @@ class RoomAccess:
     room: Room
     participants: list[Participant]
     seats: frozenset[Seat]
+    guest_posts: Mapping[uuid.UUID, int] = field(default_factory=dict)
+    """Posts charged to each unclaimed guest seat's key, when the read counted them
+    (``room_for_writer``'s ``count``)."""
 
     @property
     def reader_seat(self) -> Seat:
@@ -81,18 +84,20 @@ async def room_for_reader(db: Db, identity: Identity, room_id: uuid.UUID) -> Roo
     return RoomAccess(room, participants, seats)
 
 
-async def room_for_writer(db: Db, identity: Identity, room_id: uuid.UUID) -> RoomAccess:
+async def room_for_writer(
+    db: Db, identity: Identity, room_id: uuid.UUID, *, count: GuestCount | None = None
+) -> RoomAccess:
     """:func:`room_for_reader` for a writer of its own pane (``postMessage``): one statement,
     and the room without its memory (reading ``access.room.memory`` raises), out of the
-    session."""
-    found = await RoomRepository(db).for_writer(room_id)
+    session. With ``count``, each unclaimed guest seat's charged posts come with it
+    (``RoomAccess.guest_posts``)."""
+    found = await RoomRepository(db).for_writer(room_id, count=count)
     if found is None:
         raise not_found("Room")
-    room, participants = found
-    seats = access.seats_of(identity.viewer, holders(participants))
+    seats = access.seats_of(identity.viewer, holders(found.participants))
     if not seats:
         raise not_found("Room")
-    return RoomAccess(room, participants, seats)
+    return RoomAccess(found.room, found.participants, seats, found.guest_posts)
 
 
 @dataclass(frozen=True, slots=True)

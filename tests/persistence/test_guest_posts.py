@@ -3,7 +3,8 @@ within the window. It stops at the cap (issue 17): the cap only compares the cou
 and an unbounded count read every post that an address's guest keys made in a day, for every
 guest post. It reads only the key's own and its address's rows (issue 17: an ``OR`` of the
 two read every guest message in the database, for every guest post), and a room list counts
-each room's guest by that guest's own address."""
+each room's guest by that guest's own address. A post reads the same count with its room, in
+the room's statement."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.guest_posts import IP_WINDOW, guest_capped_rooms, guest_posts
 from dealroom.persistence.models import GuestKeyMint, Message, Participant
+from dealroom.persistence.repositories import GuestCount, RoomRepository
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 
@@ -29,6 +31,7 @@ async def test_the_count_stops_at_the_cap_and_is_exact_below_it(
     await _posts(db, clock, visitor, 5)
     counted = {cap: await guest_posts(db, _key(visitor), clock.now(), cap) for cap in (3, 5, 30)}
     assert counted == {3: 3, 5: 5, 30: 5}
+    assert {cap: await _with_room(db, clock, visitor, cap) for cap in (3, 5, 30)} == counted
 
 
 async def test_an_address_shares_its_allowance_within_the_window_and_counts_once(
@@ -52,6 +55,11 @@ async def test_an_address_shares_its_allowance_within_the_window_and_counts_once
     }
     # first: its own 5; second: its own 1 and first's 3 in the window; elsewhere: its own 7
     assert counted == {"first": 5 + 1, "second": 1 + 3, "elsewhere": 7}
+    with_room = {
+        name: await _with_room(db, clock, visitor, 100)
+        for name, visitor in (("first", first), ("second", second), ("elsewhere", elsewhere))
+    }
+    assert with_room == counted
 
 
 async def test_a_room_list_counts_each_guest_by_its_own_address(
@@ -141,6 +149,18 @@ async def _guest(engine: AsyncEngine, clock: ManualClock, handle: str) -> Partic
         await db.close()
     assert visitor is not None
     return visitor
+
+
+async def _with_room(db: Db, clock: ManualClock, visitor: Participant, cap: int) -> int:
+    """The same count as a post reads it, with its room (``RoomRepository.for_writer``, issue
+    17): a column of the guest seat's row."""
+    found = await RoomRepository(db).for_writer(
+        visitor.room_id, count=GuestCount(cap, clock.now() - IP_WINDOW)
+    )
+    await db.rollback()
+    assert found is not None
+    assert set(found.guest_posts) == {visitor.id}  # the host's seat is bound: not counted
+    return found.guest_posts[visitor.id]
 
 
 def _key(visitor: Participant) -> str:
