@@ -132,9 +132,10 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
     engine = "gemini" if settings.use_gemini else "offline"
     click.echo(f"dealroom: agents on the {engine} engine, {settings.workers} workers")
     if count > 1:
-        # uvicorn's supervisor forks the children; each builds its own app from the
-        # environment (server.app_from_env) and they share the listening socket.
-        from uvicorn.supervisors import Multiprocess
+        # The supervisor forks the children; each builds its own app from the environment
+        # (server.app_from_env) and listens on a socket of its own, all on the one port
+        # (SO_REUSEPORT: the kernel spreads the connections; dealroom/supervisor.py).
+        from dealroom.supervisor import SocketPerChild, listening_sockets
 
         os.environ[SUPERVISOR_PID_ENV] = str(os.getpid())  # inherited by every child
         click.echo(f"dealroom: {count} server processes")
@@ -145,7 +146,11 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
             access_log=settings.access_log,
             processes=count,
         )
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        try:
+            listeners = listening_sockets(host, port, count)
+        except OSError as error:
+            raise click.ClickException(f"cannot listen on {host}:{port}: {error}") from None
+        SocketPerChild(config, listeners).run()
         return
     from dealroom.gc_tuning import settle_after_startup
 
