@@ -69,16 +69,9 @@ class Appended:
     window_start: datetime | None
     """The participant's posting window as it was before the append (the rate limit)."""
     in_window: int
-    room: RoomMemory | None = None
-    """The room's memory as the append locked it, when asked for (``reading_memory``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RoomMemory:
-    """A room's memory document and its version, read under the room's row lock."""
-
-    version: int
-    document: dict[str, Any]
+    memory: dict[str, Any] | None = None
+    """The room's memory document as the append locked it, when asked for
+    (``reading_memory``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +88,7 @@ class Tail:
     last_at: datetime | None
     window_start: datetime | None
     in_window: int
-    room: RoomMemory | None = None
+    memory: dict[str, Any] | None = None
 
 
 # One round trip on PostgreSQL: the room's row lock and sequence bump, the pane's tail read
@@ -146,8 +139,8 @@ _PG_APPEND = text(_PG_APPEND_SQL.format(room="", room_out="", join=""))
 # bump itself, so it is the row as locked (the newest version), not the statement's snapshot.
 _PG_APPEND_READING_MEMORY = text(
     _PG_APPEND_SQL.format(
-        room=", memory_version, memory",
-        room_out=", s.memory_version, s.memory",
+        room=", memory",
+        room_out=", s.memory",
         join=" CROSS JOIN s",
     )
 ).columns(
@@ -157,7 +150,6 @@ _PG_APPEND_READING_MEMORY = text(
     posts_window_start=UTCDateTime,
     posts_in_window=Integer,
     session_no=Integer,
-    memory_version=Integer,
     memory=JSON,
 )
 
@@ -196,14 +188,14 @@ _SQLITE_BUMP = (
     text(_SQLITE_BUMP_SQL.format(room="")).bindparams(*_SQLITE_BINDS).columns(**_SQLITE_TAIL)
 )
 _SQLITE_BUMP_READING_MEMORY = (
-    text(_SQLITE_BUMP_SQL.format(room=", memory_version, memory"))
+    text(_SQLITE_BUMP_SQL.format(room=", memory"))
     .bindparams(*_SQLITE_BINDS)
-    .columns(**_SQLITE_TAIL, memory_version=Integer, memory=JSON)
+    .columns(**_SQLITE_TAIL, memory=JSON)
 )
 
 
-def _memory_of(row: Any) -> RoomMemory:
-    return RoomMemory(int(row.memory_version or 0), dict(row.memory or {}))
+def _memory_of(row: Any) -> dict[str, Any]:
+    return dict(row.memory or {})
 
 
 class MessageRepository:
@@ -313,7 +305,7 @@ class MessageRepository:
             session_no=session_no,
             window_start=window_start,
             in_window=in_window,
-            room=_memory_of(row) if reading_memory else None,
+            memory=_memory_of(row) if reading_memory else None,
         )
 
     async def bump(

@@ -12,10 +12,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from dealroom.domain.sessions import DEFAULT_PAUSE, SessionRule, next_session
 from dealroom.persistence.db import Db
-from dealroom.persistence.messages import Appended, MessageRepository, NewMessage, RoomMemory
+from dealroom.persistence.messages import Appended, MessageRepository, NewMessage
 from dealroom.persistence.models import Message, Participant
 
 RATE_WINDOW = timedelta(minutes=1)
@@ -28,8 +29,8 @@ class Stored:
 
     row: Message
     prev: int
-    room: RoomMemory | None = None
-    """The room's memory as the append locked it (``reading_memory``)."""
+    memory: dict[str, Any] | None = None
+    """The room's memory document as the append locked it (``reading_memory``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +42,8 @@ class NotStored:
     existing: Message | None
     retry_after: int | None
     """Seconds until the pane's posting window reopens, when the rate limit refused it."""
-    room: RoomMemory | None = None
-    """The room's memory as the append locked it (``reading_memory``)."""
+    memory: dict[str, Any] | None = None
+    """The room's memory document as the append locked it (``reading_memory``)."""
 
 
 async def append(
@@ -98,10 +99,10 @@ async def append(
             repo, new, allowed, limit, session, session_pause, reading_memory
         )
     if done.session_no is not None:
-        return Stored(new.row(done.seq, done.session_no), done.prev, done.room)
+        return Stored(new.row(done.seq, done.session_no), done.prev, done.memory)
     existing = await repo.by_client_id(pane.id, client_message_id)
     retry_after = _retry_after(done, limit, now) if existing is None else None
-    return NotStored(existing, retry_after, done.room)
+    return NotStored(existing, retry_after, done.memory)
 
 
 async def pane_end(db: Db, room_id: uuid.UUID, participant_id: uuid.UUID) -> int:
@@ -128,7 +129,7 @@ async def _append_sqlite(
         session_no=None,
         window_start=tail.window_start,
         in_window=tail.in_window,
-        room=tail.room,
+        memory=tail.memory,
     )
     if not allowed or _over_limit(done, limit, new.created_at):
         return done
@@ -136,7 +137,7 @@ async def _append_sqlite(
     session_no = next_session(session, tail.session_no, tail.last_at, new.created_at, session_pause)
     if not await repo.insert_unless_stored(new, tail.seq, session_no):
         return done
-    return Appended(tail.seq, done.prev, session_no, done.window_start, done.in_window, tail.room)
+    return Appended(tail.seq, done.prev, session_no, done.window_start, done.in_window, tail.memory)
 
 
 def _over_limit(done: Appended, limit: int, now: datetime) -> bool:

@@ -204,8 +204,8 @@ class PersonaTurn:
                 # A worker that vanished after its commit: done, nothing applied twice (the
                 # reply stays the one already stored).
                 return
-            assert done.room is not None  # asked for
-            memory = done.room.document
+            assert done.memory is not None  # asked for
+            memory = done.memory
             rows: list[object] = []  # inserted together, in one flush
             if not guard_push(dispatch):
                 watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms
