@@ -15,7 +15,6 @@ from dealroom.agents.models.base import AgentName
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.guest_posts import guest_posts
 from dealroom.persistence.models import AgentRun, GuestKeyMint, Participant
 from dealroom.persistence.offers import pane_end
 from dealroom.services.events import LoginRequiredChangedEvent, pane_channel
@@ -48,16 +47,16 @@ async def login_required_changed(
 
 
 async def check_guest_post(
-    db: Db, participant: Participant, *, cap: int, now: datetime, made: int | None = None
+    db: Db, participant: Participant, *, cap: int, now: datetime, made: int | None
 ) -> tuple[list[AgentRun], list[Publish]]:
     """A guest's post under the cap: refused past it (never silently dropped); the post that
     reaches it raises the gate (its line and ``LoginRequiredChanged``). Signed-in, act-as and
     demo visitors are bound to an account and never counted. ``made``: the guest's charged
-    posts when the caller read them already (counted up to ``cap``), else counted here."""
+    posts, counted up to ``cap`` with the room (``room_for_writer``'s ``count``); None for a
+    seat that is not an unclaimed guest's."""
     if participant.account_id is not None or participant.guest_key_hash is None:
         return [], []
-    if made is None:
-        made = await guest_posts(db, participant.guest_key_hash, now, cap)
+    assert made is not None  # an unclaimed guest's seat is always counted
     if made >= cap:
         raise login_required(
             f"Guests may send {cap} messages; sign in or create an account to keep going."
