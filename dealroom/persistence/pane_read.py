@@ -26,8 +26,6 @@ from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
     Account,
-    Dispatch,
-    Message,
     Participant,
     Service,
     UTCDateTime,
@@ -76,23 +74,9 @@ def statement(dialect: str, *, services: bool) -> Select[Any]:
     """Binds ``room_id``, ``pane``, ``session_cap`` and ``dispatch_cap``."""
     room_id = bindparam("room_id", type_=Participant.room_id.type)
     pane = bindparam("pane", type_=Participant.id.type)
-    newest = (
-        select(func.max(Message.session_no)).where(Message.participant_id == pane).scalar_subquery()
-    )
-    session = _folded(
-        dialect,
-        select(*q.SESSION_COLUMNS)
-        .where(Message.participant_id == pane, Message.session_no == newest)
-        .order_by(Message.seq.desc())
-        .limit(bindparam("session_cap")),
-    )
-    dispatches = _folded(
-        dialect,
-        select(*q.DISPATCH_COLUMNS)
-        .where(Dispatch.room_id == room_id)
-        .order_by(Dispatch.created_at.desc(), Dispatch.position.desc())
-        .limit(bindparam("dispatch_cap")),
-    )
+    # The same selects as a run's separate reads (``run_statements``), each folded.
+    session = _folded(dialect, q.current_session("session_cap"))
+    dispatches = _folded(dialect, q.recent_dispatches("dispatch_cap"))
     on_pane = Participant.id == pane
     columns: list[ColumnElement[Any]] = [
         case((on_pane, session), else_=literal(None, JSON)).label("session"),

@@ -34,7 +34,6 @@ from dealroom.persistence.models import (
     Offer,
     Participant,
     Room,
-    Service,
 )
 
 CLAIM_LOAD = (
@@ -295,8 +294,9 @@ SessionSelect = Select[uuid.UUID, uuid.UUID, int, str, str, str | None, uuid.UUI
 
 
 @functools.cache
-def current_session() -> SessionSelect:
-    """A pane's newest session, newest first; binds ``pane`` and ``limit``."""
+def current_session(limit: str = "limit") -> SessionSelect:
+    """A pane's newest session, newest first; binds ``pane`` and ``limit`` (or the name
+    given: ``pane_read`` folds it beside another limited select)."""
     pane = bindparam("pane", type_=Message.participant_id.type)
     newest = (
         select(func.max(Message.session_no)).where(Message.participant_id == pane).scalar_subquery()
@@ -305,7 +305,7 @@ def current_session() -> SessionSelect:
         select(*SESSION_COLUMNS)
         .where(Message.participant_id == pane, Message.session_no == newest)
         .order_by(Message.seq.desc())
-        .limit(bindparam("limit"))
+        .limit(bindparam(limit))
     )
 
 
@@ -320,14 +320,14 @@ DISPATCH_COLUMNS = tuple(cast(Table, Dispatch.__table__).c)
 
 
 @functools.cache
-def recent_dispatches() -> Select[Any]:
+def recent_dispatches(limit: str = "limit") -> Select[Any]:
     """A room's newest dispatches, newest first, as plain columns; binds ``room_id`` and
-    ``limit``."""
+    ``limit`` (or the name given)."""
     return (
         select(*DISPATCH_COLUMNS)
         .where(Dispatch.room_id == bindparam("room_id", type_=Dispatch.room_id.type))
         .order_by(Dispatch.created_at.desc(), Dispatch.position.desc())
-        .limit(bindparam("limit"))
+        .limit(bindparam(limit))
     )
 
 
@@ -349,14 +349,4 @@ def people() -> Select[Participant, Account]:
         .outerjoin(Account, Account.id == Participant.account_id)
         .where(Participant.room_id == bindparam("room_id", type_=Participant.room_id.type))
         .order_by(Participant.key)
-    )
-
-
-@functools.cache
-def service_names() -> Select[str]:
-    """An account's service names, in order; binds ``account_id``."""
-    return (
-        select(Service.name)
-        .where(Service.account_id == bindparam("account_id", type_=Service.account_id.type))
-        .order_by(Service.name)
     )

@@ -14,7 +14,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.persistence import pane_read
-from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Message, Participant, Service
 from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
@@ -106,8 +105,10 @@ async def _separately(
     participants, _ = await people(db, pane.room_id)
     host = next(p for p in participants if p.key == "host")
     assert host.account_id is not None
-    names = await db.rows(q.service_names(), {"account_id": host.account_id})
-    return session, recent, [row[0] for row in names]
+    names = await db.scalars(
+        select(Service.name).where(Service.account_id == host.account_id).order_by(Service.name)
+    )
+    return session, recent, list(names)
 
 
 async def test_the_folded_read_gives_what_the_separate_statements_gave(
