@@ -315,6 +315,25 @@ async def test_a_child_that_dies_is_started_again_on_its_own_socket(
         assert after[replacement] == before[victim]
 
 
+async def test_a_rolling_restart_starts_each_child_again_on_its_socket(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """SIGHUP (uvicorn's rolling restart) replaces the children one by one, each replacement
+    on its predecessor's socket: after it, new processes listen on the same two sockets."""
+    port = free_port()
+    with (tmp_path / "server.log").open("wb") as log, _serve(pg_url, port, log) as supervisor:
+        await wait_healthy(f"http://127.0.0.1:{port}", supervisor)
+        before = await _children_listening(supervisor.pid, port)
+        supervisor.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 240
+        after = await _children_listening(supervisor.pid, port)
+        while set(after) & set(before) and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            after = await _children_listening(supervisor.pid, port)
+        assert not set(after) & set(before), "the children were not replaced"
+        assert sorted(map(sorted, after.values())) == sorted(map(sorted, before.values()))
+
+
 async def _children_listening(supervisor: int, port: int) -> dict[int, set[str]]:
     """Each serving child of ``supervisor`` by pid, with the sockets it listens on, once every
     child listens (a child just started may still be loading)."""
