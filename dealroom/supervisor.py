@@ -26,6 +26,12 @@ from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 log = logging.getLogger("uvicorn.error")
 
+READY_SECONDS = 120.0
+"""How long a rolling restart (SIGHUP) waits for a replacement child to serve before it gives
+up and keeps the old one. uvicorn waits its health-check timeout (5 s), which a child loading
+the app on a busy machine overran: the restart was abandoned after the first child (seen in
+the suite, 2026-12-03)."""
+
 
 def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
     """``count`` sockets bound to ``host:port`` with ``SO_REUSEPORT`` (not yet listening:
@@ -83,12 +89,13 @@ class SocketPerChild(Multiprocess):
             self.processes[slot] = self._start(slot)
 
     def restart_all(self) -> None:
-        """SIGHUP: uvicorn's rolling restart, each replacement on its predecessor's socket."""
+        """SIGHUP: uvicorn's rolling restart, each replacement on its predecessor's socket,
+        given :data:`READY_SECONDS` to start serving."""
         for slot, old in enumerate(self.processes):
             if self.should_exit.is_set():
                 return
             new = self._start(slot)
-            if not new.wait_until_ready(self.config.timeout_worker_healthcheck, self.should_exit):
+            if not new.wait_until_ready(READY_SECONDS, self.should_exit):
                 new.kill()
                 new.join()
                 if not self.should_exit.is_set():
