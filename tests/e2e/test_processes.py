@@ -345,8 +345,8 @@ async def _children_listening(supervisor: int, port: int) -> dict[int, set[str]]
                 command = child.cmdline()
                 if len(command) >= 2 and "spawn_main" in command[-2]:
                     found[child.pid] = _listening_sockets(child, port)
-            except psutil.NoSuchProcess:  # a child just killed, not reaped yet (a zombie)
-                pass
+            except (psutil.NoSuchProcess, FileNotFoundError):
+                pass  # a child just killed or ending (a zombie, or its fds already closed)
         if (len(found) == 2 and all(found.values())) or time.monotonic() > deadline:
             return found
         await asyncio.sleep(0.2)
