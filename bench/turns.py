@@ -38,6 +38,7 @@ import gc
 import itertools
 import json
 import secrets
+import shutil
 import statistics
 import sys
 import tempfile
@@ -712,6 +713,8 @@ async def run_backend(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 path = Path(tempfile.mkdtemp(prefix="dealroom-bench-prof-")) / "runs.prof"
                 profiler.dump_stats(str(path))
                 result["profile"] = profile_summary(path, top=10)
+                if args.profile_out is not None:
+                    shutil.copyfile(path, args.profile_out)
                 remove_tree(path.parent)
             gc.collect()
             drain = await drain_phase(
@@ -917,6 +920,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--wait-idle", type=float, default=0.0, help="wait for pytest to end")
     parser.add_argument(
         "--profile", action="store_true", help="cProfile the run_once() calls of (a), by package"
+    )
+    parser.add_argument(
+        "--profile-out", type=Path, help="with --profile: keep the pstats file here"
     )
     parser.add_argument(
         "--lane-ab",

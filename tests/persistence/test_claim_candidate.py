@@ -6,24 +6,31 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.models import Participant
+from dealroom.persistence.models import AgentRun, Participant
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.run_queue import RunStatus
 from tests.support.clock import ManualClock
 from tests.support.rooms import queued_runs
 
 
+async def _claim(db: Db, clock: ManualClock) -> uuid.UUID | None:
+    """The candidate of one claim (its claim is rolled back with the caller's ``db``)."""
+    claimed = await RunRepository(db).claim_locking_pane(clock.now(), clock.now())
+    return None if claimed is None else claimed[0]
+
+
 async def _candidate(engine: AsyncEngine, clock: ManualClock) -> uuid.UUID | None:
     db = Db(create_sessionmaker(engine))
     try:
-        return await RunRepository(db).candidate_locking_pane(clock.now())
+        return await _claim(db, clock)
     finally:
         await db.close()
 
@@ -66,7 +73,7 @@ async def test_a_claim_skips_a_run_another_worker_is_claiming(
     _, (second,) = await queued_runs(pg_engine, clock, "claimskipsb", AgentName.PERSONA)
     worker = Db(create_sessionmaker(pg_engine))  # another worker, mid-claim of the oldest
     try:
-        assert await RunRepository(worker).candidate_locking_pane(clock.now()) == first
+        assert await _claim(worker, clock) == first
         other = asyncio.create_task(_candidate(pg_engine, clock))
         await asyncio.wait({other}, timeout=5)
         assert other.done()  # it skipped the run being claimed instead of waiting for it
@@ -91,3 +98,60 @@ async def test_a_pane_with_a_running_persona_offers_only_its_distil(
         await db.close()
 
     assert await _candidate(pg_engine, clock) == distil  # not the pane's next persona
+
+
+async def test_claims_racing_over_a_few_panes_take_each_run_once_in_order(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """Six workers claim at once over four panes of six queued personas each, each claim
+    committed and its run done a moment later. The claim is one statement, its ``UPDATE``
+    under the candidate's snapshot: a run another worker claimed after that snapshot is
+    refused by the re-check on its newest row, never claimed twice; no pane ever has two
+    runs running; each pane's runs go in the order they were queued."""
+    queued = [
+        (await queued_runs(pg_engine, clock, f"claimrace{i}", *[AgentName.PERSONA] * 6))[1]
+        for i in range(4)
+    ]
+    total = sum(len(runs) for runs in queued)
+    taken: list[uuid.UUID] = []
+    most_running: list[int] = []
+
+    async def worker() -> None:
+        while len(taken) < total:
+            db = Db(create_sessionmaker(pg_engine))
+            try:
+                until = clock.now() + timedelta(seconds=60)
+                claimed = await RunRepository(db).claim_locking_pane(clock.now(), until)
+                if claimed is None or claimed[1] is None:
+                    await db.rollback()
+                    await asyncio.sleep(0.005)
+                    continue
+                run = claimed[1]
+                await db.commit()
+                taken.append(run.id)
+                most_running.append(await _running(pg_engine, run.participant_id))
+                await db.execute(
+                    update(AgentRun).where(AgentRun.id == run.id).values(status="done")
+                )
+                await db.commit()
+            finally:
+                await db.close()
+
+    await asyncio.wait_for(asyncio.gather(*(worker() for _ in range(6))), timeout=60)
+    assert sorted(taken) == sorted(run for runs in queued for run in runs)  # each once
+    assert max(most_running) == 1
+    for runs in queued:
+        assert [run for run in taken if run in runs] == runs
+
+
+async def _running(engine: AsyncEngine, pane: uuid.UUID) -> int:
+    db = Db(create_sessionmaker(engine))
+    try:
+        found = await db.scalar(
+            select(func.count(AgentRun.id)).where(
+                AgentRun.participant_id == pane, AgentRun.status == "running"
+            )
+        )
+        return int(found or 0)
+    finally:
+        await db.close()

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from sqlalchemy import Table, bindparam, func, insert, select, text, update
@@ -23,13 +23,20 @@ from dealroom.persistence import raw_lane
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.models import AgentRun, Lease, ModelCall, Room, UTCDateTime
+from dealroom.persistence.models import (
+    AgentRun,
+    Lease,
+    ModelCall,
+    Room,
+    UTCDateTime,
+)
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process, queued_runs
 from tests.support.statements import heard
 from tests.support.turns import ledger_row
 
 PRICE = Decimal("0.000125")
+T = TypeVar("T")
 
 
 def lanes(engine: AsyncEngine) -> AbstractContextManager[list[bool]]:
@@ -113,19 +120,20 @@ async def test_switched_off_every_statement_goes_through_sqlalchemy(
     assert seen == [False, False]
 
 
-async def _claim_both_ways(
-    engine: AsyncEngine, params: dict[str, Any]
-) -> tuple[list[Any], list[Any], list[bool]]:
-    """The claim's ``UPDATE … RETURNING`` by the lane and through SQLAlchemy, each in a
-    transaction rolled back after."""
-    found: list[list[Any]] = []
+async def _both_ways(
+    engine: AsyncEngine, act: Callable[[Db], Awaitable[T]]
+) -> tuple[T, T, list[bool]]:
+    """``act`` by the lane and then through SQLAlchemy, each after a first statement (the
+    lane needs a transaction begun) in a transaction rolled back after; with what the
+    engine's listeners heard (``lanes``)."""
+    found: list[T] = []
     with lanes(engine) as seen:
         for off in (False, True):
             db = Db(create_sessionmaker(engine))
             try:
                 with lane_off() if off else _nothing():
                     await db.execute(select(1))
-                    found.append(await db.rows(q.claim_by_id(), params))
+                    found.append(await act(db))
                 await db.rollback()
             finally:
                 await db.close()
@@ -147,14 +155,18 @@ async def test_the_lane_reads_back_what_sqlalchemy_reads(
     assert room_id is not None
     await pg_db.rows(q.write_memory(), _write(room_id, clock))  # a non-empty memory
     await pg_db.commit()
-    params = {"run_id": run_id, "now": clock.now(), "until": clock.now() + timedelta(seconds=15)}
-    by_lane, by_sqlalchemy, seen = await _claim_both_ways(pg_engine, params)
+    until = clock.now() + timedelta(seconds=15)
+    params = {"now": clock.now(), "limit": q.CANDIDATES, "until": until}
+    by_lane, by_sqlalchemy, seen = await _both_ways(
+        pg_engine, lambda db: db.rows(q.claim_locking_pane(), params)
+    )
     assert seen == [False, True, False, False]  # SELECT 1, claim; SELECT 1, claim
     assert len(by_lane) == len(by_sqlalchemy) == 1
     lane_row, sqlalchemy_row = by_lane[0], by_sqlalchemy[0]
     assert lane_row._fields == tuple(sqlalchemy_row._fields)
     assert tuple(lane_row) == tuple(sqlalchemy_row)
     assert [type(v) for v in lane_row] == [type(v) for v in sqlalchemy_row]
+    assert lane_row.id == lane_row.candidate_id == run_id
     assert lane_row.room_memory == {"note": "kept?"}
     assert lane_row.lease_until.utcoffset() == timedelta(0)
 
