@@ -75,9 +75,10 @@ class Db:
         self._lock = asyncio.Lock()
         self._after_commit: list[AfterCommit] = []
         self._deferred: list[_Deferred] = []
-        self._lane: tuple[object, tuple[AsyncConnection, Any] | None] | None = None
-        """The transaction the raw lane last looked at, with its connection and that
-        connection's asyncpg connection (None on SQLite). Kept, not cleared at the commit:
+        self._lane: tuple[object, tuple[AsyncConnection, Any, Any]] | None = None
+        """The transaction the raw lane last looked at, with its connection, that
+        connection's asyncpg connection and SQLAlchemy's adapter of it (PostgreSQL only).
+        Kept, not cleared at the commit:
         a new transaction is a new object, so the identity check in ``_driver`` never hands
         out a connection of an ended one."""
 
@@ -197,22 +198,28 @@ class Db:
             return []
 
     async def _driver(self) -> tuple[AsyncConnection, Any] | None:
-        """The session's connection and its asyncpg connection when the transaction has
-        begun on it, else None (SQLite, or nothing sent yet: SQLAlchemy sends BEGIN with the
-        first statement)."""
+        """The session's connection and its asyncpg connection, inside a transaction begun on
+        it; None on SQLite. When nothing was sent on the connection yet, the lane sends BEGIN
+        through SQLAlchemy's own asyncpg adapter, as SQLAlchemy does before a transaction's
+        first statement (``raw_lane.begin``): until 2026-12-03 a transaction's first
+        statement was left to SQLAlchemy, which was most of a turn's (each run's claim,
+        Distil's lease and its fenced release)."""
+        if self.dialect != "postgresql":
+            return None
         session = self.session
         transaction = session.sync_session.get_transaction()
-        if transaction is None:
-            return None
         lane = self._lane
-        if lane is None or lane[0] is not transaction:
-            found = None
-            if self.dialect == "postgresql":
-                connection = await session.connection()
-                found = (connection, (await connection.get_raw_connection()).driver_connection)
-            lane = self._lane = (transaction, found)
-        found = lane[1]
-        return found if found is not None and found[1].is_in_transaction() else None
+        if transaction is None or lane is None or lane[0] is not transaction:
+            connection = await session.connection()  # begins the session's transaction
+            raw = await connection.get_raw_connection()
+            found = (connection, raw.driver_connection, raw.dbapi_connection)
+            lane = self._lane = (session.sync_session.get_transaction(), found)
+        connection, driver, adapter = lane[1]
+        if not driver.is_in_transaction():
+            await raw_lane.begin(connection, adapter)
+            if not driver.is_in_transaction():
+                return None  # an autocommit connection: nothing for the lane to join
+        return connection, driver
 
     async def scalar(self, statement: Select[T]) -> T | None:
         return await self._run(lambda: self.session.scalar(statement))

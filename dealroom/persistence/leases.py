@@ -179,9 +179,10 @@ class LeaseRepository:
         """Take the lease and read the room's head under it (its memory as the previous
         holder left it), in one statement; None while another writer holds it."""
         params = {"room_id": room_id, "holder": holder, "now": now, "until": until}
-        row = (await self.db.execute(_GRANT_READING[self.db.dialect], params)).first()
-        if row is None:
+        found = await self.db.rows(_GRANT_READING[self.db.dialect], params)
+        if not found:
             return None
+        row = found[0]
         head = RoomHead(
             kind=row.kind,
             model_picks=dict(row.model_picks or {}),
@@ -197,9 +198,10 @@ class LeaseRepository:
         unexpired grant (fencing; the release commits with the write) and lock the room's row,
         reading its memory, in one statement. None when the grant is no longer this one."""
         params = {"room_id": room_id, "token": token, "now": now}
-        row = (await self.db.execute(_RELEASE_LOCKING[self.db.dialect], params)).first()
-        if row is None:
+        found = await self.db.rows(_RELEASE_LOCKING[self.db.dialect], params)
+        if not found:
             return None
+        row = found[0]
         return Locked(row.kind, row.mode, dict(row.memory or {}), int(row.memory_version or 0))
 
     async def release(self, room_id: uuid.UUID, token: int) -> None:

@@ -274,28 +274,26 @@ class MessageRepository:
     ) -> Appended:
         """The append in one statement (``_PG_APPEND``); the caller decides nothing after.
         ``reading_memory``: it also returns the room's memory as it locked it."""
-        row = (
-            await self.db.execute(
-                _PG_APPEND_READING_MEMORY if reading_memory else _PG_APPEND,
-                {
-                    "id": message.id,
-                    "room_id": message.room_id,
-                    "participant_id": message.participant_id,
-                    "author_kind": message.author_kind,
-                    "author_account_id": message.author_account_id,
-                    "body": message.body,
-                    "client_message_id": message.client_message_id,
-                    "relayed_dispatch_id": message.relayed_dispatch_id,
-                    "now": message.created_at,
-                    "allowed": allowed,
-                    "opens": session is SessionRule.OPENS,
-                    "sitting": session is SessionRule.SITTING,
-                    "session_floor": session_floor,
-                    "window_floor": window_floor,
-                    "per_window": per_window,
-                },
-            )
-        ).one()
+        (row,) = await self.db.rows(
+            _PG_APPEND_READING_MEMORY if reading_memory else _PG_APPEND,
+            {
+                "id": message.id,
+                "room_id": message.room_id,
+                "participant_id": message.participant_id,
+                "author_kind": message.author_kind,
+                "author_account_id": message.author_account_id,
+                "body": message.body,
+                "client_message_id": message.client_message_id,
+                "relayed_dispatch_id": message.relayed_dispatch_id,
+                "now": message.created_at,
+                "allowed": allowed,
+                "opens": session is SessionRule.OPENS,
+                "sitting": session is SessionRule.SITTING,
+                "session_floor": session_floor,
+                "window_floor": window_floor,
+                "per_window": per_window,
+            },
+        )
         seq, stage_seq, pane_seq, window_start, in_window, session_no = cast(
             tuple[int, int, int, datetime | None, int, int | None], tuple(row)[:6]
         )

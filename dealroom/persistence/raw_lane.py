@@ -1,5 +1,8 @@
 """PostgreSQL's raw lane (issue 17): a Core statement run on the session's own asyncpg
-connection, inside the transaction SQLAlchemy began, without SQLAlchemy's execution path.
+connection, inside the session's transaction, without SQLAlchemy's execution path. When the
+statement is the transaction's first, BEGIN is sent first through SQLAlchemy's own asyncpg
+adapter (:func:`begin`), as SQLAlchemy sends it before its own first statement, so the
+adapter's commit and rollback end it.
 
 The SQL is the one SQLAlchemy's asyncpg dialect compiles for the statement (its ``$n``
 parameters and casts), compiled once per statement; the parameters go through the dialect's
@@ -8,8 +11,9 @@ processors. What comes back is one named tuple per row, read like SQLAlchemy's r
 attribute, by position). Measured on the turn's statements: about 90 µs of CPU a statement
 against about 280 µs through ``AsyncSession.execute``.
 
-Only statements built once (``run_statements``'s, module-level) belong here: the compiled
-form is kept for the statement object's life. A statement the lane cannot reproduce exactly
+Only statements built once belong here (``run_statements``'s, and the module-level raw SQL
+of the pane log's append and the memory lease's grant and fenced release): the compiled form
+is kept for the statement object's life. A statement the lane cannot reproduce exactly
 (expanding ``IN`` parameters, a column default or ``onupdate`` SQLAlchemy computes in Python,
 a result type whose processor needs the driver's type) is left to SQLAlchemy:
 :func:`compiled` answers None for it.
@@ -214,6 +218,22 @@ def _renumbered(sql: str, offset: int) -> str:
     return _PLACEHOLDER.sub(shifted, sql)
 
 
+async def begin(connection: AsyncConnection, adapter: Any) -> None:
+    """Send BEGIN on ``adapter``, SQLAlchemy's asyncpg adapter of ``connection``'s driver
+    connection, exactly as the adapter does before the first statement it runs (its
+    ``_start_transaction``, under its execute mutex, so it also tracks the transaction and
+    its commit and rollback end it). A failure is raised as SQLAlchemy raises a lost
+    connection's, with the connection invalidated, so the unit's rollback does not fail
+    on it."""
+    try:
+        async with adapter._execute_mutex:
+            if adapter._transaction is None:
+                await adapter._start_transaction()
+    except Exception as error:
+        await connection.invalidate(error)
+        raise exc.OperationalError("BEGIN", (), error, connection_invalidated=True) from error
+
+
 async def fetch(
     connection: AsyncConnection,
     driver: asyncpg.Connection,
@@ -253,4 +273,4 @@ async def fetch(
     return lane.rows(records)
 
 
-__all__ = ["Compiled", "batch", "compiled", "fetch"]
+__all__ = ["Compiled", "batch", "begin", "compiled", "fetch"]

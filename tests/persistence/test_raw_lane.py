@@ -19,14 +19,19 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from dealroom.agents.models.base import AgentName
+from dealroom.domain.sessions import SessionRule
 from dealroom.persistence import raw_lane
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.leases import Granted, LeaseRepository, Locked
+from dealroom.persistence.messages import Appended, MessageRepository, NewMessage
 from dealroom.persistence.models import (
     AgentRun,
     Lease,
+    Message,
     ModelCall,
+    Participant,
     Room,
     UTCDateTime,
 )
@@ -82,32 +87,57 @@ async def test_inside_a_begun_transaction_a_statement_takes_the_lane_and_rolls_b
     assert await _memory_version(pg_engine, room_id) == before
 
 
-async def test_the_first_statement_of_a_transaction_goes_through_sqlalchemy(
+async def test_the_first_statement_of_a_transaction_begins_it_and_takes_the_lane(
     pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
 ) -> None:
-    """Nothing has begun on the connection yet: on the driver the statement would commit on
-    its own, and the unit's rollback could not take it back."""
+    """Nothing has begun on the connection yet: the lane sends BEGIN through SQLAlchemy's
+    adapter first (on the driver alone the statement would commit on its own, and the
+    unit's rollback could not take it back). The rollback takes it back; so does a commit
+    keep it; and the next transaction on the unit begins the same way."""
     _, opened = await guest_room_in_process(pg_engine, clock, "lanefirst")
     room_id = opened.room.id
     before = await _memory_version(pg_engine, room_id)
     with lanes(pg_engine) as seen:
         await pg_db.rows(q.write_memory(), _write(room_id, clock))
         await pg_db.rows(q.write_memory(), _write(room_id, clock))
-    assert seen == [False, True]
-    await pg_db.rollback()
-    # A new transaction on the same unit starts through SQLAlchemy again.
-    with lanes(pg_engine) as seen:
-        await pg_db.rows(q.write_memory(), _write(room_id, clock))
-    assert seen == [False]
-    await pg_db.rollback()
-    # The session's transaction has begun and holds a connection, but nothing was sent
-    # on it yet: the driver has no transaction open, so SQLAlchemy sends this one too.
-    await pg_db.session.connection()
-    with lanes(pg_engine) as seen:
-        await pg_db.rows(q.write_memory(), _write(room_id, clock))
-    assert seen == [False]
+    assert seen == [True, True]
+    assert await _memory_version(pg_engine, room_id) == before  # not committed on its own
     await pg_db.rollback()
     assert await _memory_version(pg_engine, room_id) == before
+    # The session's transaction has begun and holds a connection, but nothing was sent
+    # on it yet: the lane begins it.
+    await pg_db.session.connection()
+    with lanes(pg_engine) as seen:
+        (row,) = await pg_db.rows(q.write_memory(), _write(room_id, clock))
+    assert seen == [True]
+    assert row.memory_version == before + 1
+    await pg_db.commit()
+    assert await _memory_version(pg_engine, room_id) == before + 1
+    # After the commit, a new transaction on the same unit, begun by the lane again.
+    with lanes(pg_engine) as seen:
+        await pg_db.rows(q.write_memory(), _write(room_id, clock))
+        await pg_db.execute(select(Room.id).where(Room.id == room_id))
+    assert seen == [True, False]
+    await pg_db.rollback()
+    assert await _memory_version(pg_engine, room_id) == before + 1
+
+
+async def test_a_connection_lost_before_the_lane_begins_is_invalidated(
+    pg_engine: AsyncEngine, clock: ManualClock, pg_db: Db
+) -> None:
+    """BEGIN, sent by the lane on a connection the server has let go: raised as
+    SQLAlchemy raises a lost connection, and the unit's rollback does not fail on it."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanebeginlost")
+    connection = await pg_db.session.connection()  # held, nothing sent on it
+    pid = (await connection.get_raw_connection()).driver_connection.get_server_pid()
+    async with pg_engine.connect() as other:
+        await other.execute(select(func.pg_terminate_backend(pid)))
+    with lanes(pg_engine) as seen, pytest.raises(OperationalError) as raised:
+        await pg_db.rows(q.write_memory(), _write(opened.room.id, clock))
+    assert seen == []  # it failed at BEGIN
+    assert raised.value.connection_invalidated
+    await pg_db.rollback()
+    assert await pg_db.scalar(select(Room.id).where(Room.id == opened.room.id)) is not None
 
 
 async def test_switched_off_every_statement_goes_through_sqlalchemy(
@@ -396,3 +426,93 @@ async def test_a_unit_never_reaches_a_connection_it_gave_back(
         await b.close()
         await one.dispose()
     assert await _memory_version(pg_engine, room_id) == before
+
+
+async def _room_with_memory(
+    engine: AsyncEngine, clock: ManualClock, handle: str
+) -> tuple[uuid.UUID, uuid.UUID]:
+    """A guest's room with a non-empty memory: the room's id and the guest's pane."""
+    _, opened = await guest_room_in_process(engine, clock, handle)
+    db = Db(create_sessionmaker(engine))
+    try:
+        await db.rows(q.write_memory(), _write(opened.room.id, clock))
+        await db.commit()
+        pane = await db.scalar(
+            select(Participant.id).where(
+                Participant.room_id == opened.room.id, Participant.key != "host"
+            )
+        )
+    finally:
+        await db.close()
+    assert pane is not None
+    return opened.room.id, pane
+
+
+async def test_the_pane_logs_append_goes_by_the_lane_and_stores_what_sqlalchemy_stores(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The append (``postMessage``'s and the persona reply's one statement, raw SQL) runs on
+    the lane: the same outcome, the room's memory included, and the same message stored as
+    through SQLAlchemy (each in a transaction rolled back after)."""
+    room_id, pane = await _room_with_memory(pg_engine, clock, "laneappend")
+    message = NewMessage(
+        id=uuid.uuid4(),
+        room_id=room_id,
+        participant_id=pane,
+        author_kind="guest",
+        author_account_id=None,
+        body="Two posts in March?",
+        client_message_id="c-1",
+        created_at=clock.now(),
+    )
+
+    async def append(db: Db) -> tuple[Appended, tuple[Any, ...]]:
+        appended = await MessageRepository(db).append_pg(
+            message,
+            allowed=True,
+            session=SessionRule.SITTING,
+            session_floor=clock.now() - timedelta(hours=1),
+            window_floor=clock.now() - timedelta(minutes=1),
+            per_window=10,
+            reading_memory=True,
+        )
+        stored = await db.execute(
+            select(Message.seq, Message.session_no, Message.body, Message.created_at).where(
+                Message.id == message.id
+            )
+        )
+        return appended, tuple(stored.one())
+
+    (by_lane, stored_by_lane), (by_sqlalchemy, stored_by_sqlalchemy), seen = await _both_ways(
+        pg_engine, append
+    )
+    assert seen == [False, True, False, False, False, False]  # SELECT 1, append, read; x2
+    assert by_lane == by_sqlalchemy
+    assert by_lane.memory == {"note": "kept?"}
+    assert by_lane.session_no == 1
+    assert stored_by_lane == stored_by_sqlalchemy
+    assert stored_by_lane[3] == message.created_at
+
+
+async def test_the_memory_leases_grant_and_release_go_by_the_lane_reading_what_sqlalchemy_reads(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """Distil's lease (raw SQL with typed columns: the room's head with its memory as JSON,
+    the offer's stage) on the lane: the grant and the fenced release read back the same as
+    through SQLAlchemy (each in a transaction rolled back after)."""
+    room_id, _ = await _room_with_memory(pg_engine, clock, "laneleases")
+    now, until = clock.now(), clock.now() + timedelta(seconds=30)
+
+    async def lease(db: Db) -> tuple[Granted, Locked | None]:
+        leases = LeaseRepository(db)
+        granted = await leases.grant_reading(room_id, "distil", now, until)
+        assert granted is not None
+        return granted, await leases.release_locking(room_id, granted.token, now)
+
+    by_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, lease)
+    assert seen == [False, True, True, False, False, False]  # SELECT 1, grant, release; x2
+    assert by_lane == by_sqlalchemy
+    granted, locked = by_lane
+    assert granted.room.memory == {"note": "kept?"}
+    assert locked is not None
+    assert locked.memory == {"note": "kept?"}
