@@ -129,7 +129,9 @@ async def test_a_connection_lost_before_the_lane_begins_is_invalidated(
     SQLAlchemy raises a lost connection, and the unit's rollback does not fail on it."""
     _, opened = await guest_room_in_process(pg_engine, clock, "lanebeginlost")
     connection = await pg_db.session.connection()  # held, nothing sent on it
-    pid = (await connection.get_raw_connection()).driver_connection.get_server_pid()
+    driver = (await connection.get_raw_connection()).driver_connection
+    assert driver is not None
+    pid = driver.get_server_pid()
     async with pg_engine.connect() as other:
         await other.execute(select(func.pg_terminate_backend(pid)))
     with lanes(pg_engine) as seen, pytest.raises(OperationalError) as raised:
