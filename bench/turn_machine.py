@@ -29,6 +29,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from multiprocessing.queues import SimpleQueue
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
@@ -57,6 +58,8 @@ from turns import (
     wait_all_done,
 )
 
+from dealroom import gc_tuning
+from dealroom.cli import settle_worker
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
 from dealroom.realtime import create_broker
@@ -65,20 +68,29 @@ from dealroom.services.clock import SystemClock
 
 
 def worker_process(
-    backend: Backend, workers: int, loop: str, ready: Event, go: Event, stop: Event
+    backend: Backend,
+    workers: int,
+    loop: str,
+    ready: Event,
+    go: Event,
+    stop: Event,
+    report: SimpleQueue[float],
 ) -> None:
     """One worker process: import and connect first (``ready``), run turns from ``go`` until
     ``stop``, on ``loop`` (``asyncio``, as ``dealroom worker`` runs, or ``uvloop``, as
-    uvicorn runs ``serve`` and its in-process workers)."""
+    uvicorn runs ``serve`` and its in-process workers); then put in ``report`` the seconds
+    its collections took from ``go`` to ``stop``."""
     if loop == "uvloop":
         import uvloop
 
-        uvloop.run(_work(backend, workers, ready, go, stop))
+        uvloop.run(_work(backend, workers, ready, go, stop, report))
     else:
-        asyncio.run(_work(backend, workers, ready, go, stop))
+        asyncio.run(_work(backend, workers, ready, go, stop, report))
 
 
-async def _work(backend: Backend, workers: int, ready: Event, go: Event, stop: Event) -> None:
+async def _work(
+    backend: Backend, workers: int, ready: Event, go: Event, stop: Event, report: SimpleQueue[float]
+) -> None:
     loop = asyncio.get_running_loop()
     engine = create_engine(backend.url)
     broker = create_broker(backend.redis_url)
@@ -86,18 +98,21 @@ async def _work(backend: Backend, workers: int, ready: Event, go: Event, stop: E
     # Rooms of earlier rounds go quiet while later rounds run; their audits (the Guard after
     # a minute, the curator after ten) are not turns, so they are kept out of the window.
     quiet = {"guard_quiet_seconds": 86_400.0, "curator_quiet_seconds": 86_400.0}
+    settings = settings_for(backend, workers).model_copy(update=quiet)
     runner = create_runner(
-        settings_for(backend, workers).model_copy(update=quiet),
-        create_sessionmaker(engine),
-        broker,
-        SystemClock(),
-        ZeroClient(),
+        settings, create_sessionmaker(engine), broker, SystemClock(), ZeroClient()
     )
+    if os.environ.get("DEALROOM_BENCH_GC") == "tuned":
+        settle_worker(settings)  # as ``dealroom worker`` tunes its collector
+    else:
+        gc_tuning.watch_pauses()  # timed only, the collector as CPython sets it
     try:
         ready.set()
         await loop.run_in_executor(None, go.wait)
+        collecting = sum(gc_tuning.PAUSES.seconds)
         await runner.start()
         await loop.run_in_executor(None, stop.wait)
+        report.put(sum(gc_tuning.PAUSES.seconds) - collecting)
     finally:
         await runner.close()
         await broker.close()
@@ -114,8 +129,13 @@ class Round:
     """CPU seconds of all worker processes over the timed window."""
     machine_cpu: float
     """% of all cores over the timed window."""
+    gc_seconds: float = 0.0
+    """The worker processes' collections, summed, from ``go`` to ``stop``."""
     lane: str = "on"
     """The raw lane in the worker processes (``--lanes``)."""
+    gc: str = "tuned"
+    """The worker processes' collector (``--gcs``): tuned as ``dealroom worker`` tunes it,
+    or CPython's default."""
 
     @property
     def turns_per_second(self) -> float:
@@ -129,17 +149,23 @@ async def one_round(
     args: argparse.Namespace,
     base_url: str,
     lane: str = "on",
+    gc: str = "tuned",
 ) -> Round:
     """Queue ``rooms × messages`` turns, then drain them with ``processes`` worker processes
-    running on ``loop``, the raw lane ``lane`` in them (spawned: they read the environment)."""
+    running on ``loop``, the raw lane ``lane`` and the collector ``gc`` in them (spawned:
+    they read the environment)."""
     os.environ["DEALROOM_RAW_LANE"] = "1" if lane == "on" else "0"
+    os.environ["DEALROOM_BENCH_GC"] = gc
     engine = create_engine(backend.url)
     sessionmaker = create_sessionmaker(engine)
     context = multiprocessing.get_context("spawn")
     ready = [context.Event() for _ in range(processes)]
     go, stop = context.Event(), context.Event()
+    report: SimpleQueue[float] = context.SimpleQueue()
     children = [
-        context.Process(target=worker_process, args=(backend, args.workers, loop, r, go, stop))
+        context.Process(
+            target=worker_process, args=(backend, args.workers, loop, r, go, stop, report)
+        )
         for r in ready
     ]
     try:
@@ -171,8 +197,11 @@ async def one_round(
                 if child.is_alive():
                     child.kill()
         await engine.dispose()
+    collected = 0.0
+    while not report.empty():
+        collected += report.get()
     turns = args.rooms * args.messages
-    return Round(processes, loop, turns, finished - started, cpu, machine, lane)
+    return Round(processes, loop, turns, finished - started, cpu, machine, collected, lane, gc)
 
 
 async def run(args: argparse.Namespace) -> list[Round]:
@@ -196,9 +225,12 @@ async def run(args: argparse.Namespace) -> list[Round]:
             for processes in args.processes:
                 for loop in args.loops:
                     for lane in args.lanes:
-                        found = await one_round(backend, processes, loop, args, base_url, lane)
-                        rounds.append(found)
-                        print(f"  round {index + 1}: {row(found)}", flush=True)
+                        for gc in args.gcs:
+                            found = await one_round(
+                                backend, processes, loop, args, base_url, lane, gc
+                            )
+                            rounds.append(found)
+                            print(f"  round {index + 1}: {row(found)}", flush=True)
         print(
             f"PostgreSQL autovacuum {analyzer['autovacuum']}; "
             f"ANALYZE run {analyzer['analyzed']} times by the benchmark in its stead"
@@ -216,20 +248,22 @@ async def run(args: argparse.Namespace) -> list[Round]:
 
 def row(r: Round) -> str:
     return (
-        f"{r.processes} process(es) on {r.loop}, raw lane {r.lane}: {r.turns} turns in "
+        f"{r.processes} process(es) on {r.loop}, raw lane {r.lane}, collector {r.gc}: "
+        f"{r.turns} turns in "
         f"{r.seconds:.2f} s = "
         f"{r.turns_per_second:.1f} turns/s; workers' CPU {100 * r.workers_cpu / r.seconds:.0f}% "
-        f"of a core ({1000 * r.workers_cpu / r.turns:.1f} ms per turn); "
+        f"of a core ({1000 * r.workers_cpu / r.turns:.1f} ms per turn, of which "
+        f"{1000 * r.gc_seconds / r.turns:.1f} ms collecting); "
         f"machine {r.machine_cpu:.0f}%"
     )
 
 
 def report(rounds: Sequence[Round]) -> list[str]:
     lines = ["processes  loop     rounds  turns/s (median)  ms worker CPU/turn  machine CPU"]
-    for lane in sorted({r.lane for r in rounds}, reverse=True):
-        mine = [r for r in rounds if r.lane == lane]
+    for lane, gc in sorted({(r.lane, r.gc) for r in rounds}, reverse=True):
+        mine = [r for r in rounds if (r.lane, r.gc) == (lane, gc)]
         if len(mine) < len(rounds):
-            lines.append(f"raw lane {lane}:")
+            lines.append(f"raw lane {lane}, collector {gc}:")
         lines.extend(_by_count(mine))
     return lines
 
@@ -261,24 +295,36 @@ def _by_count(rounds: Sequence[Round]) -> list[str]:
     return lines
 
 
+def compared(
+    parser: argparse.ArgumentParser, flag: str, choices: tuple[str, ...], help: str
+) -> None:
+    """An option naming variants to alternate round by round; the first is the default."""
+    parser.add_argument(flag, nargs="+", choices=choices, default=[choices[0]], help=help)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--workers", type=int, default=4, help="agent workers per process")
-    parser.add_argument(
+    compared(
+        parser,
         "--loops",
-        nargs="+",
-        choices=("uvloop", "asyncio"),
-        default=["asyncio"],
-        help="event loops to compare, round by round (dealroom worker runs on asyncio's, "
-        "serve on uvloop)",
+        ("asyncio", "uvloop"),
+        "event loops to compare, round by round (dealroom worker runs on asyncio's, serve on "
+        "uvloop)",
     )
-    parser.add_argument(
+    compared(
+        parser,
         "--lanes",
-        nargs="+",
-        choices=("on", "off"),
-        default=["on"],
-        help="the raw lane in the workers, compared round by round (DEALROOM_RAW_LANE)",
+        ("on", "off"),
+        "the raw lane in the workers, compared round by round (DEALROOM_RAW_LANE)",
+    )
+    compared(
+        parser,
+        "--gcs",
+        ("tuned", "default"),
+        "the workers' collector, compared round by round: tuned as dealroom worker tunes it "
+        "(cli.settle_worker), or CPython's default",
     )
     parser.add_argument("--rooms", type=int, default=40)
     parser.add_argument("--messages", type=int, default=6, help="messages per room per round")
