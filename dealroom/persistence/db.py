@@ -78,9 +78,8 @@ class Db:
         self._lane: tuple[object, tuple[AsyncConnection, Any, Any]] | None = None
         """The transaction the raw lane last looked at, with its connection, that
         connection's asyncpg connection and SQLAlchemy's adapter of it (PostgreSQL only).
-        Kept, not cleared at the commit:
-        a new transaction is a new object, so the identity check in ``_driver`` never hands
-        out a connection of an ended one."""
+        Kept, not cleared at the commit: a new transaction is a new object, so the identity
+        check in ``_driver`` never hands out a connection of an ended one."""
 
     @property
     def session(self) -> AsyncSession:
@@ -177,10 +176,11 @@ class Db:
 
     async def rows(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
         """A Core statement's rows (named tuples, read by attribute or position). On
-        PostgreSQL, inside a transaction already begun, it runs on the session's asyncpg
-        connection directly (``raw_lane``: about a third of the CPU); otherwise, and for a
-        statement the lane cannot reproduce, through the session. For statements built once
-        (``run_statements``): the lane keeps each one's compiled form."""
+        PostgreSQL it runs on the session's asyncpg connection directly, inside the
+        session's transaction, beginning it when nothing was sent yet (``raw_lane``: about
+        a third of the CPU); on SQLite, and for a statement the lane cannot reproduce,
+        through the session. For statements built once (``run_statements``', module-level
+        raw SQL): the lane keeps each one's compiled form."""
 
         return await self._run(lambda: self._rows(statement, params))
 

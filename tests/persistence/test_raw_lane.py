@@ -1,7 +1,7 @@
 """``Db.rows`` and PostgreSQL's raw lane (issue 17): a built-once Core statement runs on the
-session's asyncpg connection, inside the transaction SQLAlchemy began, and reads back exactly
-what SQLAlchemy would. The first statement of a transaction (SQLAlchemy sends BEGIN with it)
-and every statement on SQLite go through SQLAlchemy."""
+session's asyncpg connection, inside the session's transaction (begun by the lane through
+SQLAlchemy's adapter when it is the first statement), and reads back exactly what SQLAlchemy
+would. Every statement on SQLite goes through SQLAlchemy."""
 
 from __future__ import annotations
 
