@@ -59,12 +59,12 @@ from turns import (
 )
 
 from dealroom import gc_tuning
-from dealroom.cli import settle_worker
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
 from dealroom.realtime import create_broker
 from dealroom.services.agents import create_runner
 from dealroom.services.clock import SystemClock
+from dealroom.worker import settle_worker
 
 
 def worker_process(
@@ -324,7 +324,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--gcs",
         ("tuned", "default"),
         "the workers' collector, compared round by round: tuned as dealroom worker tunes it "
-        "(cli.settle_worker), or CPython's default",
+        "(worker.settle_worker), or CPython's default",
     )
     parser.add_argument("--rooms", type=int, default=40)
     parser.add_argument("--messages", type=int, default=6, help="messages per room per round")
