@@ -22,7 +22,6 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
-    true,
     update,
 )
 from sqlalchemy.orm import aliased
@@ -171,27 +170,19 @@ def claim_chosen() -> Any:
 
 
 @functools.cache
-def claim_locking_pane() -> Select[Any]:
-    """PostgreSQL's claim in one statement: :func:`claim_candidate`'s choice of a run with its
-    pane's row lock (``chosen``), and :func:`_claim`'s ``UPDATE … RETURNING`` of it
-    (``claimed``), read back side by side. Binds ``now``, ``limit`` and ``until``.
+def claim_by_id() -> Any:
+    """The claim's ``UPDATE … RETURNING`` of a candidate PostgreSQL chose with ``SKIP LOCKED``
+    and whose pane the caller locked; binds ``run_id``, ``now`` and ``until``.
 
-    No row: nothing is due in a pane no one holds. A row with ``candidate_id`` and a null
-    ``id``: the candidate failed the ``UPDATE``'s re-check; another worker claimed it after
-    this statement's snapshot (PostgreSQL re-reads a row updated since the snapshot and
-    re-checks ``status = 'queued'`` on its newest version), so the caller tries again. The
-    ``UPDATE`` shares the candidate's snapshot, so a sibling of the pane that another claim
-    set running after it is not seen by the sibling check. That cannot let two runs of one
-    pane and agent run at once: claims of a pane are serialised by its row lock, and of a
-    pane and agent only the oldest queued run is claimable (``claimable``), so a claim that
-    committed after the snapshot took this very run (caught by the re-check) or a run that
-    this snapshot did not offer. Until 2026-12-03 the ``UPDATE`` was a statement of its own,
-    with a fresh snapshot: a round trip more per run (issue 17)."""
-    chosen = claim_candidate().cte("chosen")
-    claimed = _claim(select(chosen.c.id).scalar_subquery()).cte("claimed")
-    return select(chosen.c.id.label("candidate_id"), *claimed.c).select_from(
-        chosen.outerjoin(claimed, true())
-    )
+    A statement of its own, after the candidate's, on purpose: its snapshot is taken once the
+    pane is locked, so its sibling check sees every claim of the pane that committed before.
+    Folded into the candidate's statement (tried 2026-12-03, a round trip less per run) it
+    shares the snapshot taken before the lock, and a sibling that became queued after that
+    snapshot (a failed run retried keeps its ``created_at``; of two posts racing for a pane
+    the later-committed may carry the earlier time) and was claimed by another worker before
+    the lock would be missed: two runs of one pane and agent at once, out of order. The
+    re-check of the row's own status does not catch that, since this run's row is unchanged."""
+    return _claim(bindparam("run_id", type_=runs().c.id.type))
 
 
 def _claim(target: Any) -> Any:

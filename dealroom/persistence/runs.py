@@ -34,31 +34,34 @@ class RunRepository:
             statement = statement.with_for_update()
         return await self.db.scalar(statement)
 
-    async def claim_locking_pane(
-        self, now: datetime, lease_until: datetime
-    ) -> tuple[uuid.UUID, Any | None] | None:
-        """PostgreSQL: claim a due run that may start now (the oldest queued run of its pane
-        and agent, with none of them running; runs of a busy pane never hide other panes'),
-        passing over panes someone holds, with its pane's row lock taken (claims are
-        serialised per pane, and never wait on a lock), in one statement
-        (:func:`run_statements.claim_locking_pane`). None: nothing to claim. Else the
-        candidate's id and its claimed row (as :meth:`claim` returns it), or None for the row
-        when another worker claimed the candidate first: the caller may try again."""
-        found = await self.db.rows(
-            q.claim_locking_pane(), {"now": now, "limit": q.CANDIDATES, "until": lease_until}
-        )
-        if not found:
-            return None
-        row = found[0]
-        return row.candidate_id, (row if row.id is not None else None)
+    async def candidate_locking_pane(self, now: datetime) -> uuid.UUID | None:
+        """PostgreSQL: the id of a due run that may start now (the oldest queued run of its
+        pane and agent, with none of them running; runs of a busy pane never hide other
+        panes'), skipping runs another worker is claiming and panes someone holds, with its
+        pane's row lock taken: claims are serialised per pane, and never wait on a lock. One
+        statement (:func:`run_statements.claim_candidate`); the caller then claims it with
+        :meth:`claim`."""
+        found = await self.db.rows(q.claim_candidate(), {"now": now, "limit": q.CANDIDATES})
+        return found[0].id if found else None
 
-    async def claim(self, now: datetime, lease_until: datetime) -> Any | None:
-        """SQLite: mark the oldest claimable run running and return its row with what a turn
-        reads first (the room's head and memory, the pane's takeover, whether a durable merge
-        may be due, the current offer's stage inputs; :data:`CLAIM_LOAD`), in one statement
-        (``UPDATE … RETURNING``, the run chosen inside it: one writer, so the choice cannot
-        race)."""
-        found = await self.db.rows(q.claim_chosen(), {"now": now, "until": lease_until, "limit": 1})
+    async def claim(
+        self, now: datetime, lease_until: datetime, *, run_id: uuid.UUID | None = None
+    ) -> Any | None:
+        """Mark one due run running and return its row with what a turn reads first (the
+        room's head and memory, the pane's takeover, whether a durable merge may be due, the
+        current offer's stage inputs; :data:`CLAIM_LOAD`), in one statement (``UPDATE …
+        RETURNING``). Without ``run_id`` the oldest claimable run is chosen inside the
+        statement (SQLite: one writer, so the choice cannot race). With ``run_id`` (a candidate
+        PostgreSQL chose with ``SKIP LOCKED`` and whose pane is locked by the caller) the
+        statement re-checks, under a fresh snapshot, that no sibling of the pane started."""
+        params: dict[str, Any] = {"now": now, "until": lease_until}
+        if run_id is None:
+            statement = q.claim_chosen()
+            params["limit"] = 1
+        else:
+            statement = q.claim_by_id()
+            params["run_id"] = run_id
+        found = await self.db.rows(statement, params)
         return found[0] if found else None
 
     def finish_later(

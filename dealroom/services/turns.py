@@ -242,9 +242,10 @@ class TurnRunner:
             return await self._claim_once(prepare=False)
 
     async def _claim_once(self, *, prepare: bool) -> RunSnapshot | None:
-        """One statement on either backend: on SQLite an ``UPDATE … RETURNING`` choosing the
-        run inside it, on PostgreSQL a ``SKIP LOCKED`` candidate with its pane's row lock and
-        the same ``UPDATE … RETURNING`` of it (``RunRepository.claim_locking_pane``)."""
+        """One statement on SQLite (``UPDATE … RETURNING`` choosing the run inside it); on
+        PostgreSQL two: a ``SKIP LOCKED`` candidate with its pane's row lock, then the same
+        ``UPDATE … RETURNING`` re-checking under a fresh snapshot that no sibling of the pane
+        started."""
         settings = self.deps.settings
         async with self.deps.unit() as uow:
             runs = RunRepository(uow.db)
@@ -261,11 +262,11 @@ class TurnRunner:
                 # still saw queued may have been claimed by another worker just before.
                 run = None
                 for _ in range(CLAIM_TRIES):
-                    claimed = await runs.claim_locking_pane(now, lease_until)
-                    if claimed is None:
+                    candidate = await runs.candidate_locking_pane(now)
+                    if candidate is None:
                         return None
                     # one persona (one Distil) per pane at a time, in order
-                    run = _snapshot(claimed[1])
+                    run = _snapshot(await runs.claim(now, lease_until, run_id=candidate))
                     if run is not None:
                         break
             reads = self._prepares.get(run.agent) if run is not None and prepare else None

@@ -33,13 +33,12 @@ TURN_BUDGET = {"postgresql": 12, "sqlite": 18}
 end, apart from the workers' queue polls and claims (how many of those run depends on timing,
 not on the turn: an empty poll is the same claim statement finding nothing). Each run's own
 claim is counted by the per-run test below."""
-PERSONA_RUN_BUDGET = {"postgresql": 4, "sqlite": 7}
+PERSONA_RUN_BUDGET = {"postgresql": 5, "sqlite": 7}
 """The persona's run, from its claim to its commit (issue 17 items 3 and 7): the claim (one
 ``UPDATE … RETURNING`` that also reads the room's head and memory, the pane's takeover, whether
-a merge may be due and the offer's stage; on PostgreSQL the same statement first chooses the
-``SKIP LOCKED`` candidate and takes the pane's row lock, so that two runs of one pane never run
-at once: until 2026-12-02 the lock was a statement of its own, and until 2026-12-03 the
-candidate with its lock one and the ``UPDATE`` another); the pane's read in
+a merge may be due and the offer's stage; PostgreSQL adds before it the ``SKIP LOCKED``
+candidate, which takes the pane's row lock in the same statement, so that two runs of one pane
+never run at once: until 2026-12-02 the lock was a statement of its own); the pane's read in
 one statement (``persistence/pane_read``: the participants with their accounts, and folded
 into JSON the host's services, the session and the recent dispatches: four statements until
 2026-12-03); then the reply through the pane log's append (on PostgreSQL one statement: the
@@ -49,7 +48,7 @@ on SQLite the bump, which reads the tail and the memory, and the insert); the ru
 its ``UPDATE``), on PostgreSQL one statement sent at the commit (``Db.defer``; the finish read
 the memory in a statement of its own until 2026-12-03). No separate sequence bump and no tail
 reads: those were 3 more."""
-DISTIL_RUN_BUDGET = {"postgresql": 6, "sqlite": 7}
+DISTIL_RUN_BUDGET = {"postgresql": 7, "sqlite": 7}
 """Distil's run beside it (issue 17): its claim as above; the memory lease's grant, one upsert that
 also reads the room's head under the lease (its memory as the lease's previous holder left it,
 the room's kind and model picks, the offer's stage); the pane's read in one statement
@@ -67,9 +66,10 @@ def _polls(statement: str) -> bool:
     text = " ".join(statement.split())
     return text.startswith(
         (
-            "WITH candidate AS (SELECT agent_runs.id",  # a claim with its pane lock (PG)
+            "WITH candidate AS (SELECT agent_runs.id",  # a claim's candidate and pane lock (PG)
             "SELECT count(agent_runs.id)",
             "UPDATE agent_runs SET status=?, attempts=(agent_runs.attempts",  # a claim (SQLite)
+            "UPDATE agent_runs SET status=$1::VARCHAR, attempts=(agent_runs.attempts",
         )
     )
 

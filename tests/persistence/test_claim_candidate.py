@@ -22,9 +22,8 @@ from tests.support.rooms import queued_runs
 
 
 async def _claim(db: Db, clock: ManualClock) -> uuid.UUID | None:
-    """The candidate of one claim (its claim is rolled back with the caller's ``db``)."""
-    claimed = await RunRepository(db).claim_locking_pane(clock.now(), clock.now())
-    return None if claimed is None else claimed[0]
+    """The candidate of one claim, its pane locked in the caller's ``db``."""
+    return await RunRepository(db).candidate_locking_pane(clock.now())
 
 
 async def _candidate(engine: AsyncEngine, clock: ManualClock) -> uuid.UUID | None:
@@ -104,10 +103,9 @@ async def test_claims_racing_over_a_few_panes_take_each_run_once_in_order(
     pg_engine: AsyncEngine, clock: ManualClock
 ) -> None:
     """Six workers claim at once over four panes of six queued personas each, each claim
-    committed and its run done a moment later. The claim is one statement, its ``UPDATE``
-    under the candidate's snapshot: a run another worker claimed after that snapshot is
-    refused by the re-check on its newest row, never claimed twice; no pane ever has two
-    runs running; each pane's runs go in the order they were queued."""
+    committed and its run done a moment later: a candidate another worker claimed after the
+    candidate's snapshot is refused by the claim's re-check, never claimed twice; no pane
+    ever has two runs running; each pane's runs go in the order they were queued."""
     queued = [
         (await queued_runs(pg_engine, clock, f"claimrace{i}", *[AgentName.PERSONA] * 6))[1]
         for i in range(4)
@@ -121,12 +119,15 @@ async def test_claims_racing_over_a_few_panes_take_each_run_once_in_order(
             db = Db(create_sessionmaker(pg_engine))
             try:
                 until = clock.now() + timedelta(seconds=60)
-                claimed = await RunRepository(db).claim_locking_pane(clock.now(), until)
-                if claimed is None or claimed[1] is None:
+                runs = RunRepository(db)
+                candidate = await runs.candidate_locking_pane(clock.now())
+                run = None
+                if candidate is not None:
+                    run = await runs.claim(clock.now(), until, run_id=candidate)
+                if run is None:
                     await db.rollback()
                     await asyncio.sleep(0.005)
                     continue
-                run = claimed[1]
                 await db.commit()
                 taken.append(run.id)
                 most_running.append(await _running(pg_engine, run.participant_id))

@@ -187,10 +187,9 @@ async def test_the_lane_reads_back_what_sqlalchemy_reads(
     assert room_id is not None
     await pg_db.rows(q.write_memory(), _write(room_id, clock))  # a non-empty memory
     await pg_db.commit()
-    until = clock.now() + timedelta(seconds=15)
-    params = {"now": clock.now(), "limit": q.CANDIDATES, "until": until}
+    params = {"run_id": run_id, "now": clock.now(), "until": clock.now() + timedelta(seconds=15)}
     by_lane, by_sqlalchemy, seen = await _both_ways(
-        pg_engine, lambda db: db.rows(q.claim_locking_pane(), params)
+        pg_engine, lambda db: db.rows(q.claim_by_id(), params)
     )
     assert seen == [False, True, False, False]  # SELECT 1, claim; SELECT 1, claim
     assert len(by_lane) == len(by_sqlalchemy) == 1
@@ -198,7 +197,7 @@ async def test_the_lane_reads_back_what_sqlalchemy_reads(
     assert lane_row._fields == tuple(sqlalchemy_row._fields)
     assert tuple(lane_row) == tuple(sqlalchemy_row)
     assert [type(v) for v in lane_row] == [type(v) for v in sqlalchemy_row]
-    assert lane_row.id == lane_row.candidate_id == run_id
+    assert lane_row.id == run_id
     assert lane_row.room_memory == {"note": "kept?"}
     assert lane_row.lease_until.utcoffset() == timedelta(0)
 
