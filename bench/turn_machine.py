@@ -64,7 +64,6 @@ from dealroom.persistence.migrate import upgrade
 from dealroom.realtime import create_broker
 from dealroom.services.agents import create_runner
 from dealroom.services.clock import SystemClock
-from dealroom.worker import settle_worker
 
 
 def worker_process(
@@ -103,7 +102,9 @@ async def _work(
         settings, create_sessionmaker(engine), broker, SystemClock(), ZeroClient()
     )
     if os.environ.get("DEALROOM_BENCH_GC") == "tuned":
-        settle_worker(settings)  # as ``dealroom worker`` tunes its collector
+        # as ``serve`` tunes its own, without freezing survivors (a worker holds no
+        # subscriptions; a turn's leftover cycles must stay collectable)
+        gc_tuning.settle_after_startup(survivors=False)
     else:
         gc_tuning.watch_pauses()  # timed only, the collector as CPython sets it
     try:
@@ -133,9 +134,9 @@ class Round:
     """The worker processes' collections, summed, from ``go`` to ``stop``."""
     lane: str = "on"
     """The raw lane in the worker processes (``--lanes``)."""
-    gc: str = "tuned"
-    """The worker processes' collector (``--gcs``): tuned as ``dealroom worker`` tunes it,
-    or CPython's default."""
+    gc: str = "default"
+    """The worker processes' collector (``--gcs``): CPython's default, as ``dealroom worker``
+    keeps it, or tuned as ``serve`` tunes its own."""
 
     @property
     def turns_per_second(self) -> float:
@@ -149,7 +150,7 @@ async def one_round(
     args: argparse.Namespace,
     base_url: str,
     lane: str = "on",
-    gc: str = "tuned",
+    gc: str = "default",
 ) -> Round:
     """Queue ``rooms × messages`` turns, then drain them with ``processes`` worker processes
     running on ``loop``, the raw lane ``lane`` and the collector ``gc`` in them (spawned:
@@ -322,9 +323,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     compared(
         parser,
         "--gcs",
-        ("tuned", "default"),
-        "the workers' collector, compared round by round: tuned as dealroom worker tunes it "
-        "(worker.settle_worker), or CPython's default",
+        ("default", "tuned"),
+        "the workers' collector, compared round by round: tuned as serve tunes its own "
+        "(without freezing survivors), or CPython's default (dealroom worker keeps it)",
     )
     parser.add_argument("--rooms", type=int, default=40)
     parser.add_argument("--messages", type=int, default=6, help="messages per room per round")

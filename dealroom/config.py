@@ -149,9 +149,9 @@ class Settings(BaseSettings):
     ``retryAfterSeconds``). Keep it well under the pool timeout (30 s PostgreSQL, 60 s
     SQLite), or the burst queues on the pool again."""
     gc_young_threshold: int = Field(default=10_000, ge=1)
-    """Net allocations between young garbage collections in ``dealroom serve`` and ``dealroom
-    worker`` (CPython's default is 700): fewer collections cost less CPU, bigger ones pause
-    longer (measured in docs/BENCHMARKS.md, issue 17)."""
+    """Net allocations between young garbage collections in ``dealroom serve`` (CPython's
+    default is 700): fewer collections cost less CPU, bigger ones pause longer (measured in
+    docs/BENCHMARKS.md, issue 17)."""
     gc_freeze_survivors: bool = True
     """``dealroom serve`` freezes what survives each young or middle garbage collection, so
     later collections do not walk held subscriptions' objects again (``gc_tuning
@@ -159,9 +159,9 @@ class Settings(BaseSettings):
     the generations as CPython does by default, and are frozen only once a burst of
     subscribes has settled."""
     gc_pause_log_ms: float = Field(default=50.0, ge=0)
-    """``dealroom serve`` and ``dealroom worker`` write a ``gc_pause`` line to stderr for every
-    garbage-collection pause at least this long (0: none); ``serve`` counts every pause in
-    ``/metrics`` (``dealroom_gc_pauses_total``, ``dealroom_gc_pause_seconds_total``,
+    """``dealroom serve`` writes a ``gc_pause`` line to stderr for every garbage-collection
+    pause at least this long (0: none); every pause is counted in ``/metrics``
+    (``dealroom_gc_pauses_total``, ``dealroom_gc_pause_seconds_total``,
     ``dealroom_gc_pause_longest_seconds``)."""
     max_json_depth: int = 32
     """Deepest nesting accepted in request JSON (variables, websocket frames)."""

@@ -1,29 +1,17 @@
-"""The ``dealroom worker`` process (no HTTP): its collector and its loop. Any number of these
-may share one database and Redis."""
+"""The ``dealroom worker`` process (no HTTP): its loop. Any number of these may share one
+database and Redis.
+
+Its collector is left as CPython sets it. Tuned as ``serve`` tunes its own (start-up frozen,
+young collections every 10,000 allocations), the workers' collections went from 0.2-0.3 ms
+of a turn's 14-21 ms of CPU to under 0.05 ms, but whole rounds were not faster in three
+interleaved comparisons (``bench/turn_machine.py --gcs default tuned``, 2026-12-03; CPU per
+turn higher in two), so it was not kept."""
 
 from __future__ import annotations
 
 import asyncio
 
 from dealroom.config import Settings
-
-
-def settle_worker(settings: Settings) -> None:
-    """The collector of a worker process, as ``serve`` tunes its own once started: what
-    start-up made is frozen, young collections come every ``gc_young_threshold`` net
-    allocations, and long pauses are logged (issue 17; with CPython's collector a worker's
-    collections took 0.2-0.3 ms of a turn's 17-21 ms of CPU in ``bench/turn_machine.py
-    --gcs default tuned``, tuned under 0.05 ms). Without freezing what survives later
-    collections: a worker holds no subscriptions, and a turn's leftover cycles must stay
-    collectable."""
-    from dealroom.gc_tuning import settle_after_startup
-
-    settle_after_startup(
-        young_threshold=settings.gc_young_threshold,
-        log_pauses_over_ms=settings.gc_pause_log_ms,
-        log_format=settings.log_format,
-        survivors=False,
-    )
 
 
 async def run(settings: Settings) -> None:
@@ -46,7 +34,6 @@ async def run(settings: Settings) -> None:
     sessionmaker = create_sessionmaker(engine)
     runner = create_runner(settings, sessionmaker, broker, clock, model, payments)
     webhooks = WebhookWorker(settings, sessionmaker, broker, clock)
-    settle_worker(settings)
     await broker.start()
     await runner.start()
     await webhooks.start()
