@@ -21,15 +21,10 @@ from tests.support.clock import ManualClock
 from tests.support.rooms import queued_runs
 
 
-async def _claim(db: Db, clock: ManualClock) -> uuid.UUID | None:
-    """The candidate of one claim, its pane locked in the caller's ``db``."""
-    return await RunRepository(db).candidate_locking_pane(clock.now())
-
-
 async def _candidate(engine: AsyncEngine, clock: ManualClock) -> uuid.UUID | None:
     db = Db(create_sessionmaker(engine))
     try:
-        return await _claim(db, clock)
+        return await RunRepository(db).candidate_locking_pane(clock.now())
     finally:
         await db.close()
 
@@ -72,7 +67,7 @@ async def test_a_claim_skips_a_run_another_worker_is_claiming(
     _, (second,) = await queued_runs(pg_engine, clock, "claimskipsb", AgentName.PERSONA)
     worker = Db(create_sessionmaker(pg_engine))  # another worker, mid-claim of the oldest
     try:
-        assert await _claim(worker, clock) == first
+        assert await RunRepository(worker).candidate_locking_pane(clock.now()) == first
         other = asyncio.create_task(_candidate(pg_engine, clock))
         await asyncio.wait({other}, timeout=5)
         assert other.done()  # it skipped the run being claimed instead of waiting for it
