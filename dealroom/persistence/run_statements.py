@@ -123,8 +123,11 @@ def claimable_id() -> ScalarSelect[uuid.UUID]:
 
 @functools.cache
 def claimable() -> Select[AgentRun]:
-    """Built once: comparing aliased columns costs milliseconds of Python per build, more
-    than the query itself."""
+    """SQLite's choice of claimable runs: queued, due, no sibling of its (pane, agent)
+    running and none queued before it. (PostgreSQL's is :func:`claim_candidate`'s window:
+    its planner joined these two ``NOT EXISTS`` into a scan of the whole queue per run.)
+    Built once: comparing aliased columns costs milliseconds of Python per build, more than
+    the query itself."""
     other = aliased(AgentRun)
     same_pane = (other.participant_id == AgentRun.participant_id) & (other.agent == AgentRun.agent)
     busy = select(other.id).where(same_pane, other.status == "running").exists()
@@ -260,6 +263,16 @@ def claim_candidate() -> Select[uuid.UUID]:
     serialises claims, so the runs' rows are not locked here (the claim's ``UPDATE`` locks
     the one it takes). Binds ``now`` and ``limit``.
 
+    A run is claimable when it heads its (pane, agent) queue: a window over the queued and
+    running runs, a running one first, then the oldest. One pass over them, sorted once,
+    whatever the planner's statistics say. Until 2026-12-04 this was :func:`claimable`'s
+    two ``NOT EXISTS`` (running, older), which PostgreSQL joins: with statistics taken while
+    nothing was queued (an ``ANALYZE`` between bursts: a queued run lives milliseconds) it
+    estimated one queued row and probed every queued run's siblings by scanning all queued
+    runs, so a backlog of n runs cost n² comparisons a claim, just when a backlog formed
+    (``bench/turn_machine.py``: a round at half speed, 50-60 ms a claim with 480 queued;
+    1.7 s a claim with 5,000; issue 17).
+
     The claim never waits on a lock. Until 2026-12-03 it locked the candidate run's row
     (``FOR UPDATE SKIP LOCKED``) and then waited for the pane's, and that closed a cycle
     with a persona's apply: a run row the claim's snapshot still saw queued was locked and
@@ -269,14 +282,37 @@ def claim_candidate() -> Select[uuid.UUID]:
     about twenty runs, each a second of a worker's time and, when the apply was the victim,
     a turn run and billed again). ``FOR NO KEY UPDATE`` still excludes another claim or post of the
     pane, but not the foreign-key checks of rows that name it."""
-    candidate = (
-        claimable()
-        .with_only_columns(
-            AgentRun.id,
-            AgentRun.participant_id,
-            AgentRun.not_before,
-            AgentRun.created_at,
+    table = runs()
+    running = table.c.status == "running"
+    place = (
+        func.row_number()
+        .over(
+            partition_by=(table.c.participant_id, table.c.agent),
+            order_by=(running.desc(), table.c.created_at, table.c.id),
         )
+        .label("place")
+    )
+    heads = (
+        select(
+            table.c.id,
+            table.c.participant_id,
+            table.c.status,
+            table.c.not_before,
+            table.c.created_at,
+            place,
+        )
+        .where(or_(table.c.status == "queued", running))
+        .subquery("heads")
+    )
+    candidate = (
+        select(heads.c.id, heads.c.participant_id, heads.c.not_before, heads.c.created_at)
+        .where(
+            heads.c.place == 1,
+            heads.c.status == "queued",
+            heads.c.not_before <= bindparam("now", type_=table.c.not_before.type),
+        )
+        .order_by(heads.c.not_before, heads.c.created_at, heads.c.id)
+        .limit(bindparam("limit"))
         .cte("candidate")
     )
     return (
