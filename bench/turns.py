@@ -218,10 +218,8 @@ def is_claim_scan(statement: str) -> bool:
     with its pane's lock on PostgreSQL, the claim's ``UPDATE … RETURNING`` itself on
     SQLite)."""
     return (
-        statement.startswith(
-            ("WITH candidate AS (SELECT agent_runs.id", "UPDATE agent_runs SET status=")
-        )
-        and "agent_runs.not_before <=" in statement
+        statement.startswith(("WITH candidate AS (", "UPDATE agent_runs SET status="))
+        and "not_before <=" in statement
         and "LIMIT" in statement
     )
 
