@@ -1,8 +1,10 @@
 """What a run reads of its room in one statement (issue 17: statements per turn): the room's
-participants with their accounts as ORM rows, and on the pane's row its current session and the
-room's recent dispatches, on the host's row the host's service names, each folded into a JSON
-array by a scalar subquery (``json_agg`` on PostgreSQL, ``json_group_array`` on SQLite). Three
-or four statements were one each.
+participants with their accounts as plain rows (:class:`Seated`, :class:`Named`: what a turn
+reads of them, so PostgreSQL's raw lane runs the statement; as ORM rows it went through
+SQLAlchemy's execution path), and on the pane's row its current session and the room's recent
+dispatches, on the host's row the host's service names, each folded into a JSON array by a
+scalar subquery (``json_agg`` on PostgreSQL, ``json_group_array`` on SQLite). Three or four
+statements were one each.
 
 The JSON arrays are read back into the same plain tuples the separate statements gave
 (``runs.SessionMessage``, ``runs.DispatchLine``), each value converted by its column's type
@@ -15,7 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import JSON, Select, Uuid, bindparam, case, func, literal, select, type_coerce
 from sqlalchemy.sql.elements import ColumnElement
@@ -32,13 +34,43 @@ from dealroom.persistence.models import (
 )
 
 
+class Occupant(Protocol):
+    """What a turn reads of a participant: a :class:`Seated` or the ORM row."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def room_id(self) -> uuid.UUID: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def account_id(self) -> uuid.UUID | None: ...
+
+
+class Seated(NamedTuple):
+    """A participant as a turn reads it (an :class:`Occupant`)."""
+
+    id: uuid.UUID
+    room_id: uuid.UUID
+    key: str
+    account_id: uuid.UUID | None
+
+
+class Named(NamedTuple):
+    """An account bound to a seat, as a turn reads it."""
+
+    id: uuid.UUID
+    display_name: str
+    handle: str
+
+
 @dataclass(frozen=True, slots=True)
 class PaneRead:
     """The room's participants (by key) and the accounts bound to them, and what the pane's
     and the host's rows carried."""
 
-    participants: list[Participant]
-    accounts: dict[uuid.UUID, Account]
+    participants: list[Seated]
+    accounts: dict[uuid.UUID, Named]
     session: list[tuple[Any, ...]]
     """The pane's current session, oldest first, as ``SESSION_COLUMNS`` values."""
     dispatches: list[tuple[Any, ...]]
@@ -97,7 +129,16 @@ def statement(dialect: str, *, services: bool) -> Select[Any]:
             )
         )
     return (
-        select(Participant, Account, *columns)
+        select(
+            Participant.id,
+            Participant.room_id,
+            Participant.key,
+            Participant.account_id,
+            Account.id.label("bound"),
+            Account.display_name,
+            Account.handle,
+            *columns,
+        )
         .outerjoin(Account, Account.id == Participant.account_id)
         .where(Participant.room_id == room_id)
         .order_by(Participant.key)
@@ -147,7 +188,7 @@ async def read(
     dispatch_cap: int,
     services: bool,
 ) -> PaneRead:
-    found = await db.execute(
+    found = await db.rows(
         statement(db.dialect, services=services),
         {
             "room_id": room_id,
@@ -156,22 +197,22 @@ async def read(
             "dispatch_cap": dispatch_cap,
         },
     )
-    participants: list[Participant] = []
-    accounts: dict[uuid.UUID, Account] = {}
+    participants: list[Seated] = []
+    accounts: dict[uuid.UUID, Named] = {}
     session: list[tuple[Any, ...]] = []
     dispatches: list[tuple[Any, ...]] = []
     names: list[str] | None = None
     for row in found:
-        participant, account = cast(tuple[Participant, Account | None], tuple(row)[:2])
+        participant = Seated(row.id, row.room_id, row.key, row.account_id)
         participants.append(participant)
-        if account is not None:
-            accounts[account.id] = account
+        if row.bound is not None:
+            accounts[row.bound] = Named(row.bound, row.display_name, row.handle)
         if participant.id == pane:
             decode = decoder(q.SESSION_COLUMNS)
             session = sorted((decode(values) for values in row.session or ()), key=_seq)
             decode = decoder(q.DISPATCH_COLUMNS)
             dispatches = sorted((decode(values) for values in row.dispatches or ()), key=_sent)
-        if services and participant.key == Seat.HOST.value and account is not None:
+        if services and participant.key == Seat.HOST.value and row.bound is not None:
             names = list(row.services or ())
     return PaneRead(participants, accounts, session, dispatches, names)
 

@@ -34,7 +34,8 @@ from dealroom.domain import crossing, firewall, visibility
 from dealroom.domain.limits import limits_of
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Dispatch, Flag, Message, Participant
+from dealroom.persistence.models import Dispatch, Flag, Message
+from dealroom.persistence.pane_read import Occupant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import (
     DispatchLine,
@@ -80,13 +81,13 @@ class Held:
     reveals: list[str]
 
 
-def faces_visitor(ctx: TurnContext, target: Participant) -> bool:
+def faces_visitor(ctx: TurnContext, target: Occupant) -> bool:
     """A send from the host's side to a counterparty's pane."""
     return ctx.pane_key == Seat.HOST.value and visibility.is_visitor_facing(target.key)
 
 
 async def known_ruling(
-    db: Db, ctx: TurnContext, target: Participant, ruling: crossing.Ruling
+    db: Db, ctx: TurnContext, target: Occupant, ruling: crossing.Ruling
 ) -> crossing.Ruling:
     """C4: the ruling with its deliverable dropped unless the visitor's side named it."""
     if ruling.deliverable is None:
@@ -161,7 +162,7 @@ def held_of(outbound: effects.Outbound, names: Mapping[uuid.UUID, str]) -> list[
 async def notify(
     db: Db,
     room_id: uuid.UUID,
-    pane: Participant,
+    pane: Occupant,
     run_id: uuid.UUID,
     held: Sequence[Held],
     now: datetime,
@@ -281,7 +282,7 @@ async def _asked_since_last_word(db: Db, pane_id: uuid.UUID, trigger: SessionMes
 
 
 async def _agent_line(
-    db: Db, pane: Participant, body: str, key: str, now: datetime
+    db: Db, pane: Occupant, body: str, key: str, now: datetime
 ) -> tuple[Message, tuple[str, str] | None]:
     """A line in ``pane`` in the agent's voice, written by code (pane_lines: through the pane
     log, continuing the pane's session); no event when the line was stored before (its key)."""

@@ -12,6 +12,7 @@ from dealroom.domain.seats import AuthorKind, RoomKind, Seat
 from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Message, Participant, Room
+from dealroom.persistence.pane_read import Occupant
 from dealroom.services import pane_log
 from dealroom.services.clock import Clock
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
@@ -23,7 +24,7 @@ Publish = tuple[str, str]
 async def write_line(
     db: Db,
     clock: Clock,
-    pane: Participant,
+    pane: Occupant,
     body: str,
     *,
     author: AuthorKind,
@@ -40,7 +41,7 @@ async def write_line(
 
 async def line_at(
     db: Db,
-    pane: Participant,
+    pane: Occupant,
     body: str,
     *,
     author: AuthorKind,

@@ -17,7 +17,8 @@ from typing import Any
 from dealroom.domain.sessions import DEFAULT_PAUSE, SessionRule, next_session
 from dealroom.persistence.db import Db
 from dealroom.persistence.messages import Appended, MessageRepository, NewMessage
-from dealroom.persistence.models import Message, Participant
+from dealroom.persistence.models import Message
+from dealroom.persistence.pane_read import Occupant
 
 RATE_WINDOW = timedelta(minutes=1)
 UNLIMITED = 1 << 30
@@ -48,7 +49,7 @@ class NotStored:
 
 async def append(
     db: Db,
-    pane: Participant,
+    pane: Occupant,
     *,
     author_kind: str,
     body: str,

@@ -25,6 +25,7 @@ from dealroom.persistence.models import (
     Room,
 )
 from dealroom.persistence.offers import OfferRepository
+from dealroom.persistence.pane_read import Named, Occupant, Seated
 from dealroom.persistence.runs import (
     DispatchLine,
     DispatchRepository,
@@ -102,8 +103,8 @@ class TurnContext:
     kind: RoomKind
     model_picks: dict[str, Any]
     memory: dict[str, Any]
-    pane: Participant
-    participants: list[Participant]
+    pane: Seated
+    participants: list[Seated]
     names: dict[str, str]
     host_facts: dict[str, Any] | None
     session: list[Line]
@@ -132,7 +133,7 @@ class TurnContext:
     def key_of(self, participant_id: uuid.UUID) -> str:
         return next((p.key for p in self.participants if p.id == participant_id), "?")
 
-    def participant(self, key: str) -> Participant | None:
+    def participant(self, key: str) -> Seated | None:
         return next((p for p in self.participants if p.key == key), None)
 
     def deliveries_for(self, pane_key: str) -> list[dict[str, Any]]:
@@ -166,7 +167,7 @@ async def people(db: Db, room_id: uuid.UUID) -> tuple[list[Participant], dict[uu
 
 
 def names_of(
-    participants: Sequence[Participant], accounts: Mapping[uuid.UUID, Account]
+    participants: Sequence[Occupant], accounts: Mapping[uuid.UUID, Account | Named]
 ) -> dict[str, str]:
     """Each participant's display name by key; an unbound seat is the guest."""
     return {
@@ -257,7 +258,7 @@ async def load(
 async def lines_of(
     db: Db,
     messages: Sequence[SessionMessage],
-    participants: Sequence[Participant],
+    participants: Sequence[Occupant],
     names: Mapping[str, str],
 ) -> list[Line]:
     """Transcript lines as agents read them: a delivery of another participant's words is

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.sessions import SessionRule
-from dealroom.persistence import raw_lane
+from dealroom.persistence import pane_read, raw_lane
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
@@ -449,14 +449,8 @@ async def _room_with_memory(
     return opened.room.id, pane
 
 
-async def test_the_pane_logs_append_goes_by_the_lane_and_stores_what_sqlalchemy_stores(
-    pg_engine: AsyncEngine, clock: ManualClock
-) -> None:
-    """The append (``postMessage``'s and the persona reply's one statement, raw SQL) runs on
-    the lane: the same outcome, the room's memory included, and the same message stored as
-    through SQLAlchemy (each in a transaction rolled back after)."""
-    room_id, pane = await _room_with_memory(pg_engine, clock, "laneappend")
-    message = NewMessage(
+def _guest_post(room_id: uuid.UUID, pane: uuid.UUID, clock: ManualClock) -> NewMessage:
+    return NewMessage(
         id=uuid.uuid4(),
         room_id=room_id,
         participant_id=pane,
@@ -467,16 +461,31 @@ async def test_the_pane_logs_append_goes_by_the_lane_and_stores_what_sqlalchemy_
         created_at=clock.now(),
     )
 
+
+async def _append(db: Db, message: NewMessage, clock: ManualClock) -> Appended:
+    """``postMessage``'s append of ``message``, reading the room's memory back."""
+    return await MessageRepository(db).append_pg(
+        message,
+        allowed=True,
+        session=SessionRule.SITTING,
+        session_floor=clock.now() - timedelta(hours=1),
+        window_floor=clock.now() - timedelta(minutes=1),
+        per_window=10,
+        reading_memory=True,
+    )
+
+
+async def test_the_pane_logs_append_goes_by_the_lane_and_stores_what_sqlalchemy_stores(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The append (``postMessage``'s and the persona reply's one statement, raw SQL) runs on
+    the lane: the same outcome, the room's memory included, and the same message stored as
+    through SQLAlchemy (each in a transaction rolled back after)."""
+    room_id, pane = await _room_with_memory(pg_engine, clock, "laneappend")
+    message = _guest_post(room_id, pane, clock)
+
     async def append(db: Db) -> tuple[Appended, tuple[Any, ...]]:
-        appended = await MessageRepository(db).append_pg(
-            message,
-            allowed=True,
-            session=SessionRule.SITTING,
-            session_floor=clock.now() - timedelta(hours=1),
-            window_floor=clock.now() - timedelta(minutes=1),
-            per_window=10,
-            reading_memory=True,
-        )
+        appended = await _append(db, message, clock)
         stored = await db.execute(
             select(Message.seq, Message.session_no, Message.body, Message.created_at).where(
                 Message.id == message.id
@@ -517,3 +526,33 @@ async def test_the_memory_leases_grant_and_release_go_by_the_lane_reading_what_s
     assert granted.room.memory == {"note": "kept?"}
     assert locked is not None
     assert locked.memory == {"note": "kept?"}
+
+
+async def test_a_turns_pane_read_goes_by_the_lane_reading_what_sqlalchemy_reads(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The persona's and Distil's read of a pane (the room's participants and accounts, the
+    pane's session and the room's dispatches folded as JSON, the host's services) on the
+    lane: the same participants, accounts, session and services as through SQLAlchemy."""
+    room_id, pane = await _room_with_memory(pg_engine, clock, "lanepane")
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        await _append(db, _guest_post(room_id, pane, clock), clock)
+        await db.commit()
+    finally:
+        await db.close()
+
+    async def read(db: Db) -> pane_read.PaneRead:
+        return await pane_read.read(
+            db, room_id, pane, session_cap=50, dispatch_cap=8, services=True
+        )
+
+    by_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, read)
+    assert seen == [False, True, False, False]  # SELECT 1, the read; x2
+    assert by_lane == by_sqlalchemy
+    assert [p.key for p in by_lane.participants] == ["host", "visitor"]
+    assert [values[4] for values in by_lane.session] == ["Two posts in March?"]
+    host = by_lane.participants[0]
+    assert host.account_id is not None
+    assert by_lane.accounts[host.account_id].handle == "lanepane"
+    assert by_lane.services == []
