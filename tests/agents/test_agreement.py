@@ -183,6 +183,15 @@ def test_what_the_offer_holds_is_not_an_invention() -> None:
     assert invented_terms(text, TERMS) == []
 
 
+def test_the_offers_id_quoted_in_the_draft_is_not_an_amount() -> None:
+    """The writer's prompt opens with the offer's id, and a draft may quote it: an id that
+    starts with digits ("955574bc-…") is not a price. An amount beside it still is."""
+    quoted = f"{draft()}\nOFFER 955574bc-f0fe-4f0c-8cd2-c25691a95638, VERSION 2."
+    assert invented_terms(quoted, TERMS) == []
+    priced = f"{quoted} A bonus of $2,039 is payable."
+    assert [found[:13] for found in invented_terms(priced, TERMS)] == ["amount $2,039"]
+
+
 def test_a_twenty_eighty_schedule_allows_its_own_percentages() -> None:
     terms = TERMS | {"dueSlicePercent": "20"}
     text = "20% of the fee ($1,600) is due at booking; the remaining 80% ($6,400) later."
