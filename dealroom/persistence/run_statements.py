@@ -265,13 +265,13 @@ def claim_candidate() -> Select[uuid.UUID]:
 
     A run is claimable when it heads its (pane, agent) queue: a window over the queued and
     running runs, a running one first, then the oldest. One pass over them, sorted once,
-    whatever the planner's statistics say. Until 2026-12-04 this was :func:`claimable`'s
-    two ``NOT EXISTS`` (running, older), which PostgreSQL joins: with statistics taken while
-    nothing was queued (an ``ANALYZE`` between bursts: a queued run lives milliseconds) it
-    estimated one queued row and probed every queued run's siblings by scanning all queued
-    runs, so a backlog of n runs cost n² comparisons a claim, just when a backlog formed
-    (``bench/turn_machine.py``: a round at half speed, 50-60 ms a claim with 480 queued;
-    1.7 s a claim with 5,000; issue 17).
+    whatever the planner's statistics say. Until late on 2026-12-03 this was
+    :func:`claimable`'s two ``NOT EXISTS`` (running, older), which PostgreSQL joins: with
+    statistics taken while nothing was queued (an ``ANALYZE`` between bursts: a queued run
+    lives milliseconds) it estimated one queued row and probed every queued run's siblings
+    by scanning all queued runs, so a backlog cost each claim a scan of it per queue, just
+    when a backlog formed (``bench/turn_machine.py``: a round at half speed, 45-64 ms a
+    claim with 480 queued; 1.7 s a claim with 5,000; issue 17).
 
     The claim never waits on a lock. Until 2026-12-03 it locked the candidate run's row
     (``FOR UPDATE SKIP LOCKED``) and then waited for the pane's, and that closed a cycle
