@@ -25,6 +25,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     Uuid,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -322,6 +323,15 @@ class AgentRun(Base):
     __table_args__ = (
         Index("ix_agent_runs_due", "status", "not_before"),
         Index("ix_agent_runs_pane", "participant_id", "status"),
+        # The queue in age order, queued runs only (PostgreSQL's claim reads its oldest few:
+        # run_statements.claim_candidate); a run leaves it when it is claimed.
+        Index(
+            "ix_agent_runs_queued",
+            "created_at",
+            "id",
+            postgresql_where=text("status = 'queued'"),
+            sqlite_where=text("status = 'queued'"),
+        ),
         UniqueConstraint("participant_id", "trigger_event_id", name="uq_agent_runs_pane_event"),
     )
 
