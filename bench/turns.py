@@ -218,7 +218,7 @@ def is_claim_scan(statement: str) -> bool:
     with its pane's lock on PostgreSQL, the claim's ``UPDATE … RETURNING`` itself on
     SQLite)."""
     return (
-        statement.startswith(("WITH candidate_oldest AS ", "UPDATE agent_runs SET status="))
+        statement.startswith(("WITH candidate_oldest_queued AS ", "UPDATE agent_runs SET status="))
         and "not_before <=" in statement
         and "LIMIT" in statement
     )

@@ -311,19 +311,24 @@ def claim_candidate() -> Select[uuid.UUID]:
     The claimable runs are each queue's head (:func:`_heads`), looked for first among the
     running runs and the :data:`OLDEST` oldest queued (``ix_agent_runs_queued``, a partial
     index): a queued run's older siblings are older still, so they are among those too, and
-    a head found there is a head of the whole queue. Only when none of them may start (a
-    flood in a few busy panes, every one not due) is the whole queue read, in the same
-    statement (``late``, which PostgreSQL runs only when ``candidate_oldest`` found none).
-    The runs chosen first are then the oldest claimable of those read, not always of the
-    whole queue: a younger run due earlier (nothing queues far ahead) waits until it is
-    among them.
+    a head found there is a head of the whole queue. When fewer than ``limit`` of them head
+    their queue and more runs are queued than were read (a flood in a few panes at the
+    queue's front), the candidates come from the whole queue instead, as before (``late``;
+    PostgreSQL evaluates the two counts once and runs only the branch they open). Until a
+    review on 2026-12-04 the whole queue was read only when none of the oldest headed a
+    queue: one head, in a pane a post held, left the worker idle until its next poll while
+    another pane's run could start. Otherwise the candidates are the oldest claimable runs
+    among those read, ordered by ``not_before``, not always the whole queue's: a run put
+    back (a retry, a lease's wait, an expired lease; ``not_before`` then, its old
+    ``created_at`` kept) stays among the oldest and can be chosen before a younger run
+    outside them that was due earlier.
 
     Measured on 2026-12-04 on a scratch copy of the schema, a claim with its begin and commit,
-    prepared: 5,000 queued in 1,000 panes, the window over the whole queue 3.4-3.7 ms, the
-    oldest 64 first 0.59-0.64 ms, whatever the statistics; 20,000 queued in 2,000 panes
-    13.9 against 0.59 ms; 60 queued, 0.53-0.64 against 0.57-0.61 ms. A flood of 200 in one
-    busy pane at the queue's front reads the whole queue as before (13.6 against 14.2 ms).
-    So a backlog no longer slows its own draining.
+    prepared, against the window over the whole queue: 5,000 queued in 1,000 panes 0.73-0.77
+    against 3.8-4.2 ms, whatever the statistics; 20,000 in 2,000 panes 0.65-0.69 against
+    15.9-16.5 ms; 60 queued 0.66-0.74 against 0.60-0.69 ms; a flood of 200 in one busy pane
+    at the queue's front reads the whole queue (16.2-16.5 against 15.7-16.2 ms). So a
+    backlog no longer slows its own draining.
 
     Until late on 2026-12-03 the heads were :func:`claimable`'s two ``NOT EXISTS``
     (running, older), which PostgreSQL joins: with statistics taken while nothing was queued
@@ -356,13 +361,21 @@ def claim_candidate() -> Select[uuid.UUID]:
         .where(_is(table.c.status, "queued"))
         .order_by(table.c.created_at, table.c.id)
         .limit(literal_column(str(OLDEST)))
+        .cte("candidate_oldest_queued")
     )
     running = select(*queue).where(_is(table.c.status, "running"))
-    pool = union_all(running, oldest).subquery("pool")
+    pool = union_all(running, select(oldest)).subquery("pool")
     early = _heads(pool).cte("candidate_oldest")
+    # Whether the whole queue is read instead: the oldest were as many as were read (so
+    # there are more) and fewer than ``limit`` of them head their queue. One-time filters:
+    # PostgreSQL computes each once and runs only the branch it opens.
+    fewer = select(func.count()).select_from(early).scalar_subquery() < bindparam("limit")
+    more = select(func.count()).select_from(oldest).scalar_subquery() >= literal_column(str(OLDEST))
     whole = select(*queue).where(or_(_is(table.c.status, "queued"), _is(table.c.status, "running")))
-    late = _heads(whole.subquery("whole")).where(~select(early.c.id).exists()).subquery("late")
-    candidate = union_all(select(early), select(late)).subquery("candidate")
+    late = _heads(whole.subquery("whole")).where(fewer, more).subquery("late")
+    candidate = union_all(select(early).where(or_(~fewer, ~more)), select(late)).subquery(
+        "candidate"
+    )
     return (
         select(candidate.c.id)
         .join(Participant, Participant.id == candidate.c.participant_id)

@@ -66,7 +66,7 @@ def _polls(statement: str) -> bool:
     text = " ".join(statement.split())
     return text.startswith(
         (
-            "WITH candidate_oldest AS ",  # a claim's candidate and pane lock (PG)
+            "WITH candidate_oldest_queued AS ",  # a claim's candidate and pane lock (PG)
             "SELECT count(agent_runs.id)",
             "UPDATE agent_runs SET status=?, attempts=(agent_runs.attempts",  # a claim (SQLite)
             "UPDATE agent_runs SET status=$1::VARCHAR, attempts=(agent_runs.attempts",
