@@ -7,10 +7,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import NamedTuple
 
 from sqlalchemy import ColumnElement, and_, bindparam, case, func, or_, select, update
-from sqlalchemy.orm import aliased, defer
+from sqlalchemy.orm import aliased
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.guest_posts import charged_up_to_cap
@@ -112,11 +112,17 @@ class SessionRepository:
 
 
 _FOR_WRITER = (
-    select(Room, Participant)
+    select(
+        Room.id.label("room_id"),
+        Room.mode,
+        Participant.id,
+        Participant.key,
+        Participant.account_id,
+        Participant.guest_key_hash,
+    )
     .outerjoin(Participant, Participant.room_id == Room.id)
     .where(Room.id == bindparam("room_id", type_=Room.id.type))
     .order_by(Participant.key)
-    .options(defer(Room.memory, raiseload=True))
 )
 # The same with, on each unclaimed guest's seat, the posts charged to its key up to the cap
 # (the guest message cap, issue 11): a guest's post no longer counts them in a statement of its
@@ -136,10 +142,27 @@ class GuestCount:
     since: datetime
 
 
+class WriterRoom(NamedTuple):
+    """The room as a post reads it."""
+
+    id: uuid.UUID
+    mode: str
+
+
+class WriterSeat(NamedTuple):
+    """A participant as a post reads it (a ``pane_read.Occupant``)."""
+
+    id: uuid.UUID
+    room_id: uuid.UUID
+    key: str
+    account_id: uuid.UUID | None
+    guest_key_hash: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class WriterRead:
-    room: Room
-    participants: list[Participant]
+    room: WriterRoom
+    participants: list[WriterSeat]
     guest_posts: dict[uuid.UUID, int]
     """By participant id, for each unclaimed guest seat, when counted (``GuestCount``)."""
 
@@ -162,28 +185,31 @@ class RoomRepository:
     async def for_writer(
         self, room_id: uuid.UUID, *, count: GuestCount | None = None
     ) -> WriterRead | None:
-        """The room and its participants (by key) in one statement, without the room's
-        memory, which a writer of a pane never reads (issue 17: ``postMessage`` read the
-        room and its participants in two statements, and decoded the memory document on
-        every post). Reading ``memory`` of the room returned raises. With ``count``, each
-        unclaimed guest seat's charged posts come in the same statement."""
+        """The room and its participants (by key) in one statement, as plain rows of what a
+        post reads (``WriterRoom``, ``WriterSeat``): never the room's memory, which a writer
+        of a pane does not read (issue 17: ``postMessage`` read the room and its
+        participants in two statements, and decoded the memory document on every post).
+        With ``count``, each unclaimed guest seat's charged posts come in the same
+        statement. On PostgreSQL the raw lane runs it (until 2026-12-04 it returned ORM
+        entities, which only SQLAlchemy's execution path builds: a profile of
+        ``bench/realtime.py``'s posts found it and the throttle's upsert the last two of a
+        post's statements off the lane)."""
         params: dict[str, object] = {"room_id": room_id}
         if count is not None:
             params.update(cap=count.cap, since=count.since)
-        rows = await self.db.execute(_FOR_WRITER if count is None else _FOR_GUEST_WRITER, params)
-        found = [tuple(row) for row in rows]
-        if not found:
+        rows = await self.db.rows(_FOR_WRITER if count is None else _FOR_GUEST_WRITER, params)
+        if not rows:
             return None
-        room = cast(Room, found[0][0])
-        # Out of the session: a later read of the room in the same unit (another root field
-        # of the same request, say) loads it whole instead of finding this one without its
-        # memory in the identity map.
-        self.db.session.expunge(room)
-        participants = [cast(Participant, row[1]) for row in found if row[1] is not None]
+        room = WriterRoom(rows[0].room_id, rows[0].mode)
+        seated = [row for row in rows if row.id is not None]
+        participants = [
+            WriterSeat(row.id, room.id, row.key, row.account_id, row.guest_key_hash)
+            for row in seated
+        ]
         charged = {
-            cast(Participant, row[1]).id: int(row[2])
-            for row in found
-            if count is not None and row[1] is not None and row[2] is not None
+            row.id: int(row.guest_posts)
+            for row in seated
+            if count is not None and row.guest_posts is not None
         }
         return WriterRead(room, participants, charged)
 

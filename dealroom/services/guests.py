@@ -17,6 +17,7 @@ from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, GuestKeyMint, Participant
 from dealroom.persistence.offers import pane_end
+from dealroom.persistence.repositories import WriterSeat
 from dealroom.services.events import LoginRequiredChangedEvent, pane_channel
 from dealroom.services.identity import digest
 from dealroom.services.run_queue import new_run
@@ -47,7 +48,7 @@ async def login_required_changed(
 
 
 async def check_guest_post(
-    db: Db, participant: Participant, *, cap: int, now: datetime, made: int | None
+    db: Db, participant: Participant | WriterSeat, *, cap: int, now: datetime, made: int | None
 ) -> tuple[list[AgentRun], list[Publish]]:
     """A guest's post under the cap: refused past it (never silently dropped); the post that
     reaches it raises the gate (its line and ``LoginRequiredChanged``). Signed-in, act-as and

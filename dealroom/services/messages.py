@@ -45,7 +45,7 @@ from dealroom.services.identity import Identity
 from dealroom.services.live_stream import LiveStream
 from dealroom.services.pane_log import NotStored
 from dealroom.services.publish import publish_after_commit
-from dealroom.services.rooms import RoomAccess, room_for_reader, room_for_writer
+from dealroom.services.rooms import RoomAccess, WriterAccess, room_for_reader, room_for_writer
 from dealroom.services.run_queue import retry_failed, runs_for_message
 
 log = structlog.get_logger(__name__)
@@ -155,7 +155,7 @@ async def retry_failed_turns(
     return await retry_failed(db, clock, participant.id)
 
 
-def _writable_pane(room: RoomAccess, seat: Seat | None) -> Seat:
+def _writable_pane(room: RoomAccess | WriterAccess, seat: Seat | None) -> Seat:
     """R6: only one's own pane; a host may not write into the visitor's pane."""
     pane = seat or room.reader_seat
     if pane not in access.writable_panes(room.seats):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -17,7 +17,13 @@ from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.domain.seats import AuthorKind, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Flag, Message, Participant, Room
-from dealroom.persistence.repositories import AccountRepository, GuestCount, RoomRepository
+from dealroom.persistence.repositories import (
+    AccountRepository,
+    GuestCount,
+    RoomRepository,
+    WriterRoom,
+    WriterSeat,
+)
 from dealroom.services import guests
 from dealroom.services.clock import Clock
 from dealroom.services.identity import Identity, digest, new_guest_key
@@ -50,10 +56,32 @@ class RoomAccess:
         return next((p for p in self.participants if p.key == seat), None)
 
 
+@dataclass(frozen=True, slots=True)
+class WriterAccess:
+    """A room as the writer of its own pane reads it (``room_for_writer``): plain rows of
+    what a post needs, no memory."""
+
+    room: WriterRoom
+    participants: list[WriterSeat]
+    seats: frozenset[Seat]
+    guest_posts: Mapping[uuid.UUID, int] = field(default_factory=dict)
+    """Posts charged to each unclaimed guest seat's key, when the read counted them
+    (``room_for_writer``'s ``count``)."""
+
+    @property
+    def reader_seat(self) -> Seat:
+        seat = access.reader_seat(RoomMode(self.room.mode), self.seats)
+        assert seat is not None  # a WriterAccess exists only for seat holders
+        return seat
+
+    def participant(self, seat: Seat) -> WriterSeat | None:
+        return next((p for p in self.participants if p.key == seat), None)
+
+
 _SEAT_KEYS = frozenset(s.value for s in Seat)
 
 
-def holders(participants: list[Participant]) -> list[access.SeatHolder]:
+def holders(participants: Sequence[Participant | WriterSeat]) -> list[access.SeatHolder]:
     return [
         access.SeatHolder(Seat(p.key), p.account_id, p.guest_key_hash)
         for p in participants
@@ -86,18 +114,17 @@ async def room_for_reader(db: Db, identity: Identity, room_id: uuid.UUID) -> Roo
 
 async def room_for_writer(
     db: Db, identity: Identity, room_id: uuid.UUID, *, count: GuestCount | None = None
-) -> RoomAccess:
-    """:func:`room_for_reader` for a writer of its own pane (``postMessage``): one statement,
-    and the room without its memory (reading ``access.room.memory`` raises), out of the
-    session. With ``count``, each unclaimed guest seat's charged posts come with it
-    (``RoomAccess.guest_posts``)."""
+) -> WriterAccess:
+    """:func:`room_for_reader` for a writer of its own pane (``postMessage``): one statement
+    of plain rows, without the room's memory. With ``count``, each unclaimed guest seat's
+    charged posts come with it (``WriterAccess.guest_posts``)."""
     found = await RoomRepository(db).for_writer(room_id, count=count)
     if found is None:
         raise not_found("Room")
     seats = access.seats_of(identity.viewer, holders(found.participants))
     if not seats:
         raise not_found("Room")
-    return RoomAccess(found.room, found.participants, seats, found.guest_posts)
+    return WriterAccess(found.room, found.participants, seats, found.guest_posts)
 
 
 @dataclass(frozen=True, slots=True)

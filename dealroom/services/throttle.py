@@ -81,7 +81,10 @@ _INCREMENT: dict[str, Executable] = {
 async def _increment(db: Db, key: str, window: datetime, now: datetime) -> int:
     """Add one hit to (key, window) atomically; returns the new count."""
     params = {"key": key, "window": window, "now": now}
-    count = int((await db.execute(_INCREMENT[db.dialect], params)).scalar_one())
+    # On the raw lane (issue 17): every post counts a hit, and through SQLAlchemy's
+    # execution path the upsert cost about three times the CPU.
+    ((found,),) = await db.rows(_INCREMENT[db.dialect], params)
+    count = int(found)
     if count == 1:
         # The key's first hit in this window: its older windows are over. Pruning only here
         # costs one DELETE per key and window, not one per hit (the hot path posts).

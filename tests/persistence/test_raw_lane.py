@@ -35,6 +35,8 @@ from dealroom.persistence.models import (
     Room,
     UTCDateTime,
 )
+from dealroom.persistence.repositories import GuestCount, RoomRepository, WriterRead
+from dealroom.services import throttle
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process, queued_runs
 from tests.support.statements import heard
@@ -556,3 +558,33 @@ async def test_a_turns_pane_read_goes_by_the_lane_reading_what_sqlalchemy_reads(
     assert host.account_id is not None
     assert by_lane.accounts[host.account_id].handle == "lanepane"
     assert by_lane.services == []
+
+
+async def test_a_posts_room_read_and_throttle_go_by_the_lane_reading_what_sqlalchemy_reads(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """``postMessage``'s room read (the room's mode, its seats, a guest's charged posts) and
+    its cross-room throttle's upsert on the lane: the same rows and count as through
+    SQLAlchemy (both were a post's last statements off the lane until 2026-12-04)."""
+    _, opened = await guest_room_in_process(pg_engine, clock, "lanewriter")
+    count = GuestCount(30, clock.now() - timedelta(hours=1))
+
+    async def post_reads(db: Db) -> tuple[WriterRead | None, int]:
+        found = await RoomRepository(db).for_writer(opened.room.id, count=count)
+        hits = await throttle._increment(db, "lanewriter:ip", clock.now(), clock.now())
+        return found, hits
+
+    by_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, post_reads)
+    # SELECT 1, the room, the upsert and (a window's first hit) the prune of older windows;
+    # then the same through SQLAlchemy
+    assert seen == [False, True, True, False, False, False, False, False]
+    assert by_lane == by_sqlalchemy
+    found, hits = by_lane
+    assert found is not None
+    assert hits == 1
+    assert found.room.mode == opened.room.mode
+    assert [seat.key for seat in found.participants] == ["host", "visitor"]
+    visitor = found.participants[1]
+    assert visitor.guest_key_hash is not None
+    assert visitor.account_id is None
+    assert found.guest_posts == {visitor.id: 0}
