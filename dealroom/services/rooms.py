@@ -38,15 +38,10 @@ class RoomAccess:
     room: Room
     participants: list[Participant]
     seats: frozenset[Seat]
-    guest_posts: Mapping[uuid.UUID, int] = field(default_factory=dict)
-    """Posts charged to each unclaimed guest seat's key, when the read counted them
-    (``room_for_writer``'s ``count``)."""
 
     @property
     def reader_seat(self) -> Seat:
-        seat = access.reader_seat(RoomMode(self.room.mode), self.seats)
-        assert seat is not None  # a RoomAccess exists only for seat holders
-        return seat
+        return _reader_seat(self.room.mode, self.seats)
 
     @property
     def readable(self) -> frozenset[Seat]:
@@ -70,12 +65,16 @@ class WriterAccess:
 
     @property
     def reader_seat(self) -> Seat:
-        seat = access.reader_seat(RoomMode(self.room.mode), self.seats)
-        assert seat is not None  # a WriterAccess exists only for seat holders
-        return seat
+        return _reader_seat(self.room.mode, self.seats)
 
     def participant(self, seat: Seat) -> WriterSeat | None:
         return next((p for p in self.participants if p.key == seat), None)
+
+
+def _reader_seat(mode: str, seats: frozenset[Seat]) -> Seat:
+    seat = access.reader_seat(RoomMode(mode), seats)
+    assert seat is not None  # a room's access exists only for seat holders
+    return seat
 
 
 _SEAT_KEYS = frozenset(s.value for s in Seat)
