@@ -256,7 +256,8 @@ while other panes' runs wait."""
 
 OLDEST = 64
 """How many of the oldest queued runs a PostgreSQL claim reads first (``claim_candidate``);
-only when none of them may start does it read the whole queue."""
+it reads the whole queue when fewer than ``limit`` of them head a queue and more are
+queued."""
 
 
 def _is(column: Any, status: str) -> ColumnElement[bool]:
