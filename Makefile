@@ -6,10 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: serve test lint typecheck check schema bench clean web
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 serve: $(STAMP)

@@ -36,7 +36,7 @@ class RedisBroker(Joining):
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
-        await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+        await self._pubsub.aclose()
         await self._redis.aclose()
 
     def listening(self) -> list[str]:
@@ -117,7 +117,7 @@ class RedisBroker(Joining):
         """A new pub/sub connection for this process's channels; False if Redis refused."""
         try:
             async with self._ops:
-                await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                await self._pubsub.aclose()
                 self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
                 channels = self._fanout.channels
                 if channels:
