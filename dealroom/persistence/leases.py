@@ -4,7 +4,7 @@ lease expired and was granted again) cannot write (fencing). Repositories flush,
 
 The grant and the fenced release are one statement each (issue 17), written out per dialect:
 SQLite has no data-modifying CTEs, and SQLAlchemy renders a RETURNING subquery's columns
-unqualified on SQLite (``persistence/run_statements.correlated``)."""
+unqualified on SQLite (``persistence/claim_statements.correlated``)."""
 
 from __future__ import annotations
 

@@ -324,7 +324,7 @@ class AgentRun(Base):
         Index("ix_agent_runs_due", "status", "not_before"),
         Index("ix_agent_runs_pane", "participant_id", "status"),
         # The queue in age order, queued runs only (PostgreSQL's claim reads its oldest few:
-        # run_statements.claim_candidate); a claimed run's entry is dead from then on, and
+        # claim_statements.claim_candidate); a claimed run's entry is dead from then on, and
         # vacuum removes it.
         Index(
             "ix_agent_runs_queued",

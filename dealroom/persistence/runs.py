@@ -15,6 +15,7 @@ from sqlalchemy import (
     update,
 )
 
+from dealroom.persistence import claim_statements as claims
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
@@ -39,9 +40,10 @@ class RunRepository:
         pane and agent, with none of them running; runs of a busy pane never hide other
         panes'), skipping runs another worker is claiming and panes someone holds, with its
         pane's row lock taken: claims are serialised per pane, and never wait on a lock. One
-        statement (:func:`run_statements.claim_candidate`); the caller then claims it with
+        statement (:func:`claim_statements.claim_candidate`); the caller then claims it with
         :meth:`claim`."""
-        found = await self.db.rows(q.claim_candidate(), {"now": now, "limit": q.CANDIDATES})
+        params = {"now": now, "limit": claims.CANDIDATES}
+        found = await self.db.rows(claims.claim_candidate(), params)
         return found[0].id if found else None
 
     async def claim(
@@ -49,17 +51,17 @@ class RunRepository:
     ) -> Any | None:
         """Mark one due run running and return its row with what a turn reads first (the
         room's head and memory, the pane's takeover, whether a durable merge may be due, the
-        current offer's stage inputs; :data:`CLAIM_LOAD`), in one statement (``UPDATE …
-        RETURNING``). Without ``run_id`` the oldest claimable run is chosen inside the
+        current offer's stage inputs; :data:`claim_statements.CLAIM_LOAD`), in one statement
+        (``UPDATE … RETURNING``). Without ``run_id`` the oldest claimable run is chosen inside the
         statement (SQLite: one writer, so the choice cannot race). With ``run_id`` (a candidate
         PostgreSQL chose with ``SKIP LOCKED`` and whose pane is locked by the caller) the
         statement re-checks, under a fresh snapshot, that no sibling of the pane started."""
         params: dict[str, Any] = {"now": now, "until": lease_until}
         if run_id is None:
-            statement = q.claim_chosen()
+            statement = claims.claim_chosen()
             params["limit"] = 1
         else:
-            statement = q.claim_by_id()
+            statement = claims.claim_by_id()
             params["run_id"] = run_id
         found = await self.db.rows(statement, params)
         return found[0] if found else None

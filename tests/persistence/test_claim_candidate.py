@@ -15,8 +15,8 @@ from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents.models.base import AgentName
+from dealroom.persistence import claim_statements as q
 from dealroom.persistence import raw_lane
-from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, Participant

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.sessions import SessionRule
+from dealroom.persistence import claim_statements as claims
 from dealroom.persistence import pane_read, raw_lane
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
@@ -191,7 +192,7 @@ async def test_the_lane_reads_back_what_sqlalchemy_reads(
     await pg_db.commit()
     params = {"run_id": run_id, "now": clock.now(), "until": clock.now() + timedelta(seconds=15)}
     by_lane, by_sqlalchemy, seen = await _both_ways(
-        pg_engine, lambda db: db.rows(q.claim_by_id(), params)
+        pg_engine, lambda db: db.rows(claims.claim_by_id(), params)
     )
     assert seen == [False, True, False, False]  # SELECT 1, claim; SELECT 1, claim
     assert len(by_lane) == len(by_sqlalchemy) == 1
