@@ -1,7 +1,7 @@
 """The agent turn's hot statements, built once (issue 17): comparing aliased columns costs
 milliseconds of Python per build, more than the queries themselves, and a statement built once
 keeps its cache key. The run's finish and what a run reads and writes on the way, each binding
-its parameters by name (``bindparam``); the queue's claim is ``claim_statements``'."""
+its parameters by name (``bindparam``). The queue's claim is in ``claim_statements``."""
 
 from __future__ import annotations
 
