@@ -198,6 +198,7 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
     :func:`shared` is executed once per selection and the result reused."""
 
     per_event = False
+    _fanout_key: _SelectionKey | None  # set by _selection_key, once per subscription
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -212,6 +213,12 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
         self.async_helpers = GraphQLResolveInfoHelpers(gather=helpers.gather, track=helpers.track)
 
     def build_per_event_executor(self, payload: Any) -> Any:
+        settled = self._settled_result(payload)
+        if settled is not None:
+            # Another subscriber with this selection executed the event: no copy of this
+            # executor (about 20 attributes) is made to hand its result over.
+            _REUSED.inc()
+            return _Settled(settled)
         executor = super().build_per_event_executor(payload)
         assert isinstance(executor, FanoutExecutor)  # a copy of this one
         executor.per_event = True
@@ -223,23 +230,51 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
         executor._stream_usages = RefMap()
         return executor
 
+    def _selection_key(self) -> _SelectionKey | None:
+        """What an event's shared execution for this subscription is filed under (the
+        operation and the variables used below its root field); None when its events are
+        executed per subscriber (a request with an API key: ScopeGate's checks run inside
+        execution). The same for every event of the subscription, so worked out once."""
+        try:
+            return self._fanout_key
+        except AttributeError:
+            pass
+        key: _SelectionKey | None = None
+        if not presents_api_key(self.context_value):
+            operation = self.operation
+            used = _variables_below_root(operation, self.fragment_definitions)
+            coerced = self.variable_values.coerced
+            key = (id(operation), tuple(sorted((name, repr(coerced.get(name))) for name in used)))
+        self._fanout_key = key
+        return key
+
+    def _settled_result(self, payload: Any) -> _Result | None:
+        """The finished, shared result of ``payload`` for this subscription's selection, if
+        another subscriber's execution has produced one."""
+        results = _executions.get(payload)
+        if results is None:
+            return None
+        key = self._selection_key()
+        found = results.get(key) if key is not None else None
+        if found is None or found[0] is not self.operation or isinstance(found[1], asyncio.Future):
+            return None
+        return found[1]
+
     def execute_operation(self, serially: bool | None = None) -> Any:
         root = self.root_value
         results = _executions.get(root) if self.per_event else None
-        if results is None or presents_api_key(self.context_value):
+        key = self._selection_key() if results is not None else None
+        if results is None or key is None:
             if self.per_event:
-                metrics.SUBSCRIPTION_EXECUTIONS.labels("own").inc()
+                _OWN.inc()
             return super().execute_operation(serially)
         operation = self.operation
-        used = _variables_below_root(operation, self.fragment_definitions)
-        coerced = self.variable_values.coerced
-        key = (id(operation), tuple(sorted((name, repr(coerced.get(name))) for name in used)))
         found = results.get(key)
         if found is not None and found[0] is operation:
-            metrics.SUBSCRIPTION_EXECUTIONS.labels("reused").inc()
+            _REUSED.inc()
             outcome = found[1]
             return asyncio.shield(outcome) if isinstance(outcome, asyncio.Future) else outcome
-        metrics.SUBSCRIPTION_EXECUTIONS.labels("shared").inc()
+        _SHARED.inc()
         outcome = super().execute_operation(serially)
         if self.is_awaitable(outcome):
             future = asyncio.ensure_future(_settle(outcome, results, key, operation))
@@ -247,6 +282,25 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
             return asyncio.shield(future)
         _keep(outcome, results, key, operation)
         return outcome
+
+
+class _Settled:
+    """What ``build_per_event_executor`` hands graphql-core for an event whose result another
+    subscriber's execution has already produced (graphql-core only calls
+    ``execute_operation`` on it)."""
+
+    __slots__ = ("_result",)
+
+    def __init__(self, result: _Result) -> None:
+        self._result = result
+
+    def execute_operation(self, serially: bool | None = None) -> _Result:
+        return self._result
+
+
+_OWN: Final = metrics.SUBSCRIPTION_EXECUTIONS.labels("own")
+_SHARED: Final = metrics.SUBSCRIPTION_EXECUTIONS.labels("shared")
+_REUSED: Final = metrics.SUBSCRIPTION_EXECUTIONS.labels("reused")
 
 
 async def _settle(

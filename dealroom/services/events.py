@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.models import Message, OfferEvent
@@ -205,6 +206,32 @@ def stage_event(row: OfferEvent, prev: int) -> StageChangedEvent:
 EphemeralEvent = AgentTypingEvent | MessageDeltaEvent | LoginRequiredChangedEvent
 StoredEvent = MessageAddedEvent | StageChangedEvent
 PaneEventData = StoredEvent | EphemeralEvent
+
+
+DECODED_KEPT: Final = 64
+"""Payloads whose decoded event is kept (``decode_shared``): the broker hands a channel's
+subscribers their payload within a few loop turns, and no more than this many arrive in
+between at the rates one process sustains. An evicted payload is only decoded again."""
+
+_decoded: OrderedDict[int, tuple[str, PaneEventData | None]] = OrderedDict()
+
+
+def decode_shared(payload: str) -> PaneEventData | None:
+    """``decode``, once per payload object rather than once per subscriber.
+
+    The broker hands every subscriber of a channel the same string, so the subscribers of a
+    pane get one (frozen) event between them: it is parsed once, and the fan-out's tables
+    (``schema/fanout.py``) compare it with itself by identity. Keyed by identity; each entry
+    keeps its string alive, so an id is not reused while it is kept."""
+    key = id(payload)
+    found = _decoded.get(key)
+    if found is not None and found[0] is payload:
+        return found[1]
+    event = decode(payload)
+    _decoded[key] = (payload, event)
+    if len(_decoded) > DECODED_KEPT:
+        _decoded.popitem(last=False)
+    return event
 
 
 def decode(payload: str) -> PaneEventData | None:

@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from dealroom.realtime.broker import RESYNC, Broker, Subscription
-from dealroom.services.events import EphemeralEvent, StoredEvent, decode
+from dealroom.services.events import EphemeralEvent, StoredEvent, decode_shared
 from dealroom.services.heartbeats import Followed, Heartbeats, StreamEnd
 
 log = structlog.get_logger(__name__)
@@ -174,7 +174,7 @@ class LiveStream(Generic[S, E]):
                 finally:
                     subscription.disarm()
                 continue
-            found = decode(payload) if payload != RESYNC else None
+            found = decode_shared(payload) if payload != RESYNC else None
             if isinstance(found, self._passed):
                 return found
             if isinstance(found, self._live):
