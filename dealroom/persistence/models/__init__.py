@@ -1,0 +1,74 @@
+"""SQLAlchemy 2 models, one module per group of tables. Relationships are not mapped:
+repositories load what callers need.
+
+GraphQL types are never these rows; resolvers map them (``from_row``). Every model is
+imported here, so importing the package declares every table on ``Base.metadata`` (its
+``sorted_tables`` and DDL are what they were when this was one module, 755 lines, until
+2026-12-04).
+"""
+
+from dealroom.persistence.models.accounts import (
+    Account,
+    AccountManager,
+    AuthSession,
+    Credential,
+    Service,
+)
+from dealroom.persistence.models.base import Base, UTCDateTime
+from dealroom.persistence.models.integrations import (
+    ApiKey,
+    Webhook,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEvent,
+)
+from dealroom.persistence.models.memory import AccountMemory, MemoryChange, MemoryLeafDate
+from dealroom.persistence.models.offers import Agreement, GoalEvent, Offer, OfferEvent, Payment
+from dealroom.persistence.models.operations import OpsAction, PaneTakeover
+from dealroom.persistence.models.rooms import (
+    GuestKeyMint,
+    Message,
+    Participant,
+    PendingEffect,
+    Room,
+)
+from dealroom.persistence.models.runs import AgentRun, Dispatch, Flag, Lease, ModelCall
+from dealroom.persistence.models.safeguards import GuardVerdict, RoomWatch, Throttle
+
+__all__ = [
+    "Account",
+    "AccountManager",
+    "AccountMemory",
+    "AgentRun",
+    "Agreement",
+    "ApiKey",
+    "AuthSession",
+    "Base",
+    "Credential",
+    "Dispatch",
+    "Flag",
+    "GoalEvent",
+    "GuardVerdict",
+    "GuestKeyMint",
+    "Lease",
+    "MemoryChange",
+    "MemoryLeafDate",
+    "Message",
+    "ModelCall",
+    "Offer",
+    "OfferEvent",
+    "OpsAction",
+    "PaneTakeover",
+    "Participant",
+    "Payment",
+    "PendingEffect",
+    "Room",
+    "RoomWatch",
+    "Service",
+    "Throttle",
+    "UTCDateTime",
+    "Webhook",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEvent",
+]
