@@ -12,6 +12,16 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from dealroom.persistence.db import Db
 
+POOL_SIZE = 30
+"""PostgreSQL connections a process may hold, and keeps once it has opened them. Until
+2026-12-04 it was 10 kept and 20 more of SQLAlchemy's overflow, which it closes at checkin:
+under load every burst past 10 opened them again, each a new PostgreSQL backend with every
+statement prepared and planned anew (asyncpg prepares per connection; PostgreSQL plans a
+prepared statement five times before it settles on a generic plan). With 5,000 subscriptions
+held and 300 posts a second that was a third of PostgreSQL's planning time (669 against 260
+ms of 20 s for the room's read) and backends forked all along (docs/BENCHMARKS.md). The
+bound is the same 30: N processes hold at most N x 30 of PostgreSQL's ``max_connections``."""
+
 
 def create_engine(
     url: str, *, echo: bool = False, pool_timeout: float | None = None
@@ -27,8 +37,8 @@ def create_engine(
         return create_async_engine(
             url,
             echo=echo,
-            pool_size=10,
-            max_overflow=20,
+            pool_size=POOL_SIZE,
+            max_overflow=0,
             pool_recycle=1800,
             pool_timeout=30 if pool_timeout is None else pool_timeout,
         )

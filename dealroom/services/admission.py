@@ -31,7 +31,7 @@ SQLITE_SLOTS = 2
 """One start-up on the single connection, one ready to take it: the second's statements fill
 the gaps of the first's Python work; its wait on the pool is one start-up's statements."""
 POOL_SHARE = 3
-"""On PostgreSQL a third of pool size + overflow (10 of 10 + 20): the rest stays free for
+"""On PostgreSQL a third of pool size + overflow (10 of 30): the rest stays free for
 requests, agent runs and the live streams' re-checks."""
 
 

@@ -1,0 +1,45 @@
+"""PostgreSQL's pool keeps the connections a burst opened (``engine.POOL_SIZE``): the next burst
+finds them open, with their prepared statements, instead of forking new backends. Until
+2026-12-04 the pool kept 10 and closed the overflow's 20 at checkin, and under load a
+process opened a new PostgreSQL connection a few times a second."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.persistence.engine import POOL_SIZE
+
+BURST = 20
+"""More than the 10 the old pool kept, fewer than it allowed."""
+
+
+async def _burst(engine: AsyncEngine, size: int) -> None:
+    """``size`` connections checked out at once, each used, then all returned."""
+    everyone_in = asyncio.Barrier(size)
+
+    async def hold() -> None:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+            await everyone_in.wait()
+
+    await asyncio.wait_for(asyncio.gather(*(hold() for _ in range(size))), timeout=30)
+
+
+async def test_a_burst_of_checkouts_leaves_its_connections_open_for_the_next(
+    pg_engine: AsyncEngine,
+) -> None:
+    assert BURST < POOL_SIZE
+    opened: list[Any] = []
+    event.listen(pg_engine.sync_engine, "connect", lambda dbapi, _record: opened.append(dbapi))
+
+    await _burst(pg_engine, BURST)
+    first = len(opened)  # (the migration's connection may have been pooled already)
+    assert first >= BURST - 1
+    assert pg_engine.pool.checkedin() == BURST  # type: ignore[attr-defined]  # QueuePool's
+
+    await _burst(pg_engine, BURST)
+    assert len(opened) == first  # the second burst opened none
