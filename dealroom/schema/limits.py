@@ -4,6 +4,7 @@ field, introspection included (strawberry's QueryDepthLimiter skips ``__`` field
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 
 from graphql import (
@@ -31,7 +32,9 @@ def document_error(query: str | None, settings: Settings) -> GraphQLError | None
     """The coded error refusing ``query`` before it is parsed, or None."""
     if query is None:
         return None
-    problem = check_document(
+    # A document over the size bound is refused on its length alone, and not kept.
+    check = check_document if len(query) > settings.max_query_chars else _checked
+    problem = check(
         query,
         max_chars=settings.max_query_chars,
         max_tokens=settings.max_tokens,
@@ -40,6 +43,17 @@ def document_error(query: str | None, settings: Settings) -> GraphQLError | None
     if problem is None:
         return None
     return GraphQLError(problem, extensions={"code": str(ErrorCode.BAD_USER_INPUT)})
+
+
+@functools.lru_cache(maxsize=256)
+def _checked(query: str, *, max_chars: int, max_tokens: int, max_literal_chars: int) -> str | None:
+    """``check_document``, once per distinct document: clients send the same few, and the
+    scan costs 20-100 us a request (a token at a time) against a lookup. Documents over
+    ``max_chars`` never reach it, so what it keeps is bounded (256 documents of at most
+    ``max_query_chars`` each)."""
+    return check_document(
+        query, max_chars=max_chars, max_tokens=max_tokens, max_literal_chars=max_literal_chars
+    )
 
 
 def depth_rule(max_depth: int, introspection_depth: int) -> type[ValidationRule]:
