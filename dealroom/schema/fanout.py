@@ -11,9 +11,10 @@ cost of a delivery. Three shared tables take it out, without changing a byte on 
   reader's seat). Every subscriber of that channel with that key gets the *same* object.
 * **executions** (:class:`FanoutExecutor`): the per-event execution of a shared object is run
   once per (operation, variables used below the subscription's root field); every other
-  subscriber with that selection reuses the result. Anything else (a root value that is not
-  shared, a request with an API key, whose ScopeGate checks run inside execution, a result
-  with errors) runs graphql-core's normal execution per subscriber.
+  subscriber with that selection reuses the result (once it has settled, without graphql-core's
+  copy of the executor). Anything else (a root value that is not shared, a request with an
+  API key, whose ScopeGate checks run inside execution, a result with errors) runs
+  graphql-core's normal execution per subscriber.
 * **serialisations** (:func:`shared_frame`): the websocket handlers encode a shared result's
   ``data`` once and splice it into each operation's envelope; the bytes are what
   ``encode_json`` of the whole message gives.
