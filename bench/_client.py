@@ -589,6 +589,46 @@ async def autovacuum_stand_in(url: str, every: float = 10.0) -> AsyncIterator[di
         await conn.close()
 
 
+@contextlib.asynccontextmanager
+async def backend_census(url: str | None, every: float = 0.1) -> AsyncIterator[dict[str, Any]]:
+    """While the block runs, the PostgreSQL backends connected to ``url``'s database, sampled
+    from ``pg_stat_activity`` every ``every`` seconds: how many were there at its start and
+    how many distinct ones it saw in all (this connection left out). More distinct ones than
+    the start's means backends were forked during the block: a pool that closes and reopens
+    connections under load, each preparing and planning its statements anew (issue 17: the
+    overflow's churn, 127 distinct against 61). ``pg_stat_database.sessions`` cannot show it
+    here: it is flushed as sessions end, and the benchmark's database is dropped with its
+    statistics. Yields ``{"at_start": n, "distinct": n}``; nothing on SQLite (``url`` None)."""
+    found: dict[str, Any] = {}
+    if url is None:
+        yield found
+        return
+    conn = await asyncpg.connect(_dsn(url), timeout=10)
+    seen: set[int] = set()
+    query = (
+        "SELECT pid FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+
+    async def sample() -> None:
+        while True:
+            seen.update(row["pid"] for row in await conn.fetch(query))
+            found["distinct"] = len(seen)
+            await asyncio.sleep(every)
+
+    task: asyncio.Task[None] | None = None
+    try:
+        found["at_start"] = len(await conn.fetch(query))
+        task = asyncio.create_task(sample())
+        yield found
+    finally:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await conn.close()
+
+
 def remove_tree(path: Path | None) -> None:
     if path is not None:
         shutil.rmtree(path, ignore_errors=True)

@@ -63,6 +63,7 @@ from _client import (
     UNTHROTTLED_ENV,
     ServerProcess,
     autovacuum_stand_in,
+    backend_census,
     create_pg_database,
     drop_pg_database,
     free_port,
@@ -738,6 +739,7 @@ def specs_for(rooms: Sequence[Room], host_init: dict[str, str]) -> list[SubSpec]
 class Run:
     args: argparse.Namespace
     server: ServerProcess
+    database_url: str | None = None
     host_init: dict[str, str] = field(default_factory=dict)
     rooms: list[Room] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
@@ -865,15 +867,17 @@ class Run:
                     )
                 # Load: a fixed timetable at `rate` for `seconds`.
                 already = pool.received()
-                before = CpuWindow.take(self.server, clients)
-                load = await post_schedule(
-                    http,
-                    jobs_for(f"{name}-m", rooms, int(rate * seconds)),
-                    rate,
-                    args.max_inflight,
-                    budget=seconds * 1.5 + 5,
-                )
-                after = CpuWindow.take(self.server, clients)
+                async with backend_census(self.database_url) as backends:
+                    before = CpuWindow.take(self.server, clients)
+                    load = await post_schedule(
+                        http,
+                        jobs_for(f"{name}-m", rooms, int(rate * seconds)),
+                        rate,
+                        args.max_inflight,
+                        budget=seconds * 1.5 + 5,
+                    )
+                    after = CpuWindow.take(self.server, clients)
+                figures["pg_backends"] = dict(backends)
                 ok_load = sum(r.error is None for r in load.results)
                 figures["drain_seconds"] = await wait_received(
                     pool, already + 2 * ok_load, args.drain_seconds
@@ -975,6 +979,12 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
         f"the server and the clients {cpu['machine'] - cpu['server'] - cpu['clients']:.0f}% "
         "(PostgreSQL's backends that came and went included)"
     )
+    backends = figures.get("pg_backends")
+    if backends:
+        print(
+            f"  PostgreSQL backends during posting: {backends.get('distinct', 0)} distinct, "
+            f"{backends['at_start']} at its start (more: connections were opened meanwhile)"
+        )
     idle = figures.get("cpu_idle")
     if idle:
         print(
@@ -1093,7 +1103,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             f"({args.backend}); logs in {data_dir}",
             flush=True,
         )
-        run = Run(args, server)
+        run = Run(args, server, database_url)
         run.note_rss("at start")
         await run.setup()
         run.note_rss("after setup")
