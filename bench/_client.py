@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
@@ -567,26 +567,17 @@ async def autovacuum_stand_in(url: str, every: float = 10.0) -> AsyncIterator[di
     and the room lookup of ``openVisitorRoom`` took 300-560 ms a call that way, against
     well under a millisecond with statistics). Yields what it did, for the report."""
     done: dict[str, Any] = {"autovacuum": "unknown", "analyzed": 0}
-    conn = await asyncpg.connect(_dsn(url), timeout=10)
-    task: asyncio.Task[None] | None = None
-    try:
+
+    async def start(conn: asyncpg.Connection) -> bool:
         done["autovacuum"] = await conn.fetchval("SHOW autovacuum")
-        if done["autovacuum"] == "off":
+        return bool(done["autovacuum"] == "off")
 
-            async def loop() -> None:
-                while True:
-                    await conn.execute("ANALYZE")
-                    done["analyzed"] += 1
-                    await asyncio.sleep(every)
+    async def step(conn: asyncpg.Connection) -> None:
+        await conn.execute("ANALYZE")
+        done["analyzed"] += 1
 
-            task = asyncio.create_task(loop())
+    async with _beside(url, start, step, every):
         yield done
-    finally:
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        await conn.close()
 
 
 @contextlib.asynccontextmanager
@@ -603,24 +594,45 @@ async def backend_census(url: str | None, every: float = 0.1) -> AsyncIterator[d
     if url is None:
         yield found
         return
-    conn = await asyncpg.connect(_dsn(url), timeout=10)
     seen: set[int] = set()
     query = (
         "SELECT pid FROM pg_stat_activity "
         "WHERE datname = current_database() AND pid <> pg_backend_pid()"
     )
 
-    async def sample() -> None:
-        while True:
-            seen.update(row["pid"] for row in await conn.fetch(query))
-            found["distinct"] = len(seen)
-            await asyncio.sleep(every)
+    async def start(conn: asyncpg.Connection) -> bool:
+        found["at_start"] = len(await conn.fetch(query))
+        return True
 
+    async def step(conn: asyncpg.Connection) -> None:
+        seen.update(row["pid"] for row in await conn.fetch(query))
+        found["distinct"] = len(seen)
+
+    async with _beside(url, start, step, every):
+        yield found
+
+
+@contextlib.asynccontextmanager
+async def _beside(
+    url: str,
+    start: Callable[[asyncpg.Connection], Awaitable[bool]],
+    step: Callable[[asyncpg.Connection], Awaitable[None]],
+    every: float,
+) -> AsyncIterator[None]:
+    """A connection of its own to ``url``'s database while the block runs: ``start`` on it
+    first, then, if that said so, ``step`` every ``every`` seconds until the block ends."""
+    conn = await asyncpg.connect(_dsn(url), timeout=10)
     task: asyncio.Task[None] | None = None
     try:
-        found["at_start"] = len(await conn.fetch(query))
-        task = asyncio.create_task(sample())
-        yield found
+        if await start(conn):
+
+            async def loop() -> None:
+                while True:
+                    await step(conn)
+                    await asyncio.sleep(every)
+
+            task = asyncio.create_task(loop())
+        yield
     finally:
         if task is not None:
             task.cancel()

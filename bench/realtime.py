@@ -983,7 +983,8 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
     if backends:
         print(
             f"  PostgreSQL backends during posting: {backends.get('distinct', 0)} distinct, "
-            f"{backends['at_start']} at its start (more: connections were opened meanwhile)"
+            f"{backends['at_start']} at its start (more than at its start: connections were "
+            "opened during the posting)"
         )
     idle = figures.get("cpu_idle")
     if idle:
