@@ -565,16 +565,20 @@ async def autovacuum_stand_in(url: str, every: float = 10.0) -> AsyncIterator[di
     the statements servers hold prepared; without it a statement prepared while the tables
     were nearly empty keeps the plan it got then for good (issue 17: the guest cap's count
     and the room lookup of ``openVisitorRoom`` took 300-560 ms a call that way, against
-    well under a millisecond with statistics). Yields what it did, for the report."""
-    done: dict[str, Any] = {"autovacuum": "unknown", "analyzed": 0}
+    well under a millisecond with statistics). Yields what it did, for the report: with each
+    ``ANALYZE``'s start (``time.monotonic()``) and seconds in ``runs``, so a report can line
+    its slow seconds up with them."""
+    done: dict[str, Any] = {"autovacuum": "unknown", "analyzed": 0, "runs": []}
 
     async def start(conn: asyncpg.Connection) -> bool:
         done["autovacuum"] = await conn.fetchval("SHOW autovacuum")
         return bool(done["autovacuum"] == "off")
 
     async def step(conn: asyncpg.Connection) -> None:
+        began = time.monotonic()
         await conn.execute("ANALYZE")
         done["analyzed"] += 1
+        done["runs"].append((began, time.monotonic() - began))
 
     async with _beside(url, start, step, every):
         yield done

@@ -878,6 +878,7 @@ class Run:
                     )
                     after = CpuWindow.take(self.server, clients)
                 figures["pg_backends"] = dict(backends)
+                figures["posting"] = (load.began, load.ended)
                 ok_load = sum(r.error is None for r in load.results)
                 figures["drain_seconds"] = await wait_received(
                     pool, already + 2 * ok_load, args.drain_seconds
@@ -1159,6 +1160,14 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
         print_phase("baseline", result["baseline"], args)
     main = result["main"]
     print_phase("main", main, args)
+    if statistics is not None and "posting" in main:
+        began, ended = main["posting"]
+        during = [
+            f"{at - began:.1f} s ({1000 * took:.0f} ms)"
+            for at, took in statistics["runs"]
+            if began - took <= at <= ended
+        ]
+        print(f"  the benchmark's ANALYZE during the posting, from its start: {during}")
     base = result.get("baseline", {}).get("load")
     if base:
         load = main["load"]
