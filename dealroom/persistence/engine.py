@@ -34,11 +34,21 @@ def create_engine(
         # 8-9 times). A connection the server dropped fails one statement, SQLAlchemy then
         # invalidates the pool, and recycling retires connections before server-side idle
         # timeouts. Agent runs retry such a failure; a request gets one INTERNAL.
+        #
+        # The pool hands out the connection returned last (a stack, not SQLAlchemy's default
+        # queue), so steady load runs on the few connections it needs at once and the rest
+        # stay idle. As a queue (until 2026-12-04) it sent every post to the least recently
+        # used of all 30: each of two processes' 60 backends prepared, planned and, after every
+        # ANALYZE, re-planned the whole hot path (up to five custom plans a statement) at a few
+        # executions a second each. With 5,000 subscriptions held and 300 posts a second,
+        # PostgreSQL and Redis took 30-31 % of the machine against 42 %, and send -> event p99
+        # was 113-131 ms against 327-643 (docs/BENCHMARKS.md, tests/persistence/test_pool.py).
         return create_async_engine(
             url,
             echo=echo,
             pool_size=POOL_SIZE,
             max_overflow=0,
+            pool_use_lifo=True,
             pool_recycle=1800,
             pool_timeout=30 if pool_timeout is None else pool_timeout,
         )

@@ -43,3 +43,18 @@ async def test_a_burst_of_checkouts_leaves_its_connections_open_for_the_next(
 
     await _burst(pg_engine, BURST)
     assert len(opened) == first  # the second burst opened none
+
+
+async def test_steady_use_after_a_burst_stays_on_the_connection_returned_last(
+    pg_engine: AsyncEngine,
+) -> None:
+    """The pool is a stack: one request at a time after a burst runs on one backend, not on
+    each of the burst's connections in turn (which makes every backend prepare and plan, and
+    after an ANALYZE re-plan, the whole hot path; docs/BENCHMARKS.md, 2026-12-04)."""
+    await _burst(pg_engine, BURST)
+
+    backends: set[int] = set()
+    for _ in range(BURST):
+        async with pg_engine.connect() as conn:
+            backends.add((await conn.execute(text("SELECT pg_backend_pid()"))).scalar_one())
+    assert len(backends) == 1
