@@ -45,7 +45,6 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
     identity = await ctx.identity()
     room_id = rooms.parse_id(input.room_id, "room")
     async with ctx.transaction() as db:
-        await abuse.count_post(db, ctx.app.settings, identity, ctx.app.clock.now())
         view = await messages.post_message(
             db,
             ctx.app.broker,
@@ -62,6 +61,7 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
             announce=ctx.app.runner.announce,
             guest_cap=ctx.app.settings.guest_message_cap,
         )
+        await abuse.count_post(db, ctx.app.settings, identity, ctx.app.clock.now())
     metrics.POSTS.labels("participant").inc()
     # The author reads its own message from the pane it wrote into.
     return Message.from_view(view, view.seat)

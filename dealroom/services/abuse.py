@@ -17,7 +17,7 @@ from dealroom.config import Settings
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
 from dealroom.services.identity import Identity, digest
-from dealroom.services.throttle import Backoff, Limit, clear, hit, record
+from dealroom.services.throttle import Backoff, Limit, clear, hit, hit_at_commit, record
 
 T = TypeVar("T")
 
@@ -37,11 +37,13 @@ def sign_in_failures(settings: Settings) -> Backoff:
 
 
 async def count_post(db: Db, settings: Settings, identity: Identity, now: datetime) -> None:
-    """Inside postMessage's transaction: RATE_LIMITED past the cross-room limit."""
+    """Last in postMessage's transaction: RATE_LIMITED past the cross-room limit, which rolls
+    the post back. On PostgreSQL counted at the commit, in one statement with the post's runs
+    and its room's watch (issue 17)."""
     viewer = identity.viewer
     subject = f"a:{viewer.account_id}" if viewer.account_id else f"g:{viewer.guest_key_hash}"
     limit = posts_across_rooms(settings)
-    await hit(
+    await hit_at_commit(
         db, limit, subject, now, f"At most {limit.count} messages a minute across your rooms."
     )
 

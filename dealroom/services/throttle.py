@@ -53,7 +53,9 @@ def rate_limited(message: str, retry_after: int) -> DomainError:
     return DomainError(ErrorCode.RATE_LIMITED, message, retryAfterSeconds=retry_after)
 
 
-def _increment_statement(insert: PgInsert | SqliteInsert) -> Executable:
+def _increment_statement(insert: PgInsert | SqliteInsert, *, capped: bool = False) -> Executable:
+    """The upsert of one hit; ``capped``: only while the count is under ``:limit`` (a hit
+    over it changes nothing and returns no row)."""
     now = bindparam("now", type_=Throttle.updated_at.type)
     return (
         insert.values(
@@ -65,6 +67,9 @@ def _increment_statement(insert: PgInsert | SqliteInsert) -> Executable:
         .on_conflict_do_update(
             index_elements=[Throttle.key, Throttle.window_start],
             set_={"count": Throttle.count + 1, "updated_at": now},
+            where=Throttle.count < bindparam("limit", type_=Throttle.count.type)
+            if capped
+            else None,
         )
         .returning(Throttle.count)
     )
@@ -76,6 +81,13 @@ _INCREMENT: dict[str, Executable] = {
     "postgresql": _increment_statement(pg_insert(Throttle)),
     "sqlite": _increment_statement(sqlite_insert(Throttle)),
 }
+
+
+_CAPPED_INCREMENT: Executable = _increment_statement(pg_insert(Throttle), capped=True)
+_PRUNE: Executable = delete(Throttle).where(
+    Throttle.key == bindparam("key", type_=Throttle.key.type),
+    Throttle.window_start < bindparam("window", type_=Throttle.window_start.type),
+)
 
 
 async def _increment(db: Db, key: str, window: datetime, now: datetime) -> int:
@@ -99,6 +111,27 @@ async def hit(db: Db, limit: Limit, subject: str, now: datetime, message: str) -
     count = await _increment(db, f"{limit.name}:{subject}", limit.window(now), now)
     if count > limit.count:
         raise rate_limited(message, limit.retry_after(now))
+
+
+async def hit_at_commit(db: Db, limit: Limit, subject: str, now: datetime, message: str) -> None:
+    """``hit``; on PostgreSQL sent with the unit's closing writes (``Db.defer``: one
+    statement with them, issue 17) instead of at once. Past the limit the unit then fails
+    where they are sent, with RATE_LIMITED, and rolls back with everything it did; so only
+    for a last step that nothing before it depends on. The key's older windows go with it
+    each time (the count is not known before; in the same statement, it costs no round
+    trip). On SQLite, where a statement costs no round trip, ``hit`` as it is."""
+    if db.dialect != "postgresql":
+        await hit(db, limit, subject, now, message)
+        return
+    key = f"{limit.name}:{subject}"
+    window = limit.window(now)
+    retry_after = limit.retry_after(now)
+    db.defer(
+        _CAPPED_INCREMENT,
+        {"key": key, "window": window, "now": now, "limit": limit.count},
+        refuse=lambda: rate_limited(message, retry_after),
+    )
+    db.defer(_PRUNE, {"key": key, "window": window})
 
 
 async def record(db: Db, limit: Limit, subject: str, now: datetime) -> int:
