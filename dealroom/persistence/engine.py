@@ -38,9 +38,9 @@ def create_engine(
         # The pool hands out the connection returned last (a stack, not SQLAlchemy's default
         # queue), so steady load runs on the few connections it needs at once and the rest
         # stay idle. As a queue (until 2026-12-04) it sent every post to the least recently
-        # used of all 30: each of two processes' 60 backends prepared, planned and, after every
-        # ANALYZE, re-planned the whole hot path (up to five custom plans a statement) at a few
-        # executions a second each. With 5,000 subscriptions held and 300 posts a second,
+        # used of all 30: each of two processes' 60 backends prepared and planned the whole hot
+        # path (five custom plans a statement before a generic one) and re-planned it after
+        # every ANALYZE, at a few executions a second each. With 5,000 subscriptions held and 300 posts a second,
         # PostgreSQL and Redis took 30-31 % of the machine against 42 %, and send -> event p99
         # was 113-131 ms against 327-643 (docs/BENCHMARKS.md, tests/persistence/test_pool.py).
         return create_async_engine(
