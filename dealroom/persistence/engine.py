@@ -40,9 +40,10 @@ def create_engine(
         # stay idle. As a queue (until 2026-12-04) it sent every post to the least recently
         # used of all 30: each of two processes' 60 backends prepared and planned the whole hot
         # path (five custom plans a statement before a generic one) and re-planned it after
-        # every ANALYZE, at a few executions a second each. With 5,000 subscriptions held and 300 posts a second,
-        # PostgreSQL and Redis took 30-31 % of the machine against 42 %, and send -> event p99
-        # was 113-131 ms against 327-643 (docs/BENCHMARKS.md, tests/persistence/test_pool.py).
+        # every ANALYZE, at a few executions a second each. With 5,000 subscriptions held and
+        # 300 posts a second, PostgreSQL and Redis took 30-31 % of the machine against 42 %,
+        # and send -> event p99 was 113-131 ms against 327-643 (docs/BENCHMARKS.md,
+        # tests/persistence/test_pool.py).
         return create_async_engine(
             url,
             echo=echo,
