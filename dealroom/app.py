@@ -49,7 +49,7 @@ from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
 from dealroom.gc_tuning import refreeze_when_settled, sweep_young
-from dealroom.health import readiness
+from dealroom.health import Readiness
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.realtime import Broker, create_broker
@@ -330,10 +330,12 @@ def create_app(
         """Liveness: the process serves requests (restart it if this stops answering)."""
         return JSONResponse({"status": "ok"})
 
+    health = Readiness(engine, broker)
+
     async def ready(_request: Request) -> Response:
         """Readiness: the database and broker answer and the schema is at the Alembic head
         (send no traffic here until it is 200)."""
-        checks = await readiness(engine, broker)
+        checks = await health.check()
         ok = all(value == "ok" for value in checks.values())
         body = {"status": "ok" if ok else "unavailable", "checks": checks}
         return JSONResponse(body, status_code=200 if ok else 503)

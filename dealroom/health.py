@@ -19,6 +19,31 @@ async def readiness(engine: AsyncEngine, broker: Broker) -> dict[str, str]:
     return {"database": database[0], "migrations": migrations, "broker": broker_state}
 
 
+class Readiness:
+    """``readiness`` for ``/health``, one check at a time: requests that arrive while a check
+    is running get its answer. A burst of probes (a load balancer's, or 32 at once in
+    ``test_processes``) would otherwise open a database connection each on a cold pool, and
+    on a loaded machine some took longer than ``CHECK_SECONDS`` and answered 503."""
+
+    def __init__(self, engine: AsyncEngine, broker: Broker) -> None:
+        self._engine = engine
+        self._broker = broker
+        self._running: asyncio.Future[dict[str, str]] | None = None
+
+    async def check(self) -> dict[str, str]:
+        running = self._running
+        if running is None:
+            running = self._running = asyncio.ensure_future(readiness(self._engine, self._broker))
+            running.add_done_callback(self._ended)
+        return await asyncio.shield(running)
+
+    def _ended(self, done: asyncio.Future[dict[str, str]]) -> None:
+        if self._running is done:
+            self._running = None
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter may have gone
+
+
 async def _database(engine: AsyncEngine) -> tuple[str, str]:
     """(database reachable?, migrations current?): one query answers both."""
     try:

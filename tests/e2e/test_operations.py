@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 import structlog
 import websockets
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
 from websockets.typing import Subprotocol
 
 from dealroom.config import Settings
@@ -45,6 +48,28 @@ async def test_liveness_and_readiness_on_a_current_database(server: Server) -> N
     assert ready.status_code == 200
     assert ready.json() == {"status": "ok", "checks": checks}
     assert health.json() == ready.json()
+
+
+async def test_probes_that_arrive_together_share_one_check(
+    server: Server, engine: AsyncEngine
+) -> None:
+    """A burst of readiness probes takes a database connection per check, not per probe (a
+    cold pool opening 16 at once on a loaded machine answered some of them 503:
+    test_processes)."""
+    checkouts: list[object] = []
+
+    def counted(*_: object) -> None:
+        checkouts.append(None)
+
+    async with httpx.AsyncClient(base_url=server.base_url) as http:
+        await http.get("/health")  # the client's connections and the server's pool are warm
+        event.listen(engine.sync_engine, "checkout", counted)
+        try:
+            answers = await asyncio.gather(*(http.get("/health") for _ in range(16)))
+        finally:
+            event.remove(engine.sync_engine, "checkout", counted)
+    assert [a.status_code for a in answers] == [200] * 16
+    assert len(checkouts) <= 8  # one a check; a probe each without the shared check
 
 
 async def test_an_unmigrated_database_is_alive_but_not_ready(unmigrated: Server) -> None:
