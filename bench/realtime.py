@@ -865,6 +865,22 @@ class Run:
                     figures["cpu_idle"] = CpuWindow.take(self.server, clients).percent_since(
                         idle_from
                     )
+                if args.warmup_seconds > 0 and name == "main":
+                    # Posted at `rate` before the measured window and not measured: the
+                    # connections and plans a steady load uses are warm when it begins.
+                    warm_from = pool.received()
+                    warm = await post_schedule(
+                        http,
+                        jobs_for(f"{name}-w", rooms, int(rate * args.warmup_seconds)),
+                        rate,
+                        args.max_inflight,
+                        budget=args.warmup_seconds * 1.5 + 5,
+                    )
+                    await wait_received(
+                        pool,
+                        warm_from + 2 * sum(r.error is None for r in warm.results),
+                        args.drain_seconds,
+                    )
                 # Load: a fixed timetable at `rate` for `seconds`.
                 already = pool.received()
                 async with backend_census(self.database_url) as backends:
@@ -1275,6 +1291,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pg-url", default=DEFAULT_PG_URL)
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
     parser.add_argument("--wait-idle", type=float, default=0.0, help="wait for pytest to end")
+    parser.add_argument(
+        "--warmup-seconds",
+        type=float,
+        default=0.0,
+        help="post at --rate this long before the measured posting, unmeasured (default 0: "
+        "the posting starts cold, after the idle hold)",
+    )
     parser.add_argument(
         "--analyze-every",
         type=float,
