@@ -20,14 +20,15 @@ from tests.support.graphql import open_room, post, sign_up
 POST_MESSAGE_BUDGET = {"postgresql": 3, "sqlite": 6}
 """The room and its participants in one statement (without the room's memory), which on a guest's
 post also counts its key's posts (the guest cap, issue 11; a statement of its own until
-2026-12-03); the cross-room throttle (issue 9) upserts its counter; the pane log's append: on
-PostgreSQL one statement (the sequence bump, the pane's tail under the room's lock, the insert
-folded with the idempotency check into ``ON CONFLICT``, issue 17), on SQLite the bump and the
-insert; the runs in one INSERT; the room's watch re-armed (issue 12: one upsert). On PostgreSQL
-the runs' INSERT and the watch's upsert are one statement, sent at the commit (``Db.defer``,
-2026-12-03), and on PostgreSQL so is the cross-room throttle's upsert, with the removal of its
-key's older windows (2026-12-04: a statement of its own before). The pane's tail and the rate
-limit's counter are columns kept by the database (migration 0011): no read.
+2026-12-03); the pane log's append: on PostgreSQL one statement (the sequence bump, the pane's
+tail under the room's lock, the insert folded with the idempotency check into ``ON CONFLICT``,
+issue 17), on SQLite the bump and the insert; the runs in one INSERT; the room's watch re-armed
+(issue 12: one upsert); last, the cross-room throttle (issue 9) upserts its counter. On
+PostgreSQL the runs' INSERT, the watch's upsert and the throttle's upsert (with the removal of
+its key's older windows) are one statement, sent at the commit (``Db.defer``; the runs and the
+watch since 2026-12-03, the throttle since 2026-12-04, a statement of its own before it and
+first in the post). The pane's tail and the rate limit's counter are columns kept by the
+database (migration 0011): no read.
 (BEGIN/COMMIT/PRAGMA are not counted.)"""
 TURN_BUDGET = {"postgresql": 12, "sqlite": 18}
 """What ``postMessage`` and the persona and Distil runs of one visitor message execute, end to
