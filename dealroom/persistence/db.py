@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import structlog
 from sqlalchemy import Executable, Insert, Result, Select, Table, bindparam, insert, inspect
-from sqlalchemy.exc import ResourceClosedError
+from sqlalchemy.exc import DBAPIError, ResourceClosedError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
 from dealroom.persistence import raw_lane
@@ -92,14 +92,19 @@ class Db:
         """``sqlite`` or ``postgresql``."""
         return self.session.get_bind().dialect.name
 
-    async def _run(self, operation: Callable[[], Awaitable[T]]) -> T:
+    async def _run(
+        self, operation: Callable[[], Awaitable[T]], *, deferred_first: bool = True
+    ) -> T:
         """Run one session operation under the lock, to completion even if the caller is
         cancelled: graphql-core cancels sibling resolvers when one fails, and a statement cut
         off mid-flight leaves the session needing a rollback (PendingRollbackError, and on
-        PostgreSQL a connection discarded per request). Cancellation is re-raised after."""
+        PostgreSQL a connection discarded per request). Cancellation is re-raised after.
+        The deferred writes go first unless the operation takes them itself."""
         async with self._lock:
             task = asyncio.ensure_future(
-                self._after_deferred(operation) if self._deferred else operation()
+                self._after_deferred(operation)
+                if self._deferred and deferred_first
+                else operation()
             )
             try:
                 return await asyncio.shield(task)
@@ -174,18 +179,25 @@ class Db:
     ) -> Result[Any]:
         return await self._run(lambda: self.session.execute(statement, params))
 
-    async def rows(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
+    async def rows(
+        self, statement: Executable, params: dict[str, Any], *, alone: bool = False
+    ) -> list[Any]:
         """A Core statement's rows (named tuples, read by attribute or position). On
         PostgreSQL it runs on the session's asyncpg connection directly, inside the
         session's transaction, beginning it when nothing was sent yet (``raw_lane``: about
         a third of the CPU); on SQLite, and for a statement the lane cannot reproduce,
         through the session. For statements built once (``run_statements``', module-level
-        raw SQL): the lane keeps each one's compiled form."""
+        raw SQL): the lane keeps each one's compiled form. ``alone``: a read that, when the
+        unit has begun no transaction yet, runs on its own without beginning one (no BEGIN:
+        READ COMMITTED reads each statement on a snapshot of its own anyway), for a unit
+        that may then write alone (:meth:`write_alone`)."""
 
-        return await self._run(lambda: self._rows(statement, params))
+        return await self._run(lambda: self._rows(statement, params, begin=not alone))
 
-    async def _rows(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
-        found = await self._driver() if raw_lane.enabled else None
+    async def _rows(
+        self, statement: Executable, params: dict[str, Any], *, begin: bool = True
+    ) -> list[Any]:
+        found = await self._driver(begin=begin) if raw_lane.enabled else None
         if found is not None:
             connection, driver = found
             lane = raw_lane.compiled(statement, connection.dialect)
@@ -197,13 +209,14 @@ class Db:
         except ResourceClosedError:  # a statement without RETURNING: no rows
             return []
 
-    async def _driver(self) -> tuple[AsyncConnection, Any] | None:
+    async def _driver(self, *, begin: bool = True) -> tuple[AsyncConnection, Any] | None:
         """The session's connection and its asyncpg connection, inside a transaction begun on
         it; None on SQLite. When nothing was sent on the connection yet, the lane sends BEGIN
         through SQLAlchemy's own asyncpg adapter, as SQLAlchemy does before a transaction's
         first statement (``raw_lane.begin``): until 2026-12-03 a transaction's first
         statement was left to SQLAlchemy, which was most of a turn's (each run's claim,
-        Distil's lease and its fenced release)."""
+        Distil's lease and its fenced release). ``begin=False``: the connection as it is,
+        in a transaction or not."""
         if self.dialect != "postgresql":
             return None
         session = self.session
@@ -215,11 +228,69 @@ class Db:
             found = (connection, raw.driver_connection, raw.dbapi_connection)
             lane = self._lane = (session.sync_session.get_transaction(), found)
         connection, driver, adapter = lane[1]
-        if not driver.is_in_transaction():
+        if begin and not driver.is_in_transaction():
             await raw_lane.begin(connection, adapter)
             if not driver.is_in_transaction():
                 return None  # an autocommit connection: nothing for the lane to join
         return connection, driver
+
+    async def alone(self) -> bool:
+        """Whether the unit can still write alone (:meth:`write_alone`): PostgreSQL's raw
+        lane, no transaction begun and nothing deferred."""
+        if not raw_lane.enabled or self.dialect != "postgresql" or self._deferred:
+            return False
+
+        async def check() -> bool:
+            found = await self._driver(begin=False)
+            return found is not None and not found[1].is_in_transaction()
+
+        return await self._run(check)
+
+    async def write_alone(
+        self, statement: Executable, params: dict[str, Any], *, stored: str
+    ) -> list[Any] | None:
+        """The unit's only write: ``statement`` (a ``WITH`` statement on the raw lane) with
+        the deferred writes folded into it (``raw_lane.folded``), sent as one statement
+        without BEGIN or COMMIT, so PostgreSQL commits it on its own: one round trip where a
+        transaction takes four (BEGIN, the statement, the deferred writes, COMMIT). Its rows
+        as the statement's own, or None when its entry ``stored`` returned no row or a
+        deferred write's ``refuse`` check failed: then nothing was written, and the deferred
+        writes are dropped. Only after :meth:`alone` answered True, and only for a unit
+        whose every write is in this statement: nothing after it joins it. The after-commit
+        callbacks still run at :meth:`commit`."""
+        return await self._run(
+            lambda: self._write_alone(statement, params, stored), deferred_first=False
+        )
+
+    async def _write_alone(
+        self, statement: Executable, params: dict[str, Any], stored: str
+    ) -> list[Any] | None:
+        queued, self._deferred = self._deferred, []
+        found = await self._driver(begin=False)
+        if found is None or found[1].is_in_transaction():
+            raise RuntimeError("write_alone: the unit has begun a transaction (see alone())")
+        connection, driver = found
+        lead = raw_lane.compiled(statement, connection.dialect)
+        writes = [raw_lane.compiled(write.statement, connection.dialect) for write in queued]
+        checked = tuple(index for index, write in enumerate(queued) if write.refuse is not None)
+        fold = None
+        if lead is not None and lead.takes(params):
+            lanes = [lane for lane in writes if lane is not None]
+            if len(lanes) == len(queued) and all(
+                lane.takes(write.params) for lane, write in zip(lanes, queued, strict=True)
+            ):
+                fold = raw_lane.folded(lead, lanes, checked, stored)
+        if fold is None:
+            raise RuntimeError("write_alone: a statement the raw lane cannot fold")
+        merged = dict(params)
+        for index, write in enumerate(queued):
+            merged.update({f"{index}:{name}": value for name, value in write.params.items()})
+        try:
+            return await raw_lane.fetch(connection, driver, fold, merged)
+        except DBAPIError as error:
+            if isinstance(error.orig, raw_lane.NOT_WRITTEN):
+                return None
+            raise
 
     async def scalar(self, statement: Select[T]) -> T | None:
         return await self._run(lambda: self.session.scalar(statement))

@@ -75,6 +75,19 @@ class Appended:
 
 
 @dataclass(frozen=True, slots=True)
+class AppendRules:
+    """What an append decides by: the session (S1-S4: ``session`` with the S2 pause's
+    ``session_floor``), the rate limit (at most ``per_window`` posts in a window that began
+    after ``window_floor``) and whether the caller allows the insert at all."""
+
+    session: SessionRule
+    session_floor: datetime
+    window_floor: datetime
+    per_window: int
+    allowed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Tail:
     """SQLite's bump: the event number it took and the pane's tail as it was, read in the
     same statement (the participant row in a caller's session may be older: the turn loads
@@ -198,6 +211,40 @@ def _memory_of(row: Any) -> dict[str, Any]:
     return dict(row.memory or {})
 
 
+def _append_params(message: NewMessage, rules: AppendRules) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "room_id": message.room_id,
+        "participant_id": message.participant_id,
+        "author_kind": message.author_kind,
+        "author_account_id": message.author_account_id,
+        "body": message.body,
+        "client_message_id": message.client_message_id,
+        "relayed_dispatch_id": message.relayed_dispatch_id,
+        "now": message.created_at,
+        "allowed": rules.allowed,
+        "opens": rules.session is SessionRule.OPENS,
+        "sitting": rules.session is SessionRule.SITTING,
+        "session_floor": rules.session_floor,
+        "window_floor": rules.window_floor,
+        "per_window": rules.per_window,
+    }
+
+
+def _appended(row: Any, reading_memory: bool) -> Appended:
+    seq, stage_seq, pane_seq, window_start, in_window, session_no = cast(
+        tuple[int, int, int, datetime | None, int, int | None], tuple(row)[:6]
+    )
+    return Appended(
+        seq=seq,
+        prev=max(pane_seq, stage_seq),
+        session_no=session_no,
+        window_start=window_start,
+        in_window=in_window,
+        memory=_memory_of(row) if reading_memory else None,
+    )
+
+
 class MessageRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
@@ -262,49 +309,25 @@ class MessageRepository:
         return max(pane_seq, stage_seq)
 
     async def append_pg(
-        self,
-        message: NewMessage,
-        *,
-        allowed: bool,
-        session: SessionRule,
-        session_floor: datetime,
-        window_floor: datetime,
-        per_window: int,
-        reading_memory: bool = False,
+        self, message: NewMessage, rules: AppendRules, *, reading_memory: bool = False
     ) -> Appended:
         """The append in one statement (``_PG_APPEND``); the caller decides nothing after.
         ``reading_memory``: it also returns the room's memory as it locked it."""
-        (row,) = await self.db.rows(
-            _PG_APPEND_READING_MEMORY if reading_memory else _PG_APPEND,
-            {
-                "id": message.id,
-                "room_id": message.room_id,
-                "participant_id": message.participant_id,
-                "author_kind": message.author_kind,
-                "author_account_id": message.author_account_id,
-                "body": message.body,
-                "client_message_id": message.client_message_id,
-                "relayed_dispatch_id": message.relayed_dispatch_id,
-                "now": message.created_at,
-                "allowed": allowed,
-                "opens": session is SessionRule.OPENS,
-                "sitting": session is SessionRule.SITTING,
-                "session_floor": session_floor,
-                "window_floor": window_floor,
-                "per_window": per_window,
-            },
-        )
-        seq, stage_seq, pane_seq, window_start, in_window, session_no = cast(
-            tuple[int, int, int, datetime | None, int, int | None], tuple(row)[:6]
-        )
-        return Appended(
-            seq=seq,
-            prev=max(pane_seq, stage_seq),
-            session_no=session_no,
-            window_start=window_start,
-            in_window=in_window,
-            memory=_memory_of(row) if reading_memory else None,
-        )
+        statement = _PG_APPEND_READING_MEMORY if reading_memory else _PG_APPEND
+        (row,) = await self.db.rows(statement, _append_params(message, rules))
+        return _appended(row, reading_memory)
+
+    async def append_alone(self, message: NewMessage, rules: AppendRules) -> Appended | None:
+        """:meth:`append_pg` as the unit's only write, with the unit's deferred writes
+        folded into its statement and committed with it (``Db.write_alone``): None when it
+        stored nothing (a retry, the rate limit, a deferred write's refusal), and then
+        nothing at all was written."""
+        params = _append_params(message, rules)
+        found = await self.db.write_alone(_PG_APPEND, params, stored="m")
+        if found is None:
+            return None
+        (row,) = found
+        return _appended(row, False)
 
     async def bump(
         self,

@@ -211,6 +211,91 @@ def _batch(lanes: Sequence[Compiled], checked: tuple[int, ...]) -> Compiled | No
     return Compiled(sql, tuple(names), defaults, tuple(binders), None)
 
 
+_folds: dict[tuple[int, ...], tuple[tuple[Compiled, ...], Compiled | None]] = {}
+"""Folds built, by their statements' ids, the positions checked and the lead's entry."""
+
+
+def folded(
+    lead: Compiled, writes: Sequence[Compiled], checked: tuple[int, ...], stored: str
+) -> Compiled | None:
+    """``lead``, a ``WITH`` statement, with ``writes`` as further entries of its ``WITH``
+    (``w0``, ``w1``, …; their parameters named as in :func:`batch`), and its rows as they
+    were, each with one more column, ``written``, that fails the whole statement unless the
+    lead's entry ``stored`` and each checked write returned a row: one over the product of
+    their row counts, a division by zero otherwise (``NOT_WRITTEN``). A single statement is
+    atomic, so a refusal anywhere in it writes nothing. For ``Db.write_alone``: the writes
+    as :func:`batch` requires them, independent of each other and of the lead's writes.
+    None when the lead has no ``WITH`` or a write cannot be nested."""
+    key = (id(lead), *(id(lane) for lane in writes), -1, *checked, -2, hash(stored))
+    found = _folds.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], (lead, *writes), strict=True)):
+        return found[1]
+    built = _fold(lead, writes, checked, stored)
+    with _cache_lock:
+        if len(_folds) >= CACHE_LIMIT:
+            _folds.clear()
+        _folds[key] = ((lead, *writes), built)
+    return built
+
+
+NOT_WRITTEN = asyncpg.exceptions.DivisionByZeroError
+"""What a fold's ``written`` column raises when its lead stored nothing or a checked write
+was refused (:func:`folded`)."""
+
+
+def _fold(
+    lead: Compiled, writes: Sequence[Compiled], checked: tuple[int, ...], stored: str
+) -> Compiled | None:
+    sql = lead.sql.strip()
+    if not sql.startswith("WITH ") or "'" in sql or "$$" in sql or not stored.isidentifier():
+        return None
+    final = _top_level_select(sql)
+    if final is None:
+        return None
+    parts: list[str] = []
+    names = list(lead.names)
+    defaults = dict(lead.defaults)
+    binders = list(lead.binders)
+    for index, lane in enumerate(writes):
+        if not _DML.match(lane.sql) or "'" in lane.sql or "$$" in lane.sql:
+            return None
+        if index in checked and not _RETURNING.search(lane.sql):
+            return None
+        parts.append(f"w{index} AS ({_renumbered(lane.sql, len(names))})")
+        names.extend(f"{index}:{name}" for name in lane.names)
+        defaults.update({f"{index}:{name}": value for name, value in lane.defaults.items()})
+        binders.extend(lane.binders)
+    counts = " * ".join(
+        f"(SELECT count(*) FROM {entry})" for entry in (stored, *(f"w{i}" for i in checked))
+    )
+    entries = sql[:final].rstrip()
+    if parts:
+        entries += ", " + ", ".join(parts)
+    # The guard is a one-row side of the join, so it is computed even when the lead's own
+    # rows are none.
+    text = (
+        f"{entries} SELECT lead.*, guard.written FROM (SELECT 1 / ({counts}) AS written) AS guard"
+        f" LEFT JOIN ({sql[final:]}) AS lead ON true"
+    )
+    readers = None if lead.readers is None else (*lead.readers, None)
+    return Compiled(text, tuple(names), defaults, tuple(binders), readers)
+
+
+def _top_level_select(sql: str) -> int | None:
+    """Where a ``WITH`` statement's own ``SELECT`` starts: the first ``SELECT`` outside
+    every parenthesis."""
+    depth = 0
+    for match in re.finditer(r"[()]|\bSELECT\b", sql):
+        token = match.group(0)
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        elif depth == 0:
+            return match.start()
+    return None
+
+
 def _renumbered(sql: str, offset: int) -> str:
     def shifted(match: re.Match[str]) -> str:
         return f"${int(match.group(1)) + offset}"
@@ -273,4 +358,4 @@ async def fetch(
     return lane.rows(records)
 
 
-__all__ = ["Compiled", "batch", "begin", "compiled", "fetch"]
+__all__ = ["NOT_WRITTEN", "Compiled", "batch", "begin", "compiled", "fetch", "folded"]

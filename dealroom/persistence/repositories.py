@@ -197,7 +197,9 @@ class RoomRepository:
         params: dict[str, object] = {"room_id": room_id}
         if count is not None:
             params.update(cap=count.cap, since=count.since)
-        rows = await self.db.rows(_FOR_WRITER if count is None else _FOR_GUEST_WRITER, params)
+        # Read on its own when the unit has begun nothing: the post may then write alone.
+        statement = _FOR_WRITER if count is None else _FOR_GUEST_WRITER
+        rows = await self.db.rows(statement, params, alone=True)
         if not rows:
             return None
         room = WriterRoom(rows[0].room_id, rows[0].mode)

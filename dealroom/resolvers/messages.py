@@ -60,8 +60,9 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
             ),
             announce=ctx.app.runner.announce,
             guest_cap=ctx.app.settings.guest_message_cap,
+            counted=lambda db, now: abuse.count_post(db, ctx.app.settings, identity, now),
+            alone=True,
         )
-        await abuse.count_post(db, ctx.app.settings, identity, ctx.app.clock.now())
     metrics.POSTS.labels("participant").inc()
     # The author reads its own message from the pane it wrote into.
     return Message.from_view(view, view.seat)

@@ -6,7 +6,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 import structlog
@@ -20,9 +20,10 @@ from dealroom.domain.sessions import DEFAULT_PAUSE
 from dealroom.jobs import watches
 from dealroom.persistence.db import Db
 from dealroom.persistence.guest_posts import IP_WINDOW
-from dealroom.persistence.messages import MessageRepository
+from dealroom.persistence.messages import MessageRepository, NewMessage
 from dealroom.persistence.models import AgentRun, Message, OfferEvent
 from dealroom.persistence.offers import OfferRepository
+from dealroom.persistence.pane_read import Occupant
 from dealroom.persistence.repositories import GuestCount
 from dealroom.realtime.broker import Broker
 from dealroom.services import guests, pane_log
@@ -72,11 +73,16 @@ async def post_message(
     limits: PostLimits,
     announce: Callable[[], Awaitable[None]] | None = None,
     guest_cap: int | None = None,
+    counted: Callable[[Db, datetime], Awaitable[None]] | None = None,
+    alone: bool = False,
 ) -> MessageView:
     """Store a participant's message in its own pane and publish it after commit.
 
     Idempotent on ``client_message_id`` per pane: a retry returns the original and stores
-    nothing new. The mutation never waits for a model (ARCHITECTURE "The turn", step 1)."""
+    nothing new. The mutation never waits for a model (ARCHITECTURE "The turn", step 1).
+    ``counted``: the caller's count of the post (``abuse.count_post``), last in the unit (its
+    refusal rolls the post back). ``alone``: the post is its unit's only write, so on
+    PostgreSQL it may be one statement committed on its own (``pane_log.append_alone``)."""
     # RD1: a card number typed into chat is removed before anything stores it (agents never
     # collect cards; payment is made in the offer). RD3: so is an API key (K3).
     body = redact_secrets(validation.message_body(body))
@@ -101,6 +107,20 @@ async def post_message(
             )
         except DomainError as error:
             refused = error
+    if alone and refused is None and not gate_runs and await db.alone():
+        stored = await _post_alone(
+            db,
+            room.room.id,
+            participant,
+            identity,
+            body=body,
+            client_message_id=client_message_id,
+            now=now,
+            limits=limits,
+            counted=counted,
+        )
+        if stored is not None:
+            return _published(db, broker, stored, pane, [], announce)
     done = await pane_log.append(
         db,
         participant,
@@ -131,14 +151,63 @@ async def post_message(
     # neither. The mutation never waits for it. (first_spoke_at is stamped by the pane log.)
     # One Core INSERT: nothing in this transaction reads the runs back (Db.insert). It and
     # the watch's re-arm go at the commit, in one statement on PostgreSQL (Db.defer).
-    await db.insert([*runs_for_message(row, now), *gate_runs], later=True)
+    runs = runs_for_message(room.room.id, participant.id, row.id, now)
+    await db.insert([*runs, *gate_runs], later=True)
     watches.arm(db, room.room.id, now)  # W1: the room is not quiet
-    view = MessageView.from_row(row, pane)
-    event = MessageAddedEvent(cursor=row.seq, prev=done.prev, message=view)
-    channel = pane_channel(room.room.id, pane)
-    payload = event.encode()
+    if counted is not None:
+        await counted(db, now)
+    return _published(db, broker, done, pane, gate_events, announce)
 
-    publish_after_commit(db, broker, [(channel, payload), *gate_events])
+
+async def _post_alone(
+    db: Db,
+    room_id: uuid.UUID,
+    participant: Occupant,
+    identity: Identity,
+    *,
+    body: str,
+    client_message_id: str,
+    now: datetime,
+    limits: PostLimits,
+    counted: Callable[[Db, datetime], Awaitable[None]] | None,
+) -> pane_log.Stored | None:
+    """The post as one statement committed on its own: its runs, its room's watch and the
+    caller's count deferred first, then folded into the append (``pane_log.append_alone``).
+    None when it stored nothing; then nothing was written, and the post goes the usual way,
+    which says why (a retry's original, the pane's or the cross-room rate limit)."""
+    new = NewMessage(
+        id=uuid.uuid4(),
+        room_id=room_id,
+        participant_id=participant.id,
+        author_kind=AuthorKind.PARTICIPANT.value,
+        author_account_id=identity.account.id if identity.account else None,
+        body=body,
+        client_message_id=client_message_id,
+        created_at=now,
+    )
+    await db.insert(runs_for_message(room_id, participant.id, new.id, now), later=True)
+    watches.arm(db, room_id, now)  # W1: the room is not quiet
+    if counted is not None:
+        await counted(db, now)
+    return await pane_log.append_alone(
+        db, new, per_minute=limits.per_minute, session_pause=limits.session_pause
+    )
+
+
+def _published(
+    db: Db,
+    broker: Broker,
+    stored: pane_log.Stored,
+    pane: Seat,
+    also: list[Publish],
+    announce: Callable[[], Awaitable[None]] | None,
+) -> MessageView:
+    """The stored post's view, its event published after the commit with ``also``, and the
+    runners woken."""
+    row = stored.row
+    view = MessageView.from_row(row, pane)
+    event = MessageAddedEvent(cursor=row.seq, prev=stored.prev, message=view)
+    publish_after_commit(db, broker, [(pane_channel(row.room_id, pane), event.encode()), *also])
     if announce is not None:
         db.after_commit(announce)
     return view

@@ -16,7 +16,7 @@ from typing import Any
 
 from dealroom.domain.sessions import DEFAULT_PAUSE, SessionRule, next_session
 from dealroom.persistence.db import Db
-from dealroom.persistence.messages import Appended, MessageRepository, NewMessage
+from dealroom.persistence.messages import Appended, AppendRules, MessageRepository, NewMessage
 from dealroom.persistence.models import Message
 from dealroom.persistence.pane_read import Occupant
 
@@ -85,25 +85,37 @@ async def append(
         relayed_dispatch_id=relayed_dispatch_id,
     )
     limit = per_minute if per_minute is not None else UNLIMITED
+    rules = _rules(now, session, session_pause, limit, allowed)
     if db.dialect == "postgresql":
-        done = await repo.append_pg(
-            new,
-            allowed=allowed,
-            session=session,
-            session_floor=now - session_pause,
-            window_floor=now - RATE_WINDOW,
-            per_window=limit,
-            reading_memory=reading_memory,
-        )
+        done = await repo.append_pg(new, rules, reading_memory=reading_memory)
     else:
-        done = await _append_sqlite(
-            repo, new, allowed, limit, session, session_pause, reading_memory
-        )
+        done = await _append_sqlite(repo, new, rules, reading_memory)
     if done.session_no is not None:
         return Stored(new.row(done.seq, done.session_no), done.prev, done.memory)
     existing = await repo.by_client_id(pane.id, client_message_id)
     retry_after = _retry_after(done, limit, now) if existing is None else None
     return NotStored(existing, retry_after, done.memory)
+
+
+async def append_alone(
+    db: Db, new: NewMessage, *, per_minute: int, session_pause: timedelta
+) -> Stored | None:
+    """:func:`append` of a participant's post as its unit's only write, with the unit's
+    deferred writes in the same statement, committed with it (PostgreSQL, after
+    ``db.alone()`` answered True: ``Db.write_alone``). None when it stored nothing, for any
+    reason (a retry, the rate limit, a deferred write's refusal): then nothing at all was
+    written, and the caller posts through :func:`append` to learn why."""
+    rules = _rules(new.created_at, SessionRule.SITTING, session_pause, per_minute, True)
+    done = await MessageRepository(db).append_alone(new, rules)
+    if done is None or done.session_no is None:
+        return None
+    return Stored(new.row(done.seq, done.session_no), done.prev)
+
+
+def _rules(
+    now: datetime, session: SessionRule, session_pause: timedelta, limit: int, allowed: bool
+) -> AppendRules:
+    return AppendRules(session, now - session_pause, now - RATE_WINDOW, limit, allowed)
 
 
 async def pane_end(db: Db, room_id: uuid.UUID, participant_id: uuid.UUID) -> int:
@@ -113,13 +125,7 @@ async def pane_end(db: Db, room_id: uuid.UUID, participant_id: uuid.UUID) -> int
 
 
 async def _append_sqlite(
-    repo: MessageRepository,
-    new: NewMessage,
-    allowed: bool,
-    limit: int,
-    session: SessionRule,
-    session_pause: timedelta,
-    reading_memory: bool,
+    repo: MessageRepository, new: NewMessage, rules: AppendRules, reading_memory: bool
 ) -> Appended:
     tail = await repo.bump(
         new.room_id, new.participant_id, new.created_at, reading_memory=reading_memory
@@ -132,10 +138,11 @@ async def _append_sqlite(
         in_window=tail.in_window,
         memory=tail.memory,
     )
-    if not allowed or _over_limit(done, limit, new.created_at):
+    if not rules.allowed or _over_limit(done, rules.per_window, new.created_at):
         return done
     # S1-S4 (domain.sessions); PostgreSQL computes the same in its statement.
-    session_no = next_session(session, tail.session_no, tail.last_at, new.created_at, session_pause)
+    pause = new.created_at - rules.session_floor
+    session_no = next_session(rules.session, tail.session_no, tail.last_at, new.created_at, pause)
     if not await repo.insert_unless_stored(new, tail.seq, session_no):
         return done
     return Appended(tail.seq, done.prev, session_no, done.window_start, done.in_window, tail.memory)

@@ -10,7 +10,7 @@ from enum import StrEnum
 
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Message
+from dealroom.persistence.models import AgentRun
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
 
@@ -52,15 +52,17 @@ def new_run(
     )
 
 
-def runs_for_message(message: Message, now: datetime) -> list[AgentRun]:
+def runs_for_message(
+    room_id: uuid.UUID, participant_id: uuid.UUID, message_id: uuid.UUID, now: datetime
+) -> list[AgentRun]:
     """The persona answers; Distil records beside it, never in front of it (seed 000)."""
     return [
         new_run(
-            room_id=message.room_id,
-            participant_id=message.participant_id,
+            room_id=room_id,
+            participant_id=participant_id,
             agent=agent,
             now=now,
-            trigger_message_id=message.id,
+            trigger_message_id=message_id,
         )
         for agent in (AgentName.PERSONA, AgentName.DISTIL)
     ]

@@ -26,7 +26,7 @@ from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.leases import Granted, LeaseRepository, Locked
-from dealroom.persistence.messages import Appended, MessageRepository, NewMessage
+from dealroom.persistence.messages import Appended, AppendRules, MessageRepository, NewMessage
 from dealroom.persistence.models import (
     AgentRun,
     Lease,
@@ -467,15 +467,13 @@ def _guest_post(room_id: uuid.UUID, pane: uuid.UUID, clock: ManualClock) -> NewM
 
 async def _append(db: Db, message: NewMessage, clock: ManualClock) -> Appended:
     """``postMessage``'s append of ``message``, reading the room's memory back."""
-    return await MessageRepository(db).append_pg(
-        message,
-        allowed=True,
-        session=SessionRule.SITTING,
+    rules = AppendRules(
+        SessionRule.SITTING,
         session_floor=clock.now() - timedelta(hours=1),
         window_floor=clock.now() - timedelta(minutes=1),
         per_window=10,
-        reading_memory=True,
     )
+    return await MessageRepository(db).append_pg(message, rules, reading_memory=True)
 
 
 async def test_the_pane_logs_append_goes_by_the_lane_and_stores_what_sqlalchemy_stores(

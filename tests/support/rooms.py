@@ -194,10 +194,8 @@ async def guest_room_in_process(
     return guest, opened
 
 
-async def queued_runs(
-    engine: AsyncEngine, clock: ManualClock, handle: str, *runs: AgentName
-) -> tuple[uuid.UUID, list[uuid.UUID]]:
-    """A guest's pane with ``runs`` queued in it, oldest first; returns the pane and them."""
+async def guest_pane(engine: AsyncEngine, clock: Clock, handle: str) -> Participant:
+    """The guest's pane of a new room with host ``handle`` (``guest_room_in_process``)."""
     _, opened = await guest_room_in_process(engine, clock, handle)
     db = Db(create_sessionmaker(engine))
     try:
@@ -207,6 +205,18 @@ async def queued_runs(
             )
         )
         assert pane is not None
+        return pane
+    finally:
+        await db.close()
+
+
+async def queued_runs(
+    engine: AsyncEngine, clock: ManualClock, handle: str, *runs: AgentName
+) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """A guest's pane with ``runs`` queued in it, oldest first; returns the pane and them."""
+    pane = await guest_pane(engine, clock, handle)
+    db = Db(create_sessionmaker(engine))
+    try:
         rows = []
         for agent in runs:
             rows.append(

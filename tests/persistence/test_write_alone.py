@@ -1,0 +1,155 @@
+"""``Db.write_alone`` (issue 17): a post that is its unit's only write goes to PostgreSQL as one
+statement, its deferred writes (the runs, the room's watch, the cross-room count) folded into
+the pane log's append (``raw_lane.folded``), without BEGIN or COMMIT. The statement commits on
+its own; when it stores nothing, nothing in it is kept."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Select, func, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.domain.seats import AuthorKind
+from dealroom.jobs import watches
+from dealroom.persistence.db import Db
+from dealroom.persistence.engine import create_sessionmaker
+from dealroom.persistence.messages import NewMessage
+from dealroom.persistence.models import AgentRun, Message, Participant, Room, RoomWatch, Throttle
+from dealroom.services import pane_log, throttle
+from dealroom.services.run_queue import runs_for_message
+from tests.support.clock import ManualClock
+from tests.support.rooms import guest_pane
+from tests.support.statements import heard
+
+LIMIT = throttle.Limit("posts", 2, timedelta(minutes=1))
+
+
+async def _stored(engine: AsyncEngine, pane: Participant) -> tuple[int, int, int, int, int]:
+    """Read on a connection of its own: the room's event number, the pane's messages, its
+    runs, the watch's generation and the cross-room count."""
+    db = Db(create_sessionmaker(engine))
+    try:
+
+        async def count(statement: Select[Any]) -> int:
+            return int(await db.scalar(statement) or 0)
+
+        return (
+            await count(select(Room.event_seq).where(Room.id == pane.room_id)),
+            await count(
+                select(func.count()).select_from(Message).where(Message.participant_id == pane.id)
+            ),
+            await count(
+                select(func.count()).select_from(AgentRun).where(AgentRun.participant_id == pane.id)
+            ),
+            await count(select(RoomWatch.generation).where(RoomWatch.room_id == pane.room_id)),
+            await count(select(func.coalesce(func.sum(Throttle.count), 0))),
+        )
+    finally:
+        await db.close()
+
+
+async def _post_alone(
+    db: Db, pane: Participant, clock: ManualClock, client_id: str
+) -> pane_log.Stored | None:
+    """What ``postMessage`` does on its one-statement path (``services/messages``)."""
+    assert await db.alone()
+    now = clock.now()
+    new = NewMessage(
+        id=uuid.uuid4(),
+        room_id=pane.room_id,
+        participant_id=pane.id,
+        author_kind=AuthorKind.PARTICIPANT.value,
+        author_account_id=None,
+        body="Two sponsored posts in March?",
+        client_message_id=client_id,
+        created_at=now,
+    )
+    await db.insert(runs_for_message(pane.room_id, pane.id, new.id, now), later=True)
+    watches.arm(db, pane.room_id, now)
+    await throttle.hit_at_commit(db, LIMIT, "g:alone", now, "too many")
+    return await pane_log.append_alone(db, new, per_minute=10, session_pause=timedelta(minutes=30))
+
+
+async def test_a_post_alone_is_one_statement_committed_before_the_unit_commits(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    pane = await guest_pane(pg_engine, clock, "alonepost")
+    seq, messages, runs, generation, counted = await _stored(pg_engine, pane)
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        with heard(pg_engine, lambda statement, by_lane: (statement, by_lane)) as seen:
+            stored = await _post_alone(db, pane, clock, "c1")
+        assert stored is not None
+        assert stored.row.seq == seq + 1
+        assert len(seen) == 1, seen
+        statement, by_lane = seen[0]
+        assert by_lane
+        assert statement.startswith("WITH s AS (")
+        # Another connection sees it all while this unit has neither committed nor begun.
+        assert await _stored(pg_engine, pane) == (
+            seq + 1,
+            messages + 1,
+            runs + 2,
+            generation + 1,
+            counted + 1,
+        )
+        await db.commit()
+    finally:
+        await db.close()
+
+
+async def test_a_retry_alone_writes_nothing_not_even_its_sequence_number(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    pane = await guest_pane(pg_engine, clock, "aloneretry")
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        assert await _post_alone(db, pane, clock, "c1") is not None
+        await db.commit()
+        before = await _stored(pg_engine, pane)
+
+        assert await _post_alone(db, pane, clock, "c1") is None
+
+        assert await _stored(pg_engine, pane) == before
+        await db.commit()  # nothing deferred is left to send
+        assert await _stored(pg_engine, pane) == before
+    finally:
+        await db.close()
+
+
+async def test_a_refused_count_keeps_the_post_out_with_everything_else(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    pane = await guest_pane(pg_engine, clock, "alonelimit")
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        for client_id in ("c1", "c2"):  # LIMIT allows two
+            assert await _post_alone(db, pane, clock, client_id) is not None
+            await db.commit()
+        before = await _stored(pg_engine, pane)
+
+        assert await _post_alone(db, pane, clock, "c3") is None
+
+        assert await _stored(pg_engine, pane) == before
+    finally:
+        await db.close()
+
+
+async def test_a_unit_that_has_begun_or_deferred_cannot_write_alone(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """Nor can any unit on SQLite, whose writes always go in a transaction."""
+    pane = await guest_pane(engine, clock, "alonebegun")
+    db = Db(create_sessionmaker(engine))
+    try:
+        assert await db.alone() is (engine.dialect.name == "postgresql")
+        watches.arm(db, pane.room_id, clock.now())
+        assert not await db.alone()
+        await db.rollback()
+        await db.execute(text("SELECT 1"))
+        assert not await db.alone()
+    finally:
+        await db.close()
