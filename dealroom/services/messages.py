@@ -8,8 +8,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from typing import cast
 
 import structlog
+from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.domain import access, validation
@@ -50,6 +52,8 @@ from dealroom.services.rooms import RoomAccess, WriterAccess, room_for_reader, r
 from dealroom.services.run_queue import retry_failed, runs_for_message
 
 log = structlog.get_logger(__name__)
+
+RUNS = cast(Table, AgentRun.__table__)
 
 REPLAY_BATCH = 200
 
@@ -152,7 +156,8 @@ async def post_message(
     # One Core INSERT: nothing in this transaction reads the runs back (Db.insert). It and
     # the watch's re-arm go at the commit, in one statement on PostgreSQL (Db.defer).
     runs = runs_for_message(room.room.id, participant.id, row.id, now)
-    await db.insert([*runs, *gate_runs], later=True)
+    await db.insert_values(RUNS, runs, later=True)
+    await db.insert(gate_runs, later=True)
     watches.arm(db, room.room.id, now)  # W1: the room is not quiet
     if counted is not None:
         await counted(db, now)
@@ -185,7 +190,7 @@ async def _post_alone(
         client_message_id=client_message_id,
         created_at=now,
     )
-    await db.insert(runs_for_message(room_id, participant.id, new.id, now), later=True)
+    await db.insert_values(RUNS, runs_for_message(room_id, participant.id, new.id, now), later=True)
     watches.arm(db, room_id, now)  # W1: the room is not quiet
     if counted is not None:
         await counted(db, now)

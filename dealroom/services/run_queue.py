@@ -35,29 +35,58 @@ def new_run(
     watch_generation: int | None = None,
 ) -> AgentRun:
     return AgentRun(
-        id=uuid.uuid4(),
-        room_id=room_id,
-        participant_id=participant_id,
-        agent=agent.value,
-        trigger_message_id=trigger_message_id,
-        trigger_dispatch_id=trigger_dispatch_id,
-        chain_depth=chain_depth,
-        trigger_event_id=trigger_event_id,
-        watch_generation=watch_generation,
-        status=RunStatus.QUEUED.value,
-        attempts=0,
-        no_op=False,  # every column with a Python-side default set: the raw lane can insert it
-        not_before=now,
-        created_at=now,
+        **run_values(
+            room_id=room_id,
+            participant_id=participant_id,
+            agent=agent,
+            now=now,
+            trigger_message_id=trigger_message_id,
+            trigger_dispatch_id=trigger_dispatch_id,
+            chain_depth=chain_depth,
+            trigger_event_id=trigger_event_id,
+            watch_generation=watch_generation,
+        )
     )
+
+
+def run_values(
+    *,
+    room_id: uuid.UUID,
+    participant_id: uuid.UUID,
+    agent: AgentName,
+    now: datetime,
+    trigger_message_id: uuid.UUID | None = None,
+    trigger_dispatch_id: uuid.UUID | None = None,
+    chain_depth: int = 0,
+    trigger_event_id: uuid.UUID | None = None,
+    watch_generation: int | None = None,
+) -> dict[str, object]:
+    """A new queued run's columns (``new_run`` builds the row from them)."""
+    return {
+        "id": uuid.uuid4(),
+        "room_id": room_id,
+        "participant_id": participant_id,
+        "agent": agent.value,
+        "trigger_message_id": trigger_message_id,
+        "trigger_dispatch_id": trigger_dispatch_id,
+        "chain_depth": chain_depth,
+        "trigger_event_id": trigger_event_id,
+        "watch_generation": watch_generation,
+        "status": RunStatus.QUEUED.value,
+        "attempts": 0,
+        "no_op": False,  # every column with a Python-side default set: the raw lane can insert it
+        "not_before": now,
+        "created_at": now,
+    }
 
 
 def runs_for_message(
     room_id: uuid.UUID, participant_id: uuid.UUID, message_id: uuid.UUID, now: datetime
-) -> list[AgentRun]:
-    """The persona answers; Distil records beside it, never in front of it (seed 000)."""
+) -> list[dict[str, object]]:
+    """The persona answers; Distil records beside it, never in front of it (seed 000): their
+    runs' columns, for ``Db.insert_values``."""
     return [
-        new_run(
+        run_values(
             room_id=room_id,
             participant_id=participant_id,
             agent=agent,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, func, select, text
+from sqlalchemy import Select, Table, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.domain.seats import AuthorKind
@@ -67,7 +67,8 @@ async def _post_alone(
         client_message_id=client_id,
         created_at=now,
     )
-    await db.insert(runs_for_message(pane.room_id, pane.id, new.id, now), later=True)
+    runs = runs_for_message(pane.room_id, pane.id, new.id, now)
+    await db.insert_values(cast(Table, AgentRun.__table__), runs, later=True)
     watches.arm(db, pane.room_id, now)
     await throttle.hit_at_commit(db, LIMIT, "g:alone", now, "too many")
     return await pane_log.append_alone(db, new, per_minute=10, session_pause=timedelta(minutes=30))
