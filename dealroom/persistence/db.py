@@ -2,7 +2,10 @@
 
 Services and repositories ``flush()``; only the boundary (a mutation resolver, a job) commits.
 Side effects such as broker publishes are registered with ``after_commit`` and run only once
-the transaction is durable; a rollback drops them.
+the transaction is durable; a rollback drops them. One exception on PostgreSQL: a unit whose
+only write is one statement may send it with no transaction around it (``write_alone``, a
+participant's post), and that statement commits itself; the after-commit callbacks still wait
+for the boundary's ``commit``.
 """
 
 from __future__ import annotations

@@ -186,20 +186,46 @@ def batch(lanes: Sequence[Compiled], checked: tuple[int, ...] = ()) -> Compiled 
     return built
 
 
-def _batch(lanes: Sequence[Compiled], checked: tuple[int, ...]) -> Compiled | None:
-    parts: list[str] = []
-    names: list[str] = []
-    defaults: dict[str, Any] = {}
-    binders: list[Processor | None] = []
+@dataclass(slots=True)
+class _Nested:
+    """Writes renumbered to follow ``names``' parameters, for a ``WITH`` of several."""
+
+    parts: list[str]
+    names: list[str]
+    defaults: dict[str, Any]
+    binders: list[Processor | None]
+
+
+def _nested(
+    lanes: Sequence[Compiled], checked: tuple[int, ...], after: Compiled | None = None
+) -> _Nested | None:
+    """``lanes``' SQL with their parameters numbered after ``after``'s (if any), write ``i``'s
+    parameter ``n`` named ``"i:n"``; None when one cannot be nested (not a plain
+    ``INSERT``/``UPDATE``/``DELETE``, a quoted literal the renumbering could misread, or a
+    checked one without ``RETURNING``)."""
+    nested = _Nested(
+        [],
+        list(after.names) if after else [],
+        dict(after.defaults) if after else {},
+        list(after.binders) if after else [],
+    )
     for index, lane in enumerate(lanes):
         if not _DML.match(lane.sql) or "'" in lane.sql or "$$" in lane.sql:
             return None
         if index in checked and not _RETURNING.search(lane.sql):
             return None
-        parts.append(_renumbered(lane.sql, len(names)))
-        names.extend(f"{index}:{name}" for name in lane.names)
-        defaults.update({f"{index}:{name}": value for name, value in lane.defaults.items()})
-        binders.extend(lane.binders)
+        nested.parts.append(_renumbered(lane.sql, len(nested.names)))
+        nested.names.extend(f"{index}:{name}" for name in lane.names)
+        nested.defaults.update({f"{index}:{name}": v for name, v in lane.defaults.items()})
+        nested.binders.extend(lane.binders)
+    return nested
+
+
+def _batch(lanes: Sequence[Compiled], checked: tuple[int, ...]) -> Compiled | None:
+    nested = _nested(lanes, checked)
+    if nested is None:
+        return None
+    parts = nested.parts
     if checked:
         entries, tail = (
             parts,
@@ -208,10 +234,10 @@ def _batch(lanes: Sequence[Compiled], checked: tuple[int, ...]) -> Compiled | No
     else:
         *entries, tail = parts
     sql = "WITH " + ", ".join(f"w{i} AS ({part})" for i, part in enumerate(entries)) + " " + tail
-    return Compiled(sql, tuple(names), defaults, tuple(binders), None)
+    return Compiled(sql, tuple(nested.names), nested.defaults, tuple(nested.binders), None)
 
 
-_folds: dict[tuple[int, ...], tuple[tuple[Compiled, ...], Compiled | None]] = {}
+_folds: dict[tuple[object, ...], tuple[tuple[Compiled, ...], Compiled | None]] = {}
 """Folds built, by their statements' ids, the positions checked and the lead's entry."""
 
 
@@ -226,7 +252,7 @@ def folded(
     atomic, so a refusal anywhere in it writes nothing. For ``Db.write_alone``: the writes
     as :func:`batch` requires them, independent of each other and of the lead's writes.
     None when the lead has no ``WITH`` or a write cannot be nested."""
-    key = (id(lead), *(id(lane) for lane in writes), -1, *checked, -2, hash(stored))
+    key = (id(lead), *(id(lane) for lane in writes), -1, *checked, stored)
     found = _folds.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], (lead, *writes), strict=True)):
         return found[1]
@@ -252,25 +278,15 @@ def _fold(
     final = _top_level_select(sql)
     if final is None:
         return None
-    parts: list[str] = []
-    names = list(lead.names)
-    defaults = dict(lead.defaults)
-    binders = list(lead.binders)
-    for index, lane in enumerate(writes):
-        if not _DML.match(lane.sql) or "'" in lane.sql or "$$" in lane.sql:
-            return None
-        if index in checked and not _RETURNING.search(lane.sql):
-            return None
-        parts.append(f"w{index} AS ({_renumbered(lane.sql, len(names))})")
-        names.extend(f"{index}:{name}" for name in lane.names)
-        defaults.update({f"{index}:{name}": value for name, value in lane.defaults.items()})
-        binders.extend(lane.binders)
+    nested = _nested(writes, checked, after=lead)
+    if nested is None:
+        return None
     counts = " * ".join(
         f"(SELECT count(*) FROM {entry})" for entry in (stored, *(f"w{i}" for i in checked))
     )
     entries = sql[:final].rstrip()
-    if parts:
-        entries += ", " + ", ".join(parts)
+    if nested.parts:
+        entries += ", " + ", ".join(f"w{i} AS ({part})" for i, part in enumerate(nested.parts))
     # The guard is a one-row side of the join, so it is computed even when the lead's own
     # rows are none.
     text = (
@@ -278,7 +294,7 @@ def _fold(
         f" LEFT JOIN ({sql[final:]}) AS lead ON true"
     )
     readers = None if lead.readers is None else (*lead.readers, None)
-    return Compiled(text, tuple(names), defaults, tuple(binders), readers)
+    return Compiled(text, tuple(nested.names), nested.defaults, tuple(nested.binders), readers)
 
 
 def _top_level_select(sql: str) -> int | None:
