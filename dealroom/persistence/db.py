@@ -11,52 +11,21 @@ for the boundary's ``commit``.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import structlog
-from sqlalchemy import Executable, Insert, Result, Select, Table, bindparam, insert, inspect
+from sqlalchemy import Executable, Result, Select, Table, insert, inspect
 from sqlalchemy.exc import DBAPIError, ResourceClosedError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
-from dealroom.persistence import raw_lane
+from dealroom.persistence import insert_forms, raw_lane
 
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 AfterCommit = Callable[[], Awaitable[None]]
-
-_inserts: dict[tuple[Table, tuple[str, ...], int], Insert] = {}
-
-MANY_ROWS = 4
-"""At most this many rows go in one ``INSERT`` the raw lane can take (a statement per column
-set and count, built once); more go through SQLAlchemy."""
-
-
-def _insert_of(table: Table, keys: tuple[str, ...], count: int) -> Insert:
-    """``INSERT`` of ``count`` rows of exactly ``keys``, built once per column set and count
-    (so the raw lane can keep its compiled form). Row ``i``'s value of ``k`` binds ``k``
-    for the first row and ``k__i`` after it."""
-    found = _inserts.get((table, keys, count))
-    if found is None:
-        values = [
-            {k: bindparam(_nth(k, i), type_=table.c[k].type) for k in keys} for i in range(count)
-        ]
-        found = insert(table).values(values[0] if count == 1 else values)
-        _inserts[(table, keys, count)] = found
-    return found
-
-
-def _nth(key: str, index: int) -> str:
-    return key if index == 0 else f"{key}__{index}"
-
-
-@functools.cache
-def _client_defaults(table: Table) -> frozenset[str]:
-    """The columns whose default SQLAlchemy computes in Python at an ``INSERT``."""
-    return frozenset(c.key for c in table.columns if c.default is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,8 +299,8 @@ class Db:
         PostgreSQL, 0.46–0.51 ms through ``add``). Only for plain rows that nothing else in
         the transaction refers to and that are not read back, such as the model ledger's.
         Every row must set the same attributes; columns none of them set take their
-        defaults. ``later``: up to :data:`MANY_ROWS` such rows go with the unit's other
-        deferred writes (:meth:`defer`); more go at once."""
+        defaults. ``later``: up to ``insert_forms.MANY_ROWS`` such rows go with the unit's
+        other deferred writes (:meth:`defer`); more go at once."""
         if not rows:
             return
         mapper = inspect(type(rows[0]))
@@ -357,11 +326,10 @@ class Db:
         instances cost more than their ``INSERT``)."""
         if not values:
             return
-        if len(values) <= MANY_ROWS and _client_defaults(table) <= values[0].keys():
+        if insert_forms.fits(table, values):
             # A few rows that set every column SQLAlchemy would fill in Python: the raw lane
             # can take them (a statement per column set and count, built once).
-            statement = _insert_of(table, tuple(values[0]), len(values))
-            flat = {_nth(k, i): v for i, found in enumerate(values) for k, v in found.items()}
+            statement, flat = insert_forms.built(table, values)
             if later:
                 self.defer(statement, flat)
             else:

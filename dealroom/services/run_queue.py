@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from enum import StrEnum
+from typing import NotRequired, TypedDict, Unpack
 
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
@@ -22,56 +23,37 @@ class RunStatus(StrEnum):
     FAILED = "failed"
 
 
-def new_run(
-    *,
-    room_id: uuid.UUID,
-    participant_id: uuid.UUID,
-    agent: AgentName,
-    now: datetime,
-    trigger_message_id: uuid.UUID | None = None,
-    trigger_dispatch_id: uuid.UUID | None = None,
-    chain_depth: int = 0,
-    trigger_event_id: uuid.UUID | None = None,
-    watch_generation: int | None = None,
-) -> AgentRun:
-    return AgentRun(
-        **run_values(
-            room_id=room_id,
-            participant_id=participant_id,
-            agent=agent,
-            now=now,
-            trigger_message_id=trigger_message_id,
-            trigger_dispatch_id=trigger_dispatch_id,
-            chain_depth=chain_depth,
-            trigger_event_id=trigger_event_id,
-            watch_generation=watch_generation,
-        )
-    )
+class RunFields(TypedDict):
+    """What a new queued run is made of; the rest of its columns are a fresh run's."""
+
+    room_id: uuid.UUID
+    participant_id: uuid.UUID
+    agent: AgentName
+    now: datetime
+    trigger_message_id: NotRequired[uuid.UUID | None]
+    trigger_dispatch_id: NotRequired[uuid.UUID | None]
+    chain_depth: NotRequired[int]
+    trigger_event_id: NotRequired[uuid.UUID | None]
+    watch_generation: NotRequired[int | None]
 
 
-def run_values(
-    *,
-    room_id: uuid.UUID,
-    participant_id: uuid.UUID,
-    agent: AgentName,
-    now: datetime,
-    trigger_message_id: uuid.UUID | None = None,
-    trigger_dispatch_id: uuid.UUID | None = None,
-    chain_depth: int = 0,
-    trigger_event_id: uuid.UUID | None = None,
-    watch_generation: int | None = None,
-) -> dict[str, object]:
+def new_run(**fields: Unpack[RunFields]) -> AgentRun:
+    return AgentRun(**run_values(**fields))
+
+
+def run_values(**fields: Unpack[RunFields]) -> dict[str, object]:
     """A new queued run's columns (``new_run`` builds the row from them)."""
+    now = fields["now"]
     return {
         "id": uuid.uuid4(),
-        "room_id": room_id,
-        "participant_id": participant_id,
-        "agent": agent.value,
-        "trigger_message_id": trigger_message_id,
-        "trigger_dispatch_id": trigger_dispatch_id,
-        "chain_depth": chain_depth,
-        "trigger_event_id": trigger_event_id,
-        "watch_generation": watch_generation,
+        "room_id": fields["room_id"],
+        "participant_id": fields["participant_id"],
+        "agent": fields["agent"].value,
+        "trigger_message_id": fields.get("trigger_message_id"),
+        "trigger_dispatch_id": fields.get("trigger_dispatch_id"),
+        "chain_depth": fields.get("chain_depth", 0),
+        "trigger_event_id": fields.get("trigger_event_id"),
+        "watch_generation": fields.get("watch_generation"),
         "status": RunStatus.QUEUED.value,
         "attempts": 0,
         "no_op": False,  # every column with a Python-side default set: the raw lane can insert it
