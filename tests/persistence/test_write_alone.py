@@ -9,6 +9,7 @@ import uuid
 from datetime import timedelta
 from typing import Any, cast
 
+import pytest
 from sqlalchemy import Select, Table, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -102,38 +103,28 @@ async def test_a_post_alone_is_one_statement_committed_before_the_unit_commits(
         await db.close()
 
 
-async def test_a_retry_alone_writes_nothing_not_even_its_sequence_number(
-    pg_engine: AsyncEngine, clock: ManualClock
+@pytest.mark.parametrize(
+    ("posted", "refused"),
+    [(("c1",), "c1"), (("c1", "c2"), "c3")],
+    ids=["a retry", "past the cross-room count"],
+)
+async def test_a_post_alone_that_stores_nothing_writes_nothing_not_even_its_sequence_number(
+    pg_engine: AsyncEngine, clock: ManualClock, posted: tuple[str, ...], refused: str
 ) -> None:
-    pane = await guest_pane(pg_engine, clock, "aloneretry")
+    """A retry of a stored post, or a post past ``LIMIT`` (two): the runs, the watch, the
+    count and the room's sequence number all stay as they were."""
+    pane = await guest_pane(pg_engine, clock, "alonenothing")
     db = Db(create_sessionmaker(pg_engine))
     try:
-        assert await _post_alone(db, pane, clock, "c1") is not None
-        await db.commit()
-        before = await _stored(pg_engine, pane)
-
-        assert await _post_alone(db, pane, clock, "c1") is None
-
-        assert await _stored(pg_engine, pane) == before
-        await db.commit()  # nothing deferred is left to send
-        assert await _stored(pg_engine, pane) == before
-    finally:
-        await db.close()
-
-
-async def test_a_refused_count_keeps_the_post_out_with_everything_else(
-    pg_engine: AsyncEngine, clock: ManualClock
-) -> None:
-    pane = await guest_pane(pg_engine, clock, "alonelimit")
-    db = Db(create_sessionmaker(pg_engine))
-    try:
-        for client_id in ("c1", "c2"):  # LIMIT allows two
+        for client_id in posted:
             assert await _post_alone(db, pane, clock, client_id) is not None
             await db.commit()
         before = await _stored(pg_engine, pane)
 
-        assert await _post_alone(db, pane, clock, "c3") is None
+        assert await _post_alone(db, pane, clock, refused) is None
 
+        assert await _stored(pg_engine, pane) == before
+        await db.commit()  # nothing deferred is left to send
         assert await _stored(pg_engine, pane) == before
     finally:
         await db.close()
