@@ -8,10 +8,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import cast
 
 import structlog
-from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.domain import access, validation
@@ -49,11 +47,10 @@ from dealroom.services.live_stream import LiveStream
 from dealroom.services.pane_log import NotStored
 from dealroom.services.publish import publish_after_commit
 from dealroom.services.rooms import RoomAccess, WriterAccess, room_for_reader, room_for_writer
-from dealroom.services.run_queue import retry_failed, runs_for_message
+from dealroom.services.run_queue import queue_for_message, retry_failed
 
 log = structlog.get_logger(__name__)
 
-RUNS = cast(Table, AgentRun.__table__)
 
 REPLAY_BATCH = 200
 
@@ -150,18 +147,28 @@ async def post_message(
             )
         assert refused is not None
         raise refused
-    row = done.row
-    # The turn is queued in the same transaction as the message: a crash after commit loses
-    # neither. The mutation never waits for it. (first_spoke_at is stamped by the pane log.)
-    # One Core INSERT: nothing in this transaction reads the runs back (Db.insert). It and
-    # the watch's re-arm go at the commit, in one statement on PostgreSQL (Db.defer).
-    runs = runs_for_message(room.room.id, participant.id, row.id, now)
-    await db.insert_values(RUNS, runs, later=True)
+    await _beside(db, room.room.id, participant.id, done.row.id, now, counted)
     await db.insert(gate_runs, later=True)
-    watches.arm(db, room.room.id, now)  # W1: the room is not quiet
+    return _published(db, broker, done, pane, gate_events, announce)
+
+
+async def _beside(
+    db: Db,
+    room_id: uuid.UUID,
+    participant_id: uuid.UUID,
+    message_id: uuid.UUID,
+    now: datetime,
+    counted: Callable[[Db, datetime], Awaitable[None]] | None,
+) -> None:
+    """What a stored post writes beside its message, all deferred (``Db.defer``): on
+    PostgreSQL one statement at the commit, or folded into the append when the post writes
+    alone. The turn is queued with the message: a crash after commit loses neither, and the
+    mutation never waits for it (first_spoke_at is stamped by the pane log). W1: the room
+    is not quiet. Last, the caller's count, whose refusal rolls the post back."""
+    await queue_for_message(db, room_id, participant_id, message_id, now)
+    watches.arm(db, room_id, now)
     if counted is not None:
         await counted(db, now)
-    return _published(db, broker, done, pane, gate_events, announce)
 
 
 async def _post_alone(
@@ -190,10 +197,7 @@ async def _post_alone(
         client_message_id=client_message_id,
         created_at=now,
     )
-    await db.insert_values(RUNS, runs_for_message(room_id, participant.id, new.id, now), later=True)
-    watches.arm(db, room_id, now)  # W1: the room is not quiet
-    if counted is not None:
-        await counted(db, now)
+    await _beside(db, room_id, participant.id, new.id, now, counted)
     return await pane_log.append_alone(
         db, new, per_minute=limits.per_minute, session_pause=limits.session_pause
     )

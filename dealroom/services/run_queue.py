@@ -12,6 +12,7 @@ from typing import NotRequired, TypedDict, Unpack
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun
+from dealroom.persistence.run_statements import runs
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
 
@@ -62,12 +63,13 @@ def run_values(**fields: Unpack[RunFields]) -> dict[str, object]:
     }
 
 
-def runs_for_message(
-    room_id: uuid.UUID, participant_id: uuid.UUID, message_id: uuid.UUID, now: datetime
-) -> list[dict[str, object]]:
-    """The persona answers; Distil records beside it, never in front of it (seed 000): their
-    runs' columns, for ``Db.insert_values``."""
-    return [
+async def queue_for_message(
+    db: Db, room_id: uuid.UUID, participant_id: uuid.UUID, message_id: uuid.UUID, now: datetime
+) -> None:
+    """The persona answers; Distil records beside it, never in front of it (seed 000). Their
+    runs go with the unit's deferred writes (``Db.insert_values``: one INSERT, no mapped
+    rows built)."""
+    values = [
         run_values(
             room_id=room_id,
             participant_id=participant_id,
@@ -77,6 +79,7 @@ def runs_for_message(
         )
         for agent in (AgentName.PERSONA, AgentName.DISTIL)
     ]
+    await db.insert_values(runs(), values, later=True)
 
 
 async def retry_failed(db: Db, clock: Clock, participant_id: uuid.UUID) -> int:

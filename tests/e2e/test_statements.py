@@ -18,22 +18,22 @@ from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up
 
 POST_MESSAGE_BUDGET = {"postgresql": 2, "sqlite": 6}
-"""The room and its participants in one statement (without the room's memory), which on a guest's
-post also counts its key's posts (the guest cap, issue 11; a statement of its own until
-2026-12-03); the pane log's append: on PostgreSQL one statement (the sequence bump, the pane's
-tail under the room's lock, the insert folded with the idempotency check into ``ON CONFLICT``,
-issue 17), on SQLite the bump and the insert; the runs in one INSERT; the room's watch re-armed
-(issue 12: one upsert); last, the cross-room throttle (issue 9) upserts its counter. On
-PostgreSQL the runs' INSERT, the watch's upsert and the throttle's upsert (with the removal of
-its key's older windows) are one statement, sent at the commit (``Db.defer``; the runs and the
-watch since 2026-12-03, the throttle since 2026-12-04, a statement of its own before it and
-first in the post). The pane's tail and the rate limit's counter are columns kept by the
-database (migration 0011): no read.
-Since 2026-12-04 (the eighteenth session) the PostgreSQL post is two statements and no
-transaction: the room's read on its own, then the append with the runs, the watch and the
-throttle folded into its ``WITH`` (``Db.write_alone``), which commits on its own; a post that
-stores nothing there (a retry, a refusal) writes nothing and goes the way above.
-(BEGIN/COMMIT/PRAGMA are not counted.)"""
+"""A guest's post. First the room and its participants in one statement, without the room's
+memory, which also counts the guest key's posts (the guest cap, issue 11). Then:
+
+* on PostgreSQL, one statement that commits on its own, with no transaction around the post
+  (``Db.write_alone``, since 2026-12-04): the pane log's append (the sequence bump, the pane's
+  tail under the room's lock, the insert with the idempotency check in ``ON CONFLICT``, issue
+  17), with the two runs' INSERT, the room's watch re-armed (issue 12) and the cross-room
+  throttle's capped upsert (issue 9, with its key's older windows removed) folded into its
+  ``WITH``. A post that stores nothing there (a retry, a refusal) writes nothing and goes the
+  transaction path: the read, the append, and the rest as one statement at the commit
+  (``Db.defer``);
+* on SQLite, the bump and the insert, the runs' INSERT, the watch's upsert and the throttle's
+  upsert.
+
+The pane's tail and the rate limit's counter are columns kept by the database (migration
+0011): no read. (BEGIN/COMMIT/PRAGMA are not counted.)"""
 TURN_BUDGET = {"postgresql": 10, "sqlite": 18}
 """What ``postMessage`` and the persona and Distil runs of one visitor message execute, end to
 end, apart from the workers' queue polls and claims (how many of those run depends on timing,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any
 
 import pytest
-from sqlalchemy import Select, Table, func, select, text
+from sqlalchemy import Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.domain.seats import AuthorKind
@@ -20,7 +20,7 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.messages import NewMessage
 from dealroom.persistence.models import AgentRun, Message, Participant, Room, RoomWatch, Throttle
 from dealroom.services import pane_log, throttle
-from dealroom.services.run_queue import runs_for_message
+from dealroom.services.run_queue import queue_for_message
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_pane
 from tests.support.statements import heard
@@ -68,8 +68,7 @@ async def _post_alone(
         client_message_id=client_id,
         created_at=now,
     )
-    runs = runs_for_message(pane.room_id, pane.id, new.id, now)
-    await db.insert_values(cast(Table, AgentRun.__table__), runs, later=True)
+    await queue_for_message(db, pane.room_id, pane.id, new.id, now)
     watches.arm(db, pane.room_id, now)
     await throttle.hit_at_commit(db, LIMIT, "g:alone", now, "too many")
     return await pane_log.append_alone(db, new, per_minute=10, session_pause=timedelta(minutes=30))
