@@ -12,27 +12,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import structlog
 from sqlalchemy import Executable, Result, Select, Table, insert, inspect
 from sqlalchemy.exc import DBAPIError, ResourceClosedError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from dealroom.persistence import insert_forms, raw_lane
+from dealroom.persistence import deferred, insert_forms, raw_lane
+from dealroom.persistence.deferred import Deferred
 
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 AfterCommit = Callable[[], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Deferred:
-    statement: Executable
-    params: dict[str, Any]
-    refuse: Callable[[], BaseException] | None
 
 
 class Db:
@@ -47,7 +40,11 @@ class Db:
         self._dialect: str | None = None
         self._lock = asyncio.Lock()
         self._after_commit: list[AfterCommit] = []
-        self._deferred: list[_Deferred] = []
+        self._deferred: list[Deferred] = []
+        self._loose: tuple[AsyncConnection, Any] | None = None
+        """A connection of the unit's own, outside any session and never in a transaction:
+        where a unit that may write alone (a guest's post) reads and writes before it needs
+        a session, if it ever does (:meth:`_loose_driver`)."""
         self._lane: tuple[object, tuple[AsyncConnection, Any, Any]] | None = None
         """The transaction the raw lane last looked at, with its connection, that
         connection's asyncpg connection and SQLAlchemy's adapter of it (PostgreSQL only).
@@ -66,18 +63,28 @@ class Db:
         asking the session for it on every statement was 1.5 % of a server's samples at 175
         posts a second (issue 17)."""
         if self._dialect is None:
-            self._dialect = self.session.get_bind().dialect.name
+            bind = self._sessionmaker.kw.get("bind")
+            engine = bind if isinstance(bind, AsyncEngine) else self.session.get_bind()
+            self._dialect = engine.dialect.name
         return self._dialect
 
     async def _run(
-        self, operation: Callable[[], Awaitable[T]], *, deferred_first: bool = True
+        self,
+        operation: Callable[[], Awaitable[T]],
+        *,
+        deferred_first: bool = True,
+        loose: bool = False,
     ) -> T:
         """Run one session operation under the lock, to completion even if the caller is
         cancelled: graphql-core cancels sibling resolvers when one fails, and a statement cut
         off mid-flight leaves the session needing a rollback (PendingRollbackError, and on
         PostgreSQL a connection discarded per request). Cancellation is re-raised after.
-        The deferred writes go first unless the operation takes them itself."""
+        The deferred writes go first unless the operation takes them itself. ``loose``: an
+        operation that may run on the unit's loose connection; any other lets it go first
+        (the session takes a connection of its own)."""
         async with self._lock:
+            if self._loose is not None and not loose:
+                await self._let_loose_go()
             task = asyncio.ensure_future(
                 self._after_deferred(operation)
                 if self._deferred and deferred_first
@@ -111,7 +118,7 @@ class Db:
         With ``refuse``, the write's ``RETURNING`` must give a row (a check such as a run
         still being this claim), else ``refuse()`` is raised there. A statement built once,
         as for :meth:`rows`."""
-        self._deferred.append(_Deferred(statement, params, refuse))
+        self._deferred.append(Deferred(statement, params, refuse))
 
     async def _send_deferred(self) -> None:
         queued, self._deferred = self._deferred, []
@@ -122,34 +129,11 @@ class Db:
             if write.refuse is not None and not found:
                 raise write.refuse()
 
-    async def _batched(self, queued: list[_Deferred]) -> bool:
+    async def _batched(self, queued: list[Deferred]) -> bool:
         """Send ``queued`` as one statement on the raw lane; False when it cannot (nothing
         sent then)."""
         found = await self._driver()
-        if found is None:
-            return False
-        connection, driver = found
-        lanes: list[raw_lane.Compiled] = []
-        for write in queued:
-            lane = raw_lane.compiled(write.statement, connection.dialect)
-            if lane is None or not lane.takes(write.params):
-                return False
-            lanes.append(lane)
-        checked = tuple(index for index, write in enumerate(queued) if write.refuse is not None)
-        batch = raw_lane.batch(lanes, checked)
-        if batch is None:
-            return False
-        params = {
-            f"{index}:{name}": value
-            for index, write in enumerate(queued)
-            for name, value in write.params.items()
-        }
-        rows = await raw_lane.fetch(connection, driver, batch, params)
-        for position, index in enumerate(checked):
-            refuse = queued[index].refuse
-            if refuse is not None and not rows[0][position]:
-                raise refuse()
-        return True
+        return found is not None and await deferred.send_batched(*found, queued)
 
     async def execute(
         self, statement: Executable, params: dict[str, Any] | None = None
@@ -169,7 +153,7 @@ class Db:
         READ COMMITTED reads each statement on a snapshot of its own anyway), for a unit
         that may then write alone (:meth:`write_alone`)."""
 
-        return await self._run(lambda: self._rows(statement, params, begin=not alone))
+        return await self._run(lambda: self._rows(statement, params, begin=not alone), loose=alone)
 
     async def _rows(
         self, statement: Executable, params: dict[str, Any], *, begin: bool = True
@@ -180,6 +164,7 @@ class Db:
             lane = raw_lane.compiled(statement, connection.dialect)
             if lane is not None and lane.takes(params):
                 return await raw_lane.fetch(connection, driver, lane, params)
+        await self._let_loose_go()
         result = await self.session.execute(statement, params)
         try:
             return list(result.all())
@@ -196,6 +181,8 @@ class Db:
         in a transaction or not."""
         if self.dialect != "postgresql":
             return None
+        if not begin and self._session is None:
+            return await self._loose_driver()
         session = self.session
         transaction = session.sync_session.get_transaction()
         lane = self._lane
@@ -211,6 +198,32 @@ class Db:
                 return None  # an autocommit connection: nothing for the lane to join
         return connection, driver
 
+    async def _loose_driver(self) -> tuple[AsyncConnection, Any]:
+        """The unit's loose connection and its asyncpg connection, checked out of the engine's
+        pool on first use. A unit that reads and then writes alone never makes a session:
+        an ``AsyncSession``'s transaction bookkeeping around a connection it never began a
+        transaction on, and its commit that sent nothing, were 4-5 % of a server's samples
+        at 230 posts a second (issue 17)."""
+        if self._loose is None:
+            bind = self._sessionmaker.kw.get("bind")
+            if not isinstance(bind, AsyncEngine):
+                raise RuntimeError("Db: a sessionmaker bound to an AsyncEngine")
+            connection = await bind.connect()
+            try:
+                raw = await connection.get_raw_connection()
+            except BaseException:
+                await connection.close()
+                raise
+            self._loose = (connection, raw.driver_connection)
+        return self._loose
+
+    async def _let_loose_go(self) -> None:
+        """Return the loose connection to the pool (it never began a transaction: what it
+        wrote committed on its own)."""
+        loose, self._loose = self._loose, None
+        if loose is not None:
+            await loose[0].close()
+
     async def alone(self) -> bool:
         """Whether the unit can still write alone (:meth:`write_alone`): PostgreSQL's raw
         lane, no transaction begun and nothing deferred."""
@@ -221,7 +234,7 @@ class Db:
             found = await self._driver(begin=False)
             return found is not None and not found[1].is_in_transaction()
 
-        return await self._run(check)
+        return await self._run(check, loose=True)
 
     async def write_alone(
         self, statement: Executable, params: dict[str, Any], *, stored: str
@@ -236,7 +249,9 @@ class Db:
         whose every write is in this statement: nothing after it joins it. The after-commit
         callbacks still run at :meth:`commit`."""
         return await self._run(
-            lambda: self._write_alone(statement, params, stored), deferred_first=False
+            lambda: self._write_alone(statement, params, stored),
+            deferred_first=False,
+            loose=True,
         )
 
     async def _write_alone(
@@ -247,23 +262,12 @@ class Db:
         if found is None or found[1].is_in_transaction():
             raise RuntimeError("write_alone: the unit has begun a transaction (see alone())")
         connection, driver = found
-        lead = raw_lane.compiled(statement, connection.dialect)
-        writes = [raw_lane.compiled(write.statement, connection.dialect) for write in queued]
-        checked = tuple(index for index, write in enumerate(queued) if write.refuse is not None)
-        fold = None
-        if lead is not None and lead.takes(params):
-            lanes = [lane for lane in writes if lane is not None]
-            if len(lanes) == len(queued) and all(
-                lane.takes(write.params) for lane, write in zip(lanes, queued, strict=True)
-            ):
-                fold = raw_lane.folded(lead, lanes, checked, stored)
+        fold = deferred.folded(statement, params, queued, connection.dialect, stored)
         if fold is None:
             raise RuntimeError("write_alone: a statement the raw lane cannot fold")
-        merged = dict(params)
-        for index, write in enumerate(queued):
-            merged.update({f"{index}:{name}": value for name, value in write.params.items()})
+        lane, merged = fold
         try:
-            return await raw_lane.fetch(connection, driver, fold, merged)
+            return await raw_lane.fetch(connection, driver, lane, merged)
         except DBAPIError as error:
             if isinstance(error.orig, raw_lane.NOT_WRITTEN):
                 return None
@@ -347,6 +351,7 @@ class Db:
 
     async def commit(self) -> None:
         async with self._lock:
+            await self._let_loose_go()
             if self._deferred:
                 await self._send_deferred()
             if self._session is not None:
@@ -363,6 +368,7 @@ class Db:
         self._after_commit.clear()
         self._deferred.clear()
         async with self._lock:
+            await self._let_loose_go()
             if self._session is not None:
                 await self._session.rollback()
 
@@ -370,6 +376,7 @@ class Db:
         self._after_commit.clear()
         self._deferred.clear()
         async with self._lock:
+            await self._let_loose_go()
             if self._session is not None:
                 await self._session.close()
                 self._session = None

@@ -10,8 +10,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Select, func, select, text
+from sqlalchemy import Select, event, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import QueuePool
 
 from dealroom.domain.seats import AuthorKind
 from dealroom.jobs import watches
@@ -100,6 +102,42 @@ async def test_a_post_alone_is_one_statement_committed_before_the_unit_commits(
         await db.commit()
     finally:
         await db.close()
+
+
+_ROOM_SEQ = select(Room.event_seq).where(Room.id.is_(None))  # built once, as the lane wants
+
+
+async def test_a_unit_that_reads_and_writes_alone_makes_no_session_and_one_checkout(
+    pg_engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The room's read and the post run on one connection of the unit's own, outside any
+    ORM session (``Db._loose_driver``), and it goes back to the pool at the commit."""
+    pane = await guest_pane(pg_engine, clock, "aloneloose")
+    sessions: list[object] = []
+    checkouts: list[object] = []
+
+    def session_began(_session: Any, transaction: Any) -> None:
+        sessions.append(transaction)
+
+    def checked_out(*args: Any) -> None:
+        checkouts.append(args[0])
+
+    pool = pg_engine.sync_engine.pool
+    assert isinstance(pool, QueuePool)
+    event.listen(Session, "after_transaction_create", session_began)
+    event.listen(pool, "checkout", checked_out)
+    db = Db(create_sessionmaker(pg_engine))
+    try:
+        await db.rows(_ROOM_SEQ, {}, alone=True)
+        assert await _post_alone(db, pane, clock, "c1") is not None
+        assert pool.checkedout() == 1
+        await db.commit()
+        assert pool.checkedout() == 0
+    finally:
+        await db.close()
+        event.remove(Session, "after_transaction_create", session_began)
+        event.remove(pool, "checkout", checked_out)
+    assert (sessions, len(checkouts)) == ([], 1)
 
 
 @pytest.mark.parametrize(
