@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Protocol
 
 import structlog
@@ -110,6 +110,12 @@ class Subscription:
 
 class Broker(Protocol):
     async def publish(self, channel: str, payload: str) -> None: ...
+
+    async def publish_many(self, published: Sequence[tuple[str, str]]) -> None:
+        """Publish each ``(channel, payload)`` in order, in one round trip where the broker
+        can (a post's event and its runs' announce, issue 17). If it raises, any of them may
+        or may not have gone out."""
+        ...
 
     def subscribe(
         self, channels: Iterable[str]
@@ -219,6 +225,10 @@ class InProcessBroker(Joining):
 
     async def publish(self, channel: str, payload: str) -> None:
         self._fanout.deliver(channel, payload)
+
+    async def publish_many(self, published: Sequence[tuple[str, str]]) -> None:
+        for channel, payload in published:
+            await self.publish(channel, payload)
 
     def listening(self) -> list[str]:
         return self._fanout.channels

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 from redis.asyncio import Redis
@@ -50,6 +50,15 @@ class RedisBroker(Joining):
 
     async def publish(self, channel: str, payload: str) -> None:
         await self._redis.publish(channel, payload)
+
+    async def publish_many(self, published: Sequence[tuple[str, str]]) -> None:
+        """One pipeline (no MULTI): one write and one read for them all. Two PUBLISHes cost
+        190-270 us of this process's CPU one after the other and 115-150 us pipelined
+        (redis-py 8.2, issue 17)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for channel, payload in published:
+                pipe.publish(channel, payload)
+            await pipe.execute()
 
     async def join(self, sub: Subscription) -> None:
         fresh = self._fanout.add(sub)

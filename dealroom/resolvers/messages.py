@@ -58,7 +58,7 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
                 per_minute=ctx.app.settings.posts_per_minute,
                 session_pause=ctx.app.settings.session_pause,
             ),
-            announce=ctx.app.runner.announce,
+            announce=ctx.app.runner.signal,
             guest_cap=ctx.app.settings.guest_message_cap,
             counted=lambda db, now: abuse.count_post(db, ctx.app.settings, identity, now),
             alone=True,

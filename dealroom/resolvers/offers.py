@@ -85,7 +85,7 @@ async def offer_shortcut(
                 per_minute=ctx.app.settings.posts_per_minute,
                 session_pause=ctx.app.settings.session_pause,
             ),
-            announce=ctx.app.runner.announce,
+            announce=ctx.app.runner.signal,
         )
     return OfferChatPayload(
         message=Message.from_view(view, view.seat),

@@ -45,7 +45,7 @@ from dealroom.services.heartbeats import Heartbeats, StreamEnd
 from dealroom.services.identity import Identity
 from dealroom.services.live_stream import LiveStream
 from dealroom.services.pane_log import NotStored
-from dealroom.services.publish import publish_after_commit
+from dealroom.services.publish import RunSignal, publish_after_commit
 from dealroom.services.rooms import RoomAccess, WriterAccess, room_for_reader, room_for_writer
 from dealroom.services.run_queue import queue_for_message, retry_failed
 
@@ -72,7 +72,7 @@ async def post_message(
     client_message_id: str,
     seat: Seat | None,
     limits: PostLimits,
-    announce: Callable[[], Awaitable[None]] | None = None,
+    announce: RunSignal | None = None,
     guest_cap: int | None = None,
     counted: Callable[[Db, datetime], Awaitable[None]] | None = None,
     alone: bool = False,
@@ -209,16 +209,16 @@ def _published(
     stored: pane_log.Stored,
     pane: Seat,
     also: list[Publish],
-    announce: Callable[[], Awaitable[None]] | None,
+    announce: RunSignal | None,
 ) -> MessageView:
     """The stored post's view, its event published after the commit with ``also``, and the
     runners woken."""
     row = stored.row
     view = MessageView.from_row(row, pane)
     event = MessageAddedEvent(cursor=row.seq, prev=stored.prev, message=view)
-    publish_after_commit(db, broker, [(pane_channel(row.room_id, pane), event.encode()), *also])
-    if announce is not None:
-        db.after_commit(announce)
+    publish_after_commit(
+        db, broker, [(pane_channel(row.room_id, pane), event.encode()), *also], announce=announce
+    )
     return view
 
 

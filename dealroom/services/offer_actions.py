@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 import structlog
@@ -32,7 +31,7 @@ from dealroom.services.offers import (
     signed_in_buyer,
     state_of,
 )
-from dealroom.services.publish import Publish, publish_after_commit
+from dealroom.services.publish import Publish, RunSignal, publish_after_commit
 from dealroom.services.run_queue import new_run
 
 log = structlog.get_logger(__name__)
@@ -99,7 +98,7 @@ async def offer_shortcut(
     text: str,
     client_message_id: str | None,
     limits: message_service.PostLimits,
-    announce: Callable[[], Awaitable[None]] | None,
+    announce: RunSignal | None,
 ) -> tuple[MessageView, OfferAccess]:
     """O7: post a line into the reader's own pane, as the reader; the row is left until an
     agent updates or closes it. Idempotent: by default the same action with the same text on

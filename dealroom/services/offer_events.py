@@ -33,9 +33,8 @@ from dealroom.services.events import (
 from dealroom.services.heartbeats import Heartbeats, StreamEnd
 from dealroom.services.live_stream import LiveStream
 from dealroom.services.offers import stage_of
-from dealroom.services.publish import Publish
+from dealroom.services.publish import RUNS_CHANNEL, Publish
 from dealroom.services.run_queue import new_run
-from dealroom.services.unit_of_work import RUNS_CHANNEL
 
 
 async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> list[Publish]:

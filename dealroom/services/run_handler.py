@@ -24,8 +24,9 @@ from dealroom.services.clock import Clock
 from dealroom.services.events import MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.ledger import Ledger
 from dealroom.services.pane_log import Stored
+from dealroom.services.publish import RunSignal
 from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.unit_of_work import RunSignal, UnitOfWork
+from dealroom.services.unit_of_work import UnitOfWork
 
 Handler = Callable[[RunSnapshot], Awaitable[None]]
 

@@ -22,10 +22,10 @@ import structlog
 from dealroom.agents.models.base import AgentName, ModelError
 from dealroom.persistence.db import Db
 from dealroom.persistence.runs import RunRepository
+from dealroom.services.publish import RUNS_CHANNEL, RunSignal
 from dealroom.services.run_handler import Handler, RunnerDeps, system_line
 from dealroom.services.run_queue import RunStatus
 from dealroom.services.turn_context import ClaimLoad, RunSnapshot
-from dealroom.services.unit_of_work import RUNS_CHANNEL
 
 log = structlog.get_logger(__name__)
 
@@ -135,6 +135,12 @@ class TurnRunner:
     async def announce(self) -> None:
         """Tell every process's runner (and this one) that runs were queued."""
         await self.deps.signal.announce()
+
+    @property
+    def signal(self) -> RunSignal:
+        """What a request hands its after-commit publish to announce the runs it queued in
+        the same round trip as its events (``publish.publish_after_commit``)."""
+        return self.deps.signal
 
     async def _listen(self) -> None:
         async with self.deps.broker.subscribe([RUNS_CHANNEL]) as subscription:

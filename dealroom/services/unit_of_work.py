@@ -12,7 +12,6 @@ says (a lost wake-up is recovered by cursor replay and the workers' poll).
 
 from __future__ import annotations
 
-import asyncio
 from types import TracebackType
 
 import structlog
@@ -20,36 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.persistence.db import Db
 from dealroom.realtime.broker import Broker
-from dealroom.services.publish import Publish, publish_after_commit
+from dealroom.services.publish import Publish, RunSignal, publish_after_commit
 
 log = structlog.get_logger(__name__)
-
-RUNS_CHANNEL = "agent-runs"
-"""Where a process tells every other process's runner that runs were queued."""
-
-
-class RunSignal:
-    """Wakes this process's idle workers (``wake``) or every process's (``announce``). The
-    runner waits on it; a handler only ever sets it, through its unit of work."""
-
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        self.generation = 0
-        self.changed = asyncio.Event()
-
-    def wake(self) -> None:
-        """New runs may be due: wake idle workers now instead of at the next poll."""
-        self.generation += 1
-        changed, self.changed = self.changed, asyncio.Event()
-        changed.set()
-
-    async def announce(self) -> None:
-        """Tell every process's runner (and this one) that runs were queued."""
-        self.wake()
-        try:
-            await self.broker.publish(RUNS_CHANNEL, "1")
-        except Exception:
-            log.warning("runs_announce_failed")  # other processes still poll
 
 
 class UnitOfWork:
@@ -103,11 +75,14 @@ class UnitOfWork:
             if exc_type is not None or self._discarded:
                 await self.db.rollback()
                 return
-            publish_after_commit(self.db, self._broker, self._published)
             signal = self._signal
-            if signal is not None and self._announce:
-                self.db.after_commit(signal.announce)
-            elif signal is not None and self._wake:
+            publish_after_commit(
+                self.db,
+                self._broker,
+                self._published,
+                announce=signal if self._announce else None,
+            )
+            if signal is not None and self._wake and not self._announce:
 
                 async def wake() -> None:
                     signal.wake()

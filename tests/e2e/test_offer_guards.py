@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -88,6 +88,10 @@ class Tap:
     async def publish(self, channel: str, payload: str) -> None:
         self.published.append((channel, payload))
         await self.inner.publish(channel, payload)
+
+    async def publish_many(self, published: Sequence[tuple[str, str]]) -> None:
+        self.published.extend(published)
+        await self.inner.publish_many(published)
 
     def subscribe(
         self, channels: Iterable[str]

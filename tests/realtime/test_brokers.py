@@ -45,6 +45,15 @@ async def test_a_subscriber_gets_what_is_published_on_its_channel(any_broker: Br
         assert [await _next(sub), await _next(sub)] == ["one", "two"]
 
 
+async def test_publish_many_delivers_each_in_order(any_broker: Broker) -> None:
+    """A post's event and its runs' announce, in one round trip on Redis."""
+    pane, runs = f"pane:m{RUN}:visitor", f"agent-runs-{RUN}"
+    async with any_broker.subscribe([pane, runs]) as sub:
+        await _settle()
+        await any_broker.publish_many([(pane, "one"), (runs, "1"), (pane, "two")])
+        assert [await _next(sub), await _next(sub), await _next(sub)] == ["one", "1", "two"]
+
+
 async def test_other_channels_are_not_delivered(any_broker: Broker) -> None:
     async with any_broker.subscribe([f"pane:a{RUN}:visitor"]) as sub:
         await _settle()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -47,6 +47,10 @@ class LossyBroker:
         self.count += 1
         if self.count not in self.drop:
             await self.inner.publish(channel, payload)
+
+    async def publish_many(self, published: Sequence[tuple[str, str]]) -> None:
+        for channel, payload in published:
+            await self.publish(channel, payload)
 
     def listening(self) -> list[str]:
         return self.inner.listening()

@@ -14,7 +14,8 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Throttle
 from dealroom.realtime.broker import InProcessBroker, Subscription
-from dealroom.services.unit_of_work import RUNS_CHANNEL, RunSignal, UnitOfWork
+from dealroom.services.publish import RUNS_CHANNEL, RunSignal
+from dealroom.services.unit_of_work import UnitOfWork
 
 CHANNEL = "pane:room:visitor"
 AT = datetime(2026, 1, 1, tzinfo=UTC)
