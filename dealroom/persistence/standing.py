@@ -8,9 +8,10 @@ import uuid
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import Uuid, any_, bindparam, select
+from sqlalchemy.dialects import postgresql
 
 from dealroom.domain.access import SeatHolder
 from dealroom.domain.seats import Seat
@@ -24,6 +25,18 @@ T = TypeVar("T")
 _SEATS = {s.value: s for s in Seat}
 """A participant's key to its seat, if it holds one (a dict lookup: ``Seat(key)`` goes
 through the enum's metaclass, thousands of times a re-check round)."""
+
+
+_SEAT_ROWS = select(
+    Participant.room_id,
+    Participant.key,
+    Participant.id,
+    Participant.account_id,
+    Participant.guest_key_hash,
+)
+_SEATS_OF_ROOMS = _SEAT_ROWS.where(
+    Participant.room_id == any_(bindparam("room_ids", type_=postgresql.ARRAY(Uuid())))
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,16 +113,7 @@ class StandingRepository:
         cascade with it)."""
         holders: dict[uuid.UUID, list[SeatHolder]] = {}
         panes: dict[uuid.UUID, list[tuple[Seat, uuid.UUID]]] = {}
-        for chunk in _chunks(room_ids):
-            rows = await self.db.execute(
-                select(
-                    Participant.room_id,
-                    Participant.key,
-                    Participant.id,
-                    Participant.account_id,
-                    Participant.guest_key_hash,
-                ).where(Participant.room_id.in_(chunk))
-            )
+        for rows in await self._seats_rows(room_ids):
             for row in rows:
                 seat = _SEATS.get(row.key)
                 if seat is None:
@@ -121,3 +125,15 @@ class StandingRepository:
             room_id: RoomSeats(tuple(held), tuple(sorted(panes[room_id])))
             for room_id, held in holders.items()
         }
+
+    async def _seats_rows(self, room_ids: Sequence[uuid.UUID]) -> list[Sequence[Any]]:
+        """The seat rows of ``room_ids``: on PostgreSQL one statement built once on the raw
+        lane (``= ANY`` of an array); on SQLite a statement per chunk. With 2,500 rooms held
+        the chunks' ``IN`` lists, compiled and read through the ORM, were most of a round's
+        cost, itself 3.5 % of a server's samples at 230 posts a second (issue 17)."""
+        if self.db.dialect == "postgresql":
+            return [await self.db.rows(_SEATS_OF_ROOMS, {"room_ids": list(room_ids)})]
+        return [
+            list(await self.db.execute(_SEAT_ROWS.where(Participant.room_id.in_(chunk))))
+            for chunk in _chunks(room_ids)
+        ]
