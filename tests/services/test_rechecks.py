@@ -12,7 +12,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.services.accounts import revoke_manager
 from dealroom.services.identity import Credentials
-from dealroom.services.rechecks import Held, Outcome, Rechecks, Watch
+from dealroom.services.rechecks import JUDGED_AT_ONCE, Held, Outcome, Rechecks, Watch
 from tests.conftest import Server
 from tests.support.graphql import open_room, sign_up
 from tests.support.rooms import grant
@@ -79,3 +79,28 @@ async def test_a_revoked_edge_wakes_only_the_streams_acting_through_it(
     assert {w.woken.result() for w in watches if w.woken.done()} == {Outcome.CHANGED}
     # The woken streams re-run their own authorisation; a fresh watch is judged next round.
     assert rechecks.hold(next(iter(woken))) not in watches
+
+
+async def test_a_round_lets_the_process_run_between_slices_of_watches(server: Server) -> None:
+    """Every request and delivery of the process waits while a round judges: it yields after
+    each ``JUDGED_AT_ONCE`` watches. Here every watch reads a room that does not exist, so
+    each is woken; the first one's callback runs at the round's first yield."""
+    rechecks = Rechecks(create_sessionmaker(server.engine), server.clock, every=60)
+    watches = [
+        rechecks.hold(
+            Held.of(
+                Credentials(guest_key=f"g_{uuid.uuid4().hex}"),
+                field="paneEvents",
+                room_id=uuid.uuid4(),
+                pane=Seat.VISITOR,
+            )
+        )
+        for _ in range(2 * JUDGED_AT_ONCE + 1)
+    ]
+    woken_by_the_first_turn: list[int] = []
+    watches[0].woken.add_done_callback(
+        lambda _: woken_by_the_first_turn.append(sum(w.woken.done() for w in watches))
+    )
+    await rechecks.round()
+    assert woken_by_the_first_turn == [JUDGED_AT_ONCE]
+    assert all(w.woken.result() is Outcome.CHANGED for w in watches)
