@@ -164,7 +164,7 @@ async def main_async(args: argparse.Namespace) -> None:
     try:
         migrate(env)
         analyzer = await stand_in.enter_async_context(autovacuum_stand_in(pg_url))
-        for name in ("dealroom", *FLOORS):
+        for name in ("dealroom", *args.floors):
             servers[name] = []
             # `dealroom serve --processes N` shares one port among its children (its CPU is
             # read from the supervisor and its children); a floor app runs N times, each on
@@ -195,7 +195,7 @@ async def main_async(args: argparse.Namespace) -> None:
 
             opened = list(await asyncio.gather(*(visit(i) for i in range(2 * args.rooms))))
             rooms = {"dealroom": opened[: args.rooms], "floors": opened[args.rooms :]}
-        for name in FLOORS:  # they read the rooms' visitor panes at start-up
+        for name in args.floors:  # they read the rooms' visitor panes at start-up
             for server in servers[name]:
                 server.start()
 
@@ -271,6 +271,8 @@ def report(figures: dict[str, Figures], args: argparse.Namespace) -> None:
             f"~{1 / cpu:.0f}/s | {base / cpu:.2f}× | {rest * 1000:.2f} | {busy:.0f}% |"
             + (f" ({entry.errors} errors)" if entry.errors else "")
         )
+    if "strawberry-core" not in figures:
+        return
     mine, core = (
         statistics.median(figures[name].rate or [float("nan")])
         for name in ("dealroom", "strawberry-core")
@@ -307,10 +309,19 @@ def main() -> None:
         default=1,
         help="processes per server: dealroom serve --processes N, N copies of each floor app",
     )
+    parser.add_argument(
+        "--floors",
+        type=lambda value: [name for name in value.split(",") if name],
+        default=list(FLOORS),
+        help="the floor apps to run beside dealroom, comma-separated (default: all four); "
+        "--floors strawberry-core brackets realtime.py's runs with the Core floor in a minute",
+    )
     parser.add_argument("--pg-url", default=os.environ.get("DEALROOM_BENCH_PG_URL", DEFAULT_PG_URL))
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
     parser.add_argument("--wait-idle", type=float, default=0.0, help="wait for pytest runs")
     args = parser.parse_args()
+    if unknown := set(args.floors) - set(FLOORS):
+        parser.error(f"unknown floors {sorted(unknown)}; choose from {', '.join(FLOORS)}")
     prepare_run(args.wait_idle)
     asyncio.run(main_async(args))
 
