@@ -5,23 +5,19 @@ round costs the same whether one subscription or thousands hold them."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
 
 from sqlalchemy import Uuid, any_, bindparam, select
 from sqlalchemy.dialects import postgresql
 
 from dealroom.domain.access import SeatHolder
 from dealroom.domain.seats import Seat
+from dealroom.persistence import id_lists
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AccountManager, ApiKey, AuthSession, Participant
 
-CHUNK = 500
-"""Values per ``IN (...)``: under SQLite's oldest bound-parameter limit (999)."""
-
-T = TypeVar("T")
 _SEATS = {s.value: s for s in Seat}
 """A participant's key to its seat, if it holds one (a dict lookup: ``Seat(key)`` goes
 through the enum's metaclass, thousands of times a re-check round)."""
@@ -53,12 +49,6 @@ class RoomSeats:
     panes: tuple[tuple[Seat, uuid.UUID], ...]
 
 
-def _chunks(values: Collection[T]) -> Iterator[list[T]]:
-    ordered = list(values)
-    for start in range(0, len(ordered), CHUNK):
-        yield ordered[start : start + CHUNK]
-
-
 class StandingRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
@@ -68,7 +58,7 @@ class StandingRepository:
     ) -> dict[str, uuid.UUID]:
         """The account of each live (unexpired, unrevoked) session among ``token_hashes``."""
         found: dict[str, uuid.UUID] = {}
-        for chunk in _chunks(token_hashes):
+        for chunk in id_lists.chunks(token_hashes):
             rows = await self.db.execute(
                 select(AuthSession.token_hash, AuthSession.account_id).where(
                     AuthSession.token_hash.in_(chunk),
@@ -83,7 +73,7 @@ class StandingRepository:
         """The account and scopes of each unrevoked API key among ``key_hashes`` (a key's
         account's deletion cascades to its keys)."""
         found: dict[str, KeyStanding] = {}
-        for chunk in _chunks(key_hashes):
+        for chunk in id_lists.chunks(key_hashes):
             rows = await self.db.execute(
                 select(ApiKey.key_hash, ApiKey.account_id, ApiKey.scopes).where(
                     ApiKey.key_hash.in_(chunk), ApiKey.revoked_at.is_(None)
@@ -99,7 +89,7 @@ class StandingRepository:
         """Every (manager, managed) edge from ``manager_ids`` (an account's deletion cascades
         to its edges, so an edge's target exists)."""
         found: set[tuple[uuid.UUID, uuid.UUID]] = set()
-        for chunk in _chunks(manager_ids):
+        for chunk in id_lists.chunks(manager_ids):
             rows = await self.db.execute(
                 select(AccountManager.manager_id, AccountManager.managed_id).where(
                     AccountManager.manager_id.in_(chunk)
@@ -113,27 +103,21 @@ class StandingRepository:
         cascade with it)."""
         holders: dict[uuid.UUID, list[SeatHolder]] = {}
         panes: dict[uuid.UUID, list[tuple[Seat, uuid.UUID]]] = {}
-        for rows in await self._seats_rows(room_ids):
-            for row in rows:
-                seat = _SEATS.get(row.key)
-                if seat is None:
-                    continue
-                holding = SeatHolder(seat, row.account_id, row.guest_key_hash)
-                holders.setdefault(row.room_id, []).append(holding)
-                panes.setdefault(row.room_id, []).append((seat, row.id))
+        rows = await id_lists.rows_for(
+            self.db,
+            room_ids,
+            as_array=_SEATS_OF_ROOMS,
+            param="room_ids",
+            in_list=lambda chunk: _SEAT_ROWS.where(Participant.room_id.in_(chunk)),
+        )
+        for row in rows:
+            seat = _SEATS.get(row.key)
+            if seat is None:
+                continue
+            holding = SeatHolder(seat, row.account_id, row.guest_key_hash)
+            holders.setdefault(row.room_id, []).append(holding)
+            panes.setdefault(row.room_id, []).append((seat, row.id))
         return {
             room_id: RoomSeats(tuple(held), tuple(sorted(panes[room_id])))
             for room_id, held in holders.items()
         }
-
-    async def _seats_rows(self, room_ids: Sequence[uuid.UUID]) -> list[Sequence[Any]]:
-        """The seat rows of ``room_ids``: on PostgreSQL one statement built once on the raw
-        lane (``= ANY`` of an array); on SQLite a statement per chunk. With 2,500 rooms held
-        the chunks' ``IN`` lists, compiled and read through the ORM, were most of a round's
-        cost, itself 3.5 % of a server's samples at 230 posts a second (issue 17)."""
-        if self.db.dialect == "postgresql":
-            return [await self.db.rows(_SEATS_OF_ROOMS, {"room_ids": list(room_ids)})]
-        return [
-            list(await self.db.execute(_SEAT_ROWS.where(Participant.room_id.in_(chunk))))
-            for chunk in _chunks(room_ids)
-        ]
