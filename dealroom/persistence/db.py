@@ -83,11 +83,11 @@ class Db:
         operation that may run on the unit's loose connection; any other lets it go first
         (the session takes a connection of its own)."""
         async with self._lock:
-            if self._loose is not None and not loose:
-                await self._let_loose_go()
+            let_go = self._loose is not None and not loose
+            send = bool(self._deferred) and deferred_first
             task = asyncio.ensure_future(
-                self._after_deferred(operation)
-                if self._deferred and deferred_first
+                self._prepared(operation, let_go=let_go, send=send)
+                if let_go or send
                 else operation()
             )
             try:
@@ -98,8 +98,15 @@ class Db:
                     task.exception()  # retrieved: it belongs to a caller that is gone
                 raise
 
-    async def _after_deferred(self, operation: Callable[[], Awaitable[T]]) -> T:
-        await self._send_deferred()
+    async def _prepared(
+        self, operation: Callable[[], Awaitable[T]], *, let_go: bool, send: bool
+    ) -> T:
+        """``operation`` after returning the loose connection (``let_go``) and sending the
+        deferred writes (``send``), all in the task the caller's cancel cannot cut short."""
+        if let_go:
+            await self._let_loose_go()
+        if send:
+            await self._send_deferred()
         return await operation()
 
     def defer(
