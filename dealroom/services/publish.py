@@ -51,10 +51,6 @@ class RunSignal:
     async def announce(self) -> None:
         """Tell every process's runner (and this one) that runs were queued."""
         self.wake()
-        await self.tell_others()
-
-    async def tell_others(self) -> None:
-        """The broker's half of ``announce``; a failure is only logged."""
         try:
             await self.broker.publish(*ANNOUNCEMENT)
         except Exception:
@@ -73,25 +69,27 @@ async def publish_all(
     announce: RunSignal | None = None,
     delays: Sequence[float] = RETRY_DELAYS,
 ) -> None:
-    """Publish each payload in order, then ``announce``'s runs; never raises (see the module
-    docstring). More than one go in one round trip (``Broker.publish_many``); if that
-    fails, each is published on its own, the events with their retries."""
+    """Publish each payload in order, then ``announce``'s runs (this process's workers woken
+    last); never raises (see the module docstring). More than one go in one round trip
+    (``Broker.publish_many``); if that fails, each event is published on its own with its
+    retries, then the runs are announced as ``RunSignal.announce`` does."""
     events = list(published)
-    if announce is not None:
-        announce.wake()
     batch = [*events, ANNOUNCEMENT] if announce is not None else events
     if len(batch) > 1:
         try:
             await broker.publish_many(batch)
-            return
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.warning("publish_many_failed", count=len(batch), error=repr(exc))
+        else:
+            if announce is not None:
+                announce.wake()
+            return
     for channel, payload in events:
         await _publish(broker, channel, payload, delays)
     if announce is not None:
-        await announce.tell_others()
+        await announce.announce()
 
 
 async def _publish(broker: Broker, channel: str, payload: str, delays: Sequence[float]) -> None:
