@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, TypeVar
 
-from sqlalchemy import Executable
+from sqlalchemy import ColumnElement, Executable, Uuid, any_, bindparam
+from sqlalchemy.dialects import postgresql
 
 from dealroom.persistence.db import Db
 
@@ -23,6 +24,12 @@ def chunks(values: Collection[T]) -> Iterator[list[T]]:
     ordered = list(values)
     for start in range(0, len(ordered), CHUNK):
         yield ordered[start : start + CHUNK]
+
+
+def any_of(column: Any, param: str) -> ColumnElement[bool]:
+    """``column = ANY(:param)``, ``param`` an array of UUIDs: the condition of a statement for
+    :func:`rows_for` on PostgreSQL."""
+    return column == any_(bindparam(param, type_=postgresql.ARRAY(Uuid())))  # type: ignore[no-any-return]
 
 
 async def rows_for(

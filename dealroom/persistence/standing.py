@@ -1,6 +1,7 @@
 """The batched reads behind held subscriptions' re-checks (``services/rechecks.py``): each
-answers for every credential or room held in the process in one statement per chunk, so a
-round costs the same whether one subscription or thousands hold them."""
+answers for every credential or room held in the process in one statement per chunk of ids
+(the rooms' seats in one statement in all on PostgreSQL, ``id_lists``), so a round costs the
+same whether one subscription or thousands hold them."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Uuid, any_, bindparam, select
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import select
 
 from dealroom.domain.access import SeatHolder
 from dealroom.domain.seats import Seat
@@ -30,9 +30,7 @@ _SEAT_ROWS = select(
     Participant.account_id,
     Participant.guest_key_hash,
 )
-_SEATS_OF_ROOMS = _SEAT_ROWS.where(
-    Participant.room_id == any_(bindparam("room_ids", type_=postgresql.ARRAY(Uuid())))
-)
+_SEATS_OF_ROOMS = _SEAT_ROWS.where(id_lists.any_of(Participant.room_id, "room_ids"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection
 
-from sqlalchemy import Uuid, any_, bindparam, func, select
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import func, select
 
 from dealroom.persistence import id_lists
 from dealroom.persistence.db import Db
@@ -18,9 +17,7 @@ from dealroom.persistence.models import OfferEvent, Participant, Room
 _PANE_ENDS = select(Participant.id, Participant.pane_seq, Room.stage_seq).join(
     Room, Room.id == Participant.room_id
 )
-_PANE_ENDS_OF = _PANE_ENDS.where(
-    Participant.id == any_(bindparam("participant_ids", type_=postgresql.ARRAY(Uuid())))
-)
+_PANE_ENDS_OF = _PANE_ENDS.where(id_lists.any_of(Participant.id, "participant_ids"))
 
 
 async def pane_ends(db: Db, participant_ids: Collection[uuid.UUID]) -> dict[uuid.UUID, int]:
