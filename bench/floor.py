@@ -229,7 +229,8 @@ async def main_async(args: argparse.Namespace) -> None:
         report(figures, args)
         print(
             f"PostgreSQL autovacuum {analyzer['autovacuum']}; "
-            f"ANALYZE run {analyzer['analyzed']} times by the benchmark in its stead"
+            f"ANALYZE run {analyzer['analyzed']} times by the benchmark in its stead, "
+            f"each of {analyzer['takes']}"
         )
     finally:
         for group in servers.values():

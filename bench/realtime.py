@@ -641,6 +641,10 @@ def delivery(
     latencies: list[float] = []
     end_to_end: list[float] = []
     negatives = 0
+    # Events that trailed their post's response by more than a slow round trip, by the second
+    # the post started and by seat: a stall in the delivery path, apart from the posts' own
+    late_seconds: Counter[int] = Counter()
+    late_seats: Counter[str] = Counter()
     seen: set[tuple[str, int]] = set()
     duplicates = misrouted = unmatched = 0
     for body, index, arrived in arrivals:
@@ -662,6 +666,9 @@ def delivery(
             latency = 0.0
         latencies.append(latency)
         end_to_end.append(arrived - started[body])
+        if latency > SLOW_ROUND_TRIP:
+            late_seconds[int(started[body] - schedule.began)] += 1
+            late_seats[specs_by_index[index].who] += 1
     latencies.sort()
     end_to_end.sort()
     rtts = sorted(r.returned - r.started for r in schedule.results if r.error is None)
@@ -705,6 +712,14 @@ def delivery(
         "rtt_p99": percentile(rtts, 99),
         "rtt_max": rtts[-1] if rtts else math.nan,
         "slow_by_second": sorted(slow_seconds.items()),
+        "late_events_by_second": sorted(late_seconds.items()),
+        "late_events_by_seat": dict(late_seats),
+        # For --json: every post's start (seconds into the phase) and round trip, in order
+        "timeline": [
+            (round(r.started - schedule.began, 4), round(r.returned - r.started, 4))
+            for r in schedule.results
+            if r.error is None
+        ],
         "overshoot_p99": percentile(lags, 99),
         "gate_wait_p99": percentile(waits, 99),
         "slip_p50": percentile(slips, 50),
@@ -989,6 +1004,11 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
         f"posting (second: count): {load['slow_by_second']}"
     )
     print(
+        f"  events over {SLOW_ROUND_TRIP * 1000:.0f} ms after their post's return, by second "
+        f"of the posting: {load['late_events_by_second']}; by seat: "
+        f"{load['late_events_by_seat']}"
+    )
+    print(
         f"  CPU during posting ({cpu['seconds']:.1f}s): server {cpu['server']:.0f}%, "
         f"bench clients {cpu['clients']:.0f}% (per process {cpu['clients_each']}), "
         f"postgres+redis {cpu['postgres_redis']:.0f}% (processes alive at both ends), "
@@ -1103,7 +1123,11 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             env.update(DEALROOM_DATABASE_URL=database_url, DEALROOM_REDIS_URL=args.redis_url)
             migrate(env)
             result["statistics"] = await stand_in.enter_async_context(
-                autovacuum_stand_in(database_url, every=args.analyze_every)
+                autovacuum_stand_in(
+                    database_url,
+                    every=args.analyze_every,
+                    whole_database=args.analyze_whole_database,
+                )
             )
         server = ServerProcess(
             env=env,
@@ -1171,7 +1195,7 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
         print(
             f"PostgreSQL autovacuum {statistics['autovacuum']}; "
             f"ANALYZE run {statistics['analyzed']} times by the benchmark in its stead "
-            f"(every {args.analyze_every:g} s)"
+            f"(every {args.analyze_every:g} s, each of {statistics['takes']})"
         )
     if "baseline" in result:
         print_phase("baseline", result["baseline"], args)
@@ -1302,9 +1326,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--analyze-every",
         type=float,
         default=10.0,
-        help="seconds between the benchmark's ANALYZE of the whole database, standing in for "
-        "autovacuum where it is off (default 10; autovacuum visits a database every "
-        "autovacuum_naptime, 60 s by default, and analyzes the tables changed enough)",
+        help="seconds between the benchmark's visits, each an ANALYZE of the tables changed "
+        "enough, standing in for autovacuum where it is off (default 10; autovacuum visits a "
+        "database every autovacuum_naptime, 60 s by default)",
+    )
+    parser.add_argument(
+        "--analyze-whole-database",
+        action="store_true",
+        help="each of the benchmark's ANALYZEs takes the whole database at full speed, system "
+        "catalogs included (as until 2026-12-04), in place of the tables autovacuum would take",
     )
     parser.add_argument("--keep-logs", action="store_true", help="keep the server's logs")
     parser.add_argument("--json", type=Path, help="also write the figures here")

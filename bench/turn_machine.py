@@ -234,7 +234,8 @@ async def run(args: argparse.Namespace) -> list[Round]:
                             print(f"  round {index + 1}: {row(found)}", flush=True)
         print(
             f"PostgreSQL autovacuum {analyzer['autovacuum']}; "
-            f"ANALYZE run {analyzer['analyzed']} times by the benchmark in its stead"
+            f"ANALYZE run {analyzer['analyzed']} times by the benchmark in its stead, "
+            f"each of {analyzer['takes']}"
         )
     finally:
         await stand_in.aclose()

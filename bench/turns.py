@@ -793,7 +793,8 @@ def report_backend(result: dict[str, Any], args: argparse.Namespace) -> list[str
     if stand_in is not None:
         lines.append(
             f"PostgreSQL autovacuum {stand_in['autovacuum']}; "
-            f"ANALYZE run {stand_in['analyzed']} times by the benchmark in its stead"
+            f"ANALYZE run {stand_in['analyzed']} times by the benchmark in its stead, "
+            f"each of {stand_in['takes']}"
         )
     lines.append(
         f"(a) per run, single process, one run_once() at a time: {args.rooms} rooms x "
