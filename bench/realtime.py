@@ -714,7 +714,9 @@ def delivery(
         "slow_by_second": sorted(slow_seconds.items()),
         "late_events_by_second": sorted(late_seconds.items()),
         "late_events_by_seat": dict(late_seats),
-        # For --json: every post's start (seconds into the phase) and round trip, in order
+        # For --json: the phase's start (time.monotonic()), then every post's start (seconds
+        # into the phase) and round trip, in order
+        "began": schedule.began,
         "timeline": [
             (round(r.started - schedule.began, 4), round(r.returned - r.started, 4))
             for r in schedule.results
