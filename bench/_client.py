@@ -587,10 +587,10 @@ async def autovacuum_stand_in(
     2026-12-04 every visit analyzed the whole database at full speed, the ~60 system
     catalogs included, which no production server does every 10 s; ``whole_database`` still
     does (issue 17: at 300 posts a second with 5,000 subscriptions held, each such
-    ``ANALYZE`` stalled the posts for about a second, send -> event p99 293-354 ms, against
-    61-106 ms this way; docs/BENCHMARKS.md). Yields what it did, for the report: with each
-    ``ANALYZE``'s start (``time.monotonic()``) and seconds in ``runs``, so a report can line
-    its slow seconds up with them."""
+    ``ANALYZE`` took 277-389 ms and the posts stalled behind it for about a second; a visit
+    of the changed tables took 101-212 ms; docs/BENCHMARKS.md). Yields what it did, for the
+    report: with each ``ANALYZE``'s start (``time.monotonic()``) and seconds in ``runs``, so
+    a report can line its slow seconds up with them."""
     done: dict[str, Any] = {
         "autovacuum": "unknown",
         "analyzed": 0,
