@@ -143,7 +143,7 @@ class Settings(BaseSettings):
     subscription_start_slots: int | None = Field(default=None, ge=1)
     """Subscription start-ups (authorisation, end read, first replay batch) this process lets
     touch the database at once (services/admission.py); unset: 2 on SQLite (one connection),
-    a third of pool size + overflow on PostgreSQL (10)."""
+    a third of pool size + overflow on PostgreSQL (5)."""
     subscription_start_wait_seconds: float = Field(default=5.0, gt=0)
     """How long a subscription start-up waits for a slot before it ends UNAVAILABLE (with
     ``retryAfterSeconds``). Keep it well under the pool timeout (30 s PostgreSQL, 60 s

@@ -12,15 +12,26 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from dealroom.persistence.db import Db
 
-POOL_SIZE = 30
-"""PostgreSQL connections a process may hold, and keeps once it has opened them. Until
-2026-12-04 it was 10 kept and 20 more of SQLAlchemy's overflow, which it closes at checkin:
-under load every burst past 10 opened them again, each a new PostgreSQL backend with every
-statement prepared and planned anew (asyncpg prepares per connection; PostgreSQL plans a
-prepared statement five times before it settles on a generic plan). With 5,000 subscriptions
-held and 300 posts a second: 127 distinct backends in 20 s against 61 with this pool, and a
-post's room read planned 654 times (669 ms) against 244 (260 ms) (docs/BENCHMARKS.md). The
-bound is the same 30: N processes hold at most N x 30 of PostgreSQL's ``max_connections``."""
+POOL_SIZE = 15
+"""PostgreSQL connections a process may hold, and keeps once it has opened them.
+
+Fifteen since 2026-12-04 (thirty before). A process under steady load runs on about a dozen; a
+second of slow posts puts more in flight at once, and each connection the pool opens then is
+a new PostgreSQL backend that prepares and plans the hot statements anew, spending the CPU
+the second was short of. With 5,000 subscriptions held and 300 posts a second, every run whose
+two processes opened 15-39 backends during the posting had a send -> event p99 of 105-828 ms
+and its slowest posts at 0.4-1.2 s; with fifteen a process, the stall queues on the pool
+instead: p99 46-120 ms, slowest posts under 0.34 s (docs/BENCHMARKS.md, twentieth session).
+A third of the pool still goes to subscription start-ups (services/admission.py).
+
+Before that, until earlier on 2026-12-04, it was 10 kept and 20 more of SQLAlchemy's
+overflow, closed at checkin: under load every burst past 10 opened them again, each a new
+PostgreSQL backend with every statement prepared and planned anew (asyncpg prepares per
+connection; PostgreSQL plans a prepared statement five times before it settles on a generic
+plan). With 5,000 subscriptions held and 300 posts a second: 127 distinct backends in 20 s
+against 61 with thirty kept, and a post's room read planned 654 times (669 ms) against 244
+(260 ms) (docs/BENCHMARKS.md). N processes hold at most N x 15 of PostgreSQL's
+``max_connections``."""
 
 
 def create_engine(

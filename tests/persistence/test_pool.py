@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.persistence.engine import POOL_SIZE
 
-BURST = 20
-"""More than the 10 the old pool kept, fewer than it allowed."""
+BURST = 12
+"""More than the 10 the old pool kept, fewer than the pool allows."""
 
 
 async def _burst(engine: AsyncEngine, size: int) -> None:

@@ -15,8 +15,8 @@ from tests.support.backends import backend_name
 
 
 def test_the_bound_is_sized_from_the_pool(engine: AsyncEngine) -> None:
-    # SQLite: one connection, one start-up ready for it; PostgreSQL: a third of 10 + 20.
-    expected = 2 if backend_name() == "sqlite" else 10
+    # SQLite: one connection, one start-up ready for it; PostgreSQL: a third of the 15.
+    expected = 2 if backend_name() == "sqlite" else 5
     assert slots_for(engine, None) == expected
 
 
