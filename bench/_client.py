@@ -600,18 +600,19 @@ async def autovacuum_stand_in(
 
     async def start(conn: asyncpg.Connection) -> bool:
         done["autovacuum"] = await conn.fetchval("SHOW autovacuum")
+        if not whole_database:
+            await conn.execute("SET vacuum_cost_delay = '2ms'")  # for this connection's life
         return bool(done["autovacuum"] == "off")
 
     async def step(conn: asyncpg.Connection) -> None:
-        began = time.monotonic()
+        analyze = "ANALYZE"
         if not whole_database:
             tables = [row[0] for row in await conn.fetch(CHANGED_ENOUGH)]
             if not tables:
                 return
-            await conn.execute("SET vacuum_cost_delay = '2ms'")
-            await conn.execute(f"ANALYZE {', '.join(tables)}")
-        else:
-            await conn.execute("ANALYZE")
+            analyze = f"ANALYZE {', '.join(tables)}"
+        began = time.monotonic()
+        await conn.execute(analyze)
         done["analyzed"] += 1
         done["runs"].append((began, time.monotonic() - began))
 
