@@ -34,6 +34,25 @@ against 61 with thirty kept, and a post's room read planned 654 times (669 ms) a
 ``max_connections``."""
 
 
+GENERIC_PLANS = "force_generic_plan"
+"""PostgreSQL's ``plan_cache_mode`` on the pool's connections (since 2026-12-04; ``auto``
+before).
+
+In ``auto`` PostgreSQL plans a prepared statement afresh for its first five executions on a
+connection, then plans it generically and compares: six plans a statement on every new
+connection. Every hot statement settled on the generic plan anyway (``pg_prepared_statements``
+after 800 posts: 5 custom plans each, the rest generic, an ``ANALYZE`` between included), so
+forcing it changes no plan the hot path runs on; it makes a connection's first executions
+one plan instead of six. Those first executions come exactly when the load needs more
+connections than it had (the posting's start, a second slowed by an ``ANALYZE``), on a busy
+machine. With 5,000 subscriptions held and 355 posts a second (0.75-0.79 of the Core floor),
+five runs against four, interleaved: send -> event p99 68.7-92.8 ms against 84.8-138.1, the
+posting's first second without its 47-48 slow posts (docs/BENCHMARKS.md, twenty-first
+session). The run claim (``claim_statements.claim_candidate``) was built to keep its plan
+generic: its partial index is matched by literals, and ``tests/persistence/
+test_claim_candidate.py`` runs it under both modes."""
+
+
 def create_engine(
     url: str, *, echo: bool = False, pool_timeout: float | None = None
 ) -> AsyncEngine:
@@ -55,6 +74,9 @@ def create_engine(
         # 300 posts a second, PostgreSQL and Redis took 30-31 % of the machine against 42 %,
         # and send -> event p99 was 113-131 ms against 327-643 (docs/BENCHMARKS.md,
         # tests/persistence/test_pool.py).
+        #
+        # Every prepared statement is planned once per connection, generically
+        # (``plan_cache_mode``, GENERIC_PLANS below).
         return create_async_engine(
             url,
             echo=echo,
@@ -63,6 +85,7 @@ def create_engine(
             pool_use_lifo=True,
             pool_recycle=1800,
             pool_timeout=30 if pool_timeout is None else pool_timeout,
+            connect_args={"server_settings": {"plan_cache_mode": GENERIC_PLANS}},
         )
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)

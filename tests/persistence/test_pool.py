@@ -6,6 +6,7 @@ process opened a new PostgreSQL connection a few times a second."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 from sqlalchemy import event, text
@@ -58,3 +59,23 @@ async def test_steady_use_after_a_burst_stays_on_the_connection_returned_last(
         async with pg_engine.connect() as conn:
             backends.add((await conn.execute(text("SELECT pg_backend_pid()"))).scalar_one())
     assert len(backends) == 1
+
+
+async def test_a_connection_plans_each_statement_once(pg_engine: AsyncEngine) -> None:
+    """A prepared statement is planned once per connection (``engine.GENERIC_PLANS``), not for
+    each of its first five executions and then once more: a connection the pool opens under
+    load (a stall, the start of a burst) joins at one plan a statement. The hot statements
+    settle on the generic plan anyway (docs/DECISIONS.md, twenty-first session)."""
+    statement = text("SELECT count(*) FROM rooms WHERE id = :id AND event_seq >= :seq")
+    async with pg_engine.connect() as conn:
+        for seq in range(8):
+            await conn.execute(statement, {"id": uuid.uuid4(), "seq": seq})
+        generic, custom = (
+            await conn.execute(
+                text(
+                    "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+                    " WHERE statement LIKE 'SELECT count(*) FROM rooms WHERE id = %'"
+                )
+            )
+        ).one()
+    assert (generic, custom) == (8, 0)
