@@ -568,6 +568,15 @@ WHERE c.relkind IN ('r', 'p') AND s.schemaname <> 'information_schema'
 """
 
 
+def _backend_cpu(pid: int) -> float:
+    """CPU seconds a PostgreSQL backend of this machine has spent (its user and system time
+    from ``/proc``)."""
+    try:
+        return float(sum(psutil.Process(pid).cpu_times()[:2]))
+    except psutil.Error:
+        return 0.0
+
+
 @contextlib.asynccontextmanager
 async def autovacuum_stand_in(
     url: str, every: float = 10.0, *, whole_database: bool = False
@@ -589,8 +598,9 @@ async def autovacuum_stand_in(
     does (issue 17: at 300 posts a second with 5,000 subscriptions held, each such
     ``ANALYZE`` took 277-389 ms and the posts stalled behind it for about a second; a visit
     of the changed tables took 101-212 ms; docs/BENCHMARKS.md). Yields what it did, for the
-    report: with each ``ANALYZE``'s start (``time.monotonic()``) and seconds in ``runs``, so
-    a report can line its slow seconds up with them."""
+    report: in ``runs``, each ``ANALYZE``'s start (``time.monotonic()``), its seconds, the CPU
+    seconds its backend spent in it and the tables it took, so a report can line its slow
+    seconds up with them."""
     done: dict[str, Any] = {
         "autovacuum": "unknown",
         "analyzed": 0,
@@ -604,17 +614,24 @@ async def autovacuum_stand_in(
             await conn.execute("SET vacuum_cost_delay = '2ms'")  # for this connection's life
         return bool(done["autovacuum"] == "off")
 
+    backend = 0
+
     async def step(conn: asyncpg.Connection) -> None:
+        nonlocal backend
+        backend = backend or await conn.fetchval("SELECT pg_backend_pid()")
         analyze = "ANALYZE"
+        tables: list[str] = []
         if not whole_database:
             tables = [row[0] for row in await conn.fetch(CHANGED_ENOUGH)]
             if not tables:
                 return
             analyze = f"ANALYZE {', '.join(tables)}"
+        cpu = _backend_cpu(backend)
         began = time.monotonic()
         await conn.execute(analyze)
+        took = time.monotonic() - began
         done["analyzed"] += 1
-        done["runs"].append((began, time.monotonic() - began))
+        done["runs"].append((began, took, _backend_cpu(backend) - cpu, tables))
 
     async with _beside(url, start, step, every):
         yield done

@@ -1206,8 +1206,9 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
     if statistics is not None and "posting" in main:
         began, ended = main["posting"]
         during = [
-            f"{at - began:.1f} s ({1000 * took:.0f} ms)"
-            for at, took in statistics["runs"]
+            f"{at - began:.1f} s ({1000 * took:.0f} ms, {1000 * cpu:.0f} ms CPU: "
+            f"{' '.join(table.removeprefix('public.') for table in tables) or 'all'})"
+            for at, took, cpu, tables in statistics["runs"]
             if began - took <= at <= ended
         ]
         print(f"  the benchmark's ANALYZE during the posting, from its start: {during}")
