@@ -51,7 +51,7 @@ from dealroom.domain.errors import ErrorCode
 from dealroom.gc_tuning import refreeze_when_settled, sweep_young
 from dealroom.health import Readiness
 from dealroom.persistence.db import Db
-from dealroom.persistence.engine import create_engine, create_sessionmaker
+from dealroom.persistence.engine import create_engine, create_sessionmaker, open_pool
 from dealroom.realtime import Broker, create_broker
 from dealroom.request_limits import (
     BodyLimit,
@@ -301,6 +301,8 @@ def create_app(
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
         if own_broker:
             await broker.start()
+        if own_engine:
+            await open_pool(engine, settings.database_connections_at_start)
         await state.runner.start()
         await webhook_worker.start()
         # Out of the collector's way once a subscribe burst is over (a no-op unless frozen).

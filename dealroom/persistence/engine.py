@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+import structlog
+from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from dealroom.persistence.db import Db
+
+log = structlog.get_logger(__name__)
 
 POOL_SIZE = 15
 """PostgreSQL connections a process may hold, and keeps once it has opened them.
@@ -62,8 +68,11 @@ def create_engine(
     if parsed.get_backend_name() != "sqlite":
         # No pre-ping: it cost three round trips per checkout (~2 ms; an agent turn checks out
         # 8-9 times). A connection the server dropped fails one statement, SQLAlchemy then
-        # invalidates the pool, and recycling retires connections before server-side idle
-        # timeouts. Agent runs retry such a failure; a request gets one INTERNAL.
+        # invalidates the pool, and the pool reopens its connections as they are next used.
+        # Agent runs retry such a failure; a request gets one INTERNAL. No recycling by age
+        # either (1800 s until 2026-12-04): the connections ``open_pool`` opens at start wait
+        # at the bottom of the stack for the second that needs them, and an age limit would
+        # have that second reopen them.
         #
         # The pool hands out the connection returned last (a stack, not SQLAlchemy's default
         # queue), so steady load runs on the few connections it needs at once and the rest
@@ -76,14 +85,13 @@ def create_engine(
         # tests/persistence/test_pool.py).
         #
         # Every prepared statement is planned once per connection, generically
-        # (``plan_cache_mode``, GENERIC_PLANS below).
+        # (``plan_cache_mode``, GENERIC_PLANS above).
         return create_async_engine(
             url,
             echo=echo,
             pool_size=POOL_SIZE,
             max_overflow=0,
             pool_use_lifo=True,
-            pool_recycle=1800,
             pool_timeout=30 if pool_timeout is None else pool_timeout,
             connect_args={"server_settings": {"plan_cache_mode": GENERIC_PLANS}},
         )
@@ -120,8 +128,67 @@ def create_engine(
     return engine
 
 
+FREE_CONNECTIONS = """
+SELECT current_setting('max_connections')::int
+     - current_setting('superuser_reserved_connections')::int
+     - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')
+"""
+
+
+def connections_to_open(free: int, open_now: int, wanted: int = POOL_SIZE) -> int:
+    """How many more connections ``open_pool`` opens: up to ``wanted`` (at most the pool's
+    bound), and at most half of what PostgreSQL has free, so that processes starting together
+    leave room for each other and for everyone else (what is not opened at start is opened on
+    demand, as before)."""
+    return max(0, min(min(wanted, POOL_SIZE) - open_now, free // 2))
+
+
+async def open_pool(
+    engine: AsyncEngine, wanted: int | None = None, *, timeout: float = 10.0
+) -> int:
+    """Open the pool's connections now, at start, instead of when the load first needs them.
+
+    The pool keeps what it opens, as a stack: steady load runs on the top few, and the rest
+    are reached only when more requests are in flight at once than before, which is when a
+    second has gone slow (an ``ANALYZE`` re-planning every backend, a burst). Opened then,
+    each is a PostgreSQL fork, its catalogs read and its statements prepared on the busiest
+    machine of the hour, and about 2 ms of the process's own CPU (a new connection's first
+    post against a kept one's; 8 ms of wall time); with 5,000 subscriptions held and 355 posts
+    a second, the two processes opened 10-12 a run, each time at a stall (docs/BENCHMARKS.md,
+    twenty-first session).
+
+    ``wanted``: how many to hold (``DEALROOM_DATABASE_CONNECTIONS_AT_START``; None: the pool's
+    bound; 0: none). A best effort: bounded by :func:`connections_to_open` and by ``timeout``,
+    and a failure (PostgreSQL down, full) is logged and leaves the pool to open on demand.
+    Returns how many connections the pool holds."""
+    pool: Any = engine.pool
+    if engine.dialect.name != "postgresql" or wanted == 0:
+        return int(pool.checkedin())
+    try:
+        async with asyncio.timeout(timeout):
+            async with engine.connect() as conn:
+                free = int((await conn.execute(text(FREE_CONNECTIONS))).scalar_one())
+            open_now = pool.checkedin()
+            holding = open_now + connections_to_open(
+                free, open_now, POOL_SIZE if wanted is None else wanted
+            )
+            async with contextlib.AsyncExitStack() as held:
+                # all at once: one checked out and returned would be handed out again; every
+                # attempt ends before the stack closes, so none is left checked out
+                results = await asyncio.gather(
+                    *(held.enter_async_context(engine.connect()) for _ in range(holding)),
+                    return_exceptions=True,
+                )
+        failed = [str(result) for result in results if isinstance(result, BaseException)]
+        if failed:
+            log.warning("pool_partly_opened", error=failed[0], failed=len(failed))
+    except (TimeoutError, OSError, SQLAlchemyError) as error:
+        log.warning("pool_not_opened", error=str(error))
+    return int(pool.checkedin())
+
+
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[Any]:
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
 
 
-__all__ = ["Db", "create_engine", "create_sessionmaker"]
+__all__ = ["Db", "create_engine", "create_sessionmaker", "open_pool"]

@@ -12,7 +12,10 @@ from typing import Any
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from dealroom.persistence.engine import POOL_SIZE
+from dealroom.app import create_app
+from dealroom.config import Settings
+from dealroom.persistence.engine import POOL_SIZE, connections_to_open
+from tests.support.backends import migrated_database
 
 BURST = 12
 """More than the 10 the old pool kept, fewer than the pool allows."""
@@ -79,3 +82,50 @@ async def test_a_connection_plans_each_statement_once(pg_engine: AsyncEngine) ->
             )
         ).one()
     assert (generic, custom) == (8, 0)
+
+
+def test_a_process_opens_at_most_its_pool_and_half_of_what_postgresql_has_free() -> None:
+    assert connections_to_open(free=90, open_now=1) == POOL_SIZE - 1
+    assert connections_to_open(free=90, open_now=POOL_SIZE) == 0
+    assert connections_to_open(free=10, open_now=1) == 5
+    assert connections_to_open(free=1, open_now=0) == 0
+    assert connections_to_open(free=-3, open_now=0) == 0
+    assert connections_to_open(free=90, open_now=1, wanted=3) == 2
+    assert connections_to_open(free=90, open_now=1, wanted=POOL_SIZE + 5) == POOL_SIZE - 1
+
+
+async def _backends(engine: AsyncEngine) -> int:
+    async with engine.connect() as conn:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        return int((await conn.execute(text(query))).scalar_one())
+
+
+async def test_a_server_opens_its_pool_at_start(settings: Settings) -> None:
+    """A server with an engine of its own opens its pool as it starts (``engine.open_pool``),
+    so a slow second later finds the connections open instead of forking backends in it
+    (docs/DECISIONS.md, twenty-first session); on both passes, on a PostgreSQL of its own."""
+    async with migrated_database() as (url, engine):
+        before = await _backends(engine)  # the counting connection itself
+        app = create_app(settings.model_copy(update={"database_url": url}))
+        async with app.router.lifespan_context(app):
+            started = await _backends(engine)
+        stopped = await _backends(engine)
+    assert started - before == POOL_SIZE
+    assert stopped == before  # the server closes what it opened
+
+
+async def test_a_server_told_to_opens_fewer_or_none_at_start(settings: Settings) -> None:
+    """``DEALROOM_DATABASE_CONNECTIONS_AT_START``: 3 holds three; 0 leaves the pool to open on
+    demand (the lifespan's first statement is then the first request's)."""
+    async with migrated_database() as (url, engine):
+        before = await _backends(engine)
+        opened = []
+        for wanted in (3, 0):
+            app = create_app(
+                settings.model_copy(
+                    update={"database_url": url, "database_connections_at_start": wanted}
+                )
+            )
+            async with app.router.lifespan_context(app):
+                opened.append(await _backends(engine) - before)
+    assert opened == [3, 0]
