@@ -21,6 +21,11 @@ class Settings(BaseSettings):
 
     database_url: str | None = None
     """SQLAlchemy async URL; unset means the embedded SQLite file."""
+    database_connections_at_start: int | None = Field(default=None, ge=0)
+    """PostgreSQL connections a process opens as it starts (persistence/engine.open_pool),
+    never more than half of what PostgreSQL has free then; unset: the pool's bound (15). The
+    rest open when the load first needs them, which is when a second has gone slow; 0 opens
+    all on demand."""
     redis_url: str | None = None
     """Redis URL for the pub/sub broker; unset means the in-process broker."""
     host: str = "127.0.0.1"
@@ -144,11 +149,6 @@ class Settings(BaseSettings):
     """Subscription start-ups (authorisation, end read, first replay batch) this process lets
     touch the database at once (services/admission.py); unset: 2 on SQLite (one connection),
     a third of pool size + overflow on PostgreSQL (5)."""
-    database_connections_at_start: int | None = Field(default=None, ge=0)
-    """PostgreSQL connections a process opens as it starts (persistence/engine.open_pool),
-    never more than half of what PostgreSQL has free then; unset: the pool's bound (15). The
-    rest open when the load first needs them, which is when a second has gone slow; 0 opens
-    all on demand."""
     subscription_start_wait_seconds: float = Field(default=5.0, gt=0)
     """How long a subscription start-up waits for a slot before it ends UNAVAILABLE (with
     ``retryAfterSeconds``). Keep it well under the pool timeout (30 s PostgreSQL, 60 s

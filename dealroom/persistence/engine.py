@@ -54,9 +54,12 @@ connections than it had (the posting's start, a second slowed by an ``ANALYZE``)
 machine. With 5,000 subscriptions held and 355 posts a second (0.75-0.79 of the Core floor),
 five runs against four, interleaved: send -> event p99 68.7-92.8 ms against 84.8-138.1, the
 posting's first second without its 47-48 slow posts (docs/BENCHMARKS.md, twenty-first
-session). The run claim (``claim_statements.claim_candidate``) was built to keep its plan
-generic: its partial index is matched by literals, and ``tests/persistence/
-test_claim_candidate.py`` runs it under both modes."""
+session; a later A/B of this and ``open_pool`` together against neither, at 300 a second on
+a slower VM, did not show the gain: three pairs too few for its noise).
+
+The run claim (``claim_statements.claim_candidate``) was built to keep its plan generic: its
+partial index is matched by literals, and ``tests/persistence/test_claim_candidate.py`` runs
+it under both modes."""
 
 
 def create_engine(

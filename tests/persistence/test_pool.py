@@ -114,7 +114,7 @@ async def test_a_server_opens_its_pool_at_start(settings: Settings) -> None:
     assert stopped == before  # the server closes what it opened
 
 
-async def test_a_server_told_to_opens_fewer_or_none_at_start(settings: Settings) -> None:
+async def test_a_server_told_to_open_fewer_opens_fewer_or_none(settings: Settings) -> None:
     """``DEALROOM_DATABASE_CONNECTIONS_AT_START``: 3 holds three; 0 leaves the pool to open on
     demand (the lifespan's first statement is then the first request's)."""
     async with migrated_database() as (url, engine):
