@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.app import create_app
 from dealroom.config import Settings
-from dealroom.persistence.engine import POOL_SIZE, connections_to_open
+from dealroom.persistence.engine import FREE_CONNECTIONS, POOL_SIZE, connections_to_open
 from tests.support.backends import migrated_database
 
 BURST = 12
@@ -103,14 +103,21 @@ async def _backends(engine: AsyncEngine) -> int:
 async def test_a_server_opens_its_pool_at_start(settings: Settings) -> None:
     """A server with an engine of its own opens its pool as it starts (``engine.open_pool``),
     so a slow second later finds the connections open instead of forking backends in it
-    (docs/DECISIONS.md, twenty-first session); on both passes, on a PostgreSQL of its own."""
+    (docs/DECISIONS.md, twenty-first session); on both passes, on a PostgreSQL of its own.
+
+    All fifteen when PostgreSQL has room; the suite's other workers share it (their servers,
+    their databases), so what they hold meanwhile may lower the server's half-of-free bound:
+    the floor allows for 8 connections opened by others between the two readings."""
     async with migrated_database() as (url, engine):
         before = await _backends(engine)  # the counting connection itself
+        async with engine.connect() as conn:
+            free = int((await conn.execute(text(FREE_CONNECTIONS))).scalar_one())
         app = create_app(settings.model_copy(update={"database_url": url}))
         async with app.router.lifespan_context(app):
             started = await _backends(engine)
         stopped = await _backends(engine)
-    assert started - before == POOL_SIZE
+    floor = max(1, 1 + connections_to_open(free - 8, open_now=1))
+    assert floor <= started - before <= POOL_SIZE  # none would open without open_pool
     assert stopped == before  # the server closes what it opened
 
 
