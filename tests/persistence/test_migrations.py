@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection, inspect
+from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+import dealroom.persistence
 from dealroom.persistence.engine import create_engine
 from dealroom.persistence.migrate import downgrade, upgrade
 from dealroom.persistence.models import Base
@@ -103,3 +107,67 @@ async def test_the_migrated_partial_indexes_have_the_models_predicates(
     assert "ix_agent_runs_queued" in found
     for name, (model, migrated) in found.items():
         assert model == migrated, name
+
+
+def _migration(name: str) -> ModuleType:
+    path = Path(dealroom.persistence.__file__).parent / "migrations" / "versions" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HOT = _migration("0013_hot_tables_sampled_small")
+
+_TARGETS = text(
+    "SELECT attrelid::regclass::text, attname, coalesce(attstattarget, -1) FROM pg_attribute "
+    "WHERE attrelid = ANY(CAST(:tables AS regclass[])) AND attnum > 0 AND NOT attisdropped"
+)
+
+
+async def _targets(engine: AsyncEngine) -> dict[tuple[str, str], int]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(_TARGETS, {"tables": list(HOT.HOT_TABLES)})
+        return {(table, column): target for table, column, target in rows.all()}
+
+
+async def test_every_column_of_the_tables_a_post_writes_is_sampled_small(
+    pg_engine: AsyncEngine,
+) -> None:
+    """Migration 0013, on every column, those added since included (a column left at the
+    default makes ANALYZE sample the whole table's 30,000 rows again); a downgrade restores
+    the default."""
+    assert set(HOT.HOT_TABLES) <= set(Base.metadata.tables)
+    targets = await _targets(pg_engine)
+    assert {table for table, _ in targets} == set(HOT.HOT_TABLES)
+    for column in Base.metadata.tables["messages"].columns:
+        assert ("messages", column.name) in targets
+    assert {key: value for key, value in targets.items() if value != HOT.TARGET} == {}
+
+    await downgrade(pg_engine, "0012")
+    assert set((await _targets(pg_engine)).values()) == {-1}
+    await upgrade(pg_engine)
+
+
+async def test_analyze_of_a_table_a_post_writes_keeps_ten_buckets(pg_engine: AsyncEngine) -> None:
+    """What the target changes: ANALYZE keeps at most 10 histogram buckets of a column with
+    500 distinct values (101 bounds at the default of 100) and reads at most 3,000 rows."""
+    async with pg_engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO throttles (key, window_start, count, updated_at) "
+                "SELECT 'post:' || n, now(), n, now() FROM generate_series(1, 500) AS n"
+            )
+        )
+    async with pg_engine.connect() as conn:
+        await conn.execute(text("ANALYZE throttles"))
+        bounds = await conn.scalar(
+            text(
+                "SELECT array_length(histogram_bounds, 1) FROM pg_stats "
+                "WHERE tablename = 'throttles' AND attname = 'count'"
+            )
+        )
+    assert bounds is not None
+    assert 2 <= bounds <= HOT.TARGET + 1
