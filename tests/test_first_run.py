@@ -5,13 +5,14 @@ demo host and its banner names what to open; `DEALROOM_DEMO=0` serves an empty d
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+
+from tests.support.processes import free_port
 
 
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:
@@ -21,16 +22,9 @@ def _env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _serve_banner(env: dict[str, str]) -> tuple[list[str], int]:
     """Start `dealroom serve`, read its banner until uvicorn is up, check /z/maya, stop it."""
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "dealroom.cli", "serve", "--port", str(port)],
         env=env,
@@ -115,7 +109,7 @@ def test_serve_still_starts_when_the_demo_cannot_be_taught(tmp_path: Path) -> No
     env = _env(
         tmp_path,
         DEALROOM_MODEL_ENGINE="gemini",
-        DEALROOM_GEMINI_BASE_URL=f"http://127.0.0.1:{_free_port()}",
+        DEALROOM_GEMINI_BASE_URL=f"http://127.0.0.1:{free_port()}",
         DEALROOM_MODEL_ATTEMPTS="1",
         DEALROOM_MODEL_TIMEOUT_SECONDS="2",
     )

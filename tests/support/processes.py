@@ -4,6 +4,8 @@ loopback port, and waiting until a `dealroom serve` process answers /health."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import socket
 import subprocess
 import time
@@ -12,12 +14,38 @@ import httpx
 
 from tests.support.graphql import TLS
 
+PORTS_FROM = 20000
+"""The first port of the test servers' blocks: below the kernel's ephemeral range (32768 and
+up by default), so no bind to port 0 and no outgoing connection is handed one of them."""
+PORTS_PER_WORKER = 1000
+WORKER_BLOCKS = 12
+"""Blocks of ``PORTS_PER_WORKER`` ports, one for each pytest-xdist worker (modulo this)."""
+
+_handed = itertools.count()
+
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    """A loopback port for a test's server that no other test of the run is handed.
+
+    Each pytest-xdist worker takes the ports of its own block in turn (starting at an offset
+    of its pid, so a run just after another does not start on its ports), skipping any that
+    will not bind now. Until 2026-12-05 this asked the kernel for any free port; another
+    worker could be handed the same one before the first server bound it, and as the
+    servers' children bind with ``SO_REUSEPORT`` both servers then shared it: one test's
+    ``/health`` was answered by another test's server (docs/BENCHMARKS.md, twenty-first
+    session)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    block = PORTS_FROM + (int(worker) if worker.isdigit() else 0) % WORKER_BLOCKS * PORTS_PER_WORKER
+    for _ in range(PORTS_PER_WORKER):
+        port = block + (os.getpid() + next(_handed)) % PORTS_PER_WORKER
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError(f"no port of {block}-{block + PORTS_PER_WORKER - 1} binds")
 
 
 STARTUP_SECONDS = 180.0
