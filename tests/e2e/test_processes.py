@@ -25,6 +25,7 @@ import psutil
 import pytest
 from sqlalchemy import func, select
 
+from dealroom.domain.cursors import event_cursor
 from dealroom.persistence.engine import create_engine
 from dealroom.persistence.models import AgentRun, Message
 from tests.support.backends import (
@@ -36,8 +37,8 @@ from tests.support.processes import free_port, wait_healthy
 
 ROOMS = 4
 MESSAGES = """
-subscription($roomId: ID!, $seat: Seat!) {
-  paneEvents(roomId: $roomId, seat: $seat) {
+subscription($roomId: ID!, $seat: Seat!, $after: String) {
+  paneEvents(roomId: $roomId, seat: $seat, after: $after) {
     __typename
     ... on MessageAdded { cursor message { id body authorKind } }
   }
@@ -153,7 +154,7 @@ async def test_two_multiprocess_servers_deliver_every_event_once_and_run_every_t
                     group.create_task(_watch(ws_a, host, room_id, n))
                     for n, (_guest, room_id, _http) in enumerate(guests)
                 ]
-                await asyncio.sleep(0.5)  # the subscriptions are open
+                await asyncio.sleep(0.5)  # the subscriptions are open (mostly: see _watch)
                 for n, (guest, room_id, _http) in enumerate(guests):
                     await post(guest, room_id, f"Hello from guest {n}")
             events = [task.result() for task in seen]
@@ -176,8 +177,10 @@ async def test_two_multiprocess_servers_deliver_every_event_once_and_run_every_t
 
 async def _watch(ws_url: str, host: Client, room_id: str, n: int) -> list[dict[str, Any]]:
     """The visitor pane's messages as the host reads them, until the agent has answered the
-    guest and the pane has then been quiet for two seconds (a duplicate would show up here)."""
-    variables = {"roomId": room_id, "seat": "VISITOR"}
+    guest and the pane has then been quiet for two seconds (a duplicate would show up here).
+    From the pane's start: a subscription the server opened only after the guest's post (a
+    busy machine) replays it instead of starting past it."""
+    variables = {"roomId": room_id, "seat": "VISITOR", "after": event_cursor(0)}
     messages: list[dict[str, Any]] = []
     async with subscribe(ws_url, MESSAGES, variables, init=ws_init_for(host)) as stream:
         deadline = asyncio.get_running_loop().time() + 90
