@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import AsyncIterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-import dealroom.persistence
 from dealroom.persistence.engine import create_engine
-from dealroom.persistence.migrate import downgrade, upgrade
+from dealroom.persistence.migrate import alembic_config, downgrade, upgrade
 from dealroom.persistence.models import Base
 from tests.support.backends import create_database, drop_database
 
@@ -109,17 +107,14 @@ async def test_the_migrated_partial_indexes_have_the_models_predicates(
         assert model == migrated, name
 
 
-def _migration(name: str) -> ModuleType:
-    path = Path(dealroom.persistence.__file__).parent / "migrations" / "versions" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _migration(revision: str) -> ModuleType:
+    """A revision's module, as Alembic loads it."""
+    script = ScriptDirectory.from_config(alembic_config()).get_revision(revision)
+    assert script is not None
+    return script.module
 
 
-HOT = _migration("0013_hot_tables_sampled_small")
+HOT = _migration("0013")
 
 _TARGETS = text(
     "SELECT attrelid::regclass::text, attname, coalesce(attstattarget, -1) FROM pg_attribute "
