@@ -145,6 +145,7 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
             port=port,
             access_log=settings.access_log,
             processes=count,
+            ws_ping_seconds=settings.ws_ping_seconds,
         )
         try:
             listeners = listening_sockets(host, port, count)
@@ -155,7 +156,11 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
     from dealroom.gc_tuning import settle_after_startup
 
     config = uvicorn_config(
-        create_app(settings), host=host, port=port, access_log=settings.access_log
+        create_app(settings),
+        host=host,
+        port=port,
+        access_log=settings.access_log,
+        ws_ping_seconds=settings.ws_ping_seconds,
     )
     # modules, schema and app outlive every request: out of the GC's way
     settle_after_startup(

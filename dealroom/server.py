@@ -15,7 +15,10 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from dealroom import ws_protocol
+from dealroom.config import Settings
 
+WS_PING_SECONDS = Settings.model_fields["ws_ping_seconds"].default
+"""The server's websocket ping interval unless told otherwise (``Settings.ws_ping_seconds``)."""
 GRACEFUL_SHUTDOWN_SECONDS = 10
 """Open connections get this long to finish when the server stops."""
 STOP_SECONDS = 60.0
@@ -30,9 +33,10 @@ def uvicorn_config(
     log_level: str = "info",
     access_log: bool = True,
     processes: int = 1,
+    ws_ping_seconds: float = WS_PING_SECONDS,
 ) -> uvicorn.Config:
     """``app`` is an import string of an app factory when ``processes`` > 1 (each child
-    builds its own app)."""
+    builds its own app). ``ws_ping_seconds`` 0 sends no websocket pings."""
     return uvicorn.Config(
         app,
         factory=processes > 1,
@@ -48,6 +52,9 @@ def uvicorn_config(
         # Per-message deflate costs tens of KiB per websocket; our frames are small.
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames
+        # uvicorn pings every held socket every 20 s unless told: at 5,000 held that is
+        # 250 pings and pongs a second (Settings.ws_ping_seconds).
+        ws_ping_interval=ws_ping_seconds or None,
         log_level=log_level,
         access_log=access_log,
         lifespan="on",
@@ -79,10 +86,19 @@ class BackgroundServer:
 
 
 async def start_in_background(
-    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 120
+    app: ASGIApp,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    startup_timeout: float = 120,
+    ws_ping_seconds: float = WS_PING_SECONDS,
 ) -> BackgroundServer:
     """Serve ``app`` on a free loopback port (``port=0``) without taking over signals."""
-    server = uvicorn.Server(uvicorn_config(app, host=host, port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn_config(
+            app, host=host, port=port, log_level="warning", ws_ping_seconds=ws_ping_seconds
+        )
+    )
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # the caller owns signals
     task = asyncio.create_task(server.serve())
     deadline = time.monotonic() + startup_timeout

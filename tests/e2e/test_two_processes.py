@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import IO
 
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.domain.cursors import event_cursor
-from tests.support.backends import REDIS_FOR_BROKER_TESTS
 from tests.support.graphql import (
     PANE_EVENTS,
     Client,
@@ -26,39 +20,7 @@ from tests.support.graphql import (
     subscribe,
     ws_init_for,
 )
-from tests.support.processes import free_port, wait_healthy
-
-
-@contextmanager
-def serve(
-    database_url: str, port: int, log: IO[bytes], **settings: str
-) -> Iterator[subprocess.Popen[bytes]]:
-    """``dealroom serve`` in its own process; ``settings`` are more ``DEALROOM_*`` values."""
-    env = {
-        **os.environ,
-        "DEALROOM_DATABASE_URL": database_url,
-        "DEALROOM_REDIS_URL": REDIS_FOR_BROKER_TESTS,
-        "DEALROOM_PORT": str(port),
-        "DEALROOM_HOST": "127.0.0.1",
-        # Only the foundation's events: agent replies are covered by tests/e2e/test_turn*.
-        "DEALROOM_WORKERS": "0",
-        "DEALROOM_WEBHOOK_WORKERS": "0",  # no polling loop either (see DECISIONS, issue 16)
-        **{f"DEALROOM_{name.upper()}": value for name, value in settings.items()},
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    try:
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+from tests.support.processes import free_port, serve, wait_healthy
 
 
 @pytest.fixture

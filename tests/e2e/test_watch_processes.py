@@ -17,12 +17,11 @@ import pytest
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from tests.e2e.test_two_processes import serve
 from tests.support.backends import (
     migrated_database,
 )
 from tests.support.graphql import Client, open_room, post, sign_up
-from tests.support.processes import free_port, wait_healthy
+from tests.support.processes import free_port, serve, wait_healthy
 from tests.support.turns import HOME
 from tests.support.watches import runs_of, watch_of
 

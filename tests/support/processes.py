@@ -8,10 +8,15 @@ import itertools
 import os
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO
 
 import httpx
 
+from tests.support.backends import REDIS_FOR_BROKER_TESTS
 from tests.support.graphql import TLS
 
 PORTS_FROM = 20000
@@ -68,3 +73,35 @@ async def wait_healthy(
                 pass
             await asyncio.sleep(0.05)
     raise AssertionError(f"{base_url} never became healthy")
+
+
+@contextmanager
+def serve(
+    database_url: str, port: int, log: IO[bytes], **settings: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``dealroom serve`` in its own process; ``settings`` are more ``DEALROOM_*`` values."""
+    env = {
+        **os.environ,
+        "DEALROOM_DATABASE_URL": database_url,
+        "DEALROOM_REDIS_URL": REDIS_FOR_BROKER_TESTS,
+        "DEALROOM_PORT": str(port),
+        "DEALROOM_HOST": "127.0.0.1",
+        # Only the foundation's events: agent replies are covered by tests/e2e/test_turn*.
+        "DEALROOM_WORKERS": "0",
+        "DEALROOM_WEBHOOK_WORKERS": "0",  # no polling loop either (see DECISIONS, issue 16)
+        **{f"DEALROOM_{name.upper()}": value for name, value in settings.items()},
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
