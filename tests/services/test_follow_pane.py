@@ -38,6 +38,8 @@ class LossyBroker:
         self.inner = InProcessBroker()
         self.drop = drop
         self.count = 0
+        self.joined = asyncio.Event()
+        """Set once a subscription has joined."""
 
     async def start(self) -> None: ...
 
@@ -68,6 +70,7 @@ class LossyBroker:
 
     async def join(self, sub: Subscription) -> None:
         await self.inner.join(sub)
+        self.joined.set()
 
     async def leave(self, sub: Subscription) -> None:
         await self.inner.leave(sub)
@@ -134,7 +137,10 @@ async def test_a_lost_wake_up_is_recovered_from_the_database_on_the_next_one(
     guest, opened = await _room(engine, clock)
     stream = await _follow_visitor_pane(engine, broker, opened.room.id, after=None)
     first = asyncio.ensure_future(anext(stream))
-    await asyncio.sleep(0.05)  # subscribed and at the pane's end
+    # A stream with no cursor reads the pane's end before it joins: a post after the join
+    # is after its start. (A fixed sleep here was a race on a busy machine, as the e2e
+    # tests' was, docs/BENCHMARKS.md.)
+    await asyncio.wait_for(broker.joined.wait(), 5)
     seqs = [await _post(engine, broker, clock, guest, opened.room.id, f"m {i}") for i in range(4)]
     events = [await asyncio.wait_for(first, 5), *await _collect(stream, 3)]
     assert [e.cursor for e in events] == seqs
