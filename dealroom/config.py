@@ -39,10 +39,9 @@ class Settings(BaseSettings):
     ws_ping_seconds: float = Field(default=45.0, ge=0)
     """Seconds between the server's pings on each open websocket (0: none); a peer that has
     not answered one within 20 s is dropped. Every held subscription is pinged, so this is
-    a cost per socket: at uvicorn's 20 s, 5,000 held sockets took 4.3-5.8 % of a core doing
-    nothing else, against 2.3-2.6 % at 60 s (issue 17, docs/BENCHMARKS.md). 45 s stays
-    under the 60 s idle timeout of common proxies and load balancers; the web client also
-    pings every 10 s."""
+    a cost per socket: at uvicorn's 20 s the pings of 5,000 held sockets took about 3 % of
+    a core (issue 17, docs/BENCHMARKS.md). 45 s stays under the 60 s idle timeout of
+    common proxies and load balancers; the web client also pings every 10 s."""
     log_format: str = "console"
     """``console`` or ``json``."""
     session_ttl_days: int = 30
