@@ -5,14 +5,11 @@ start every held effect is still performed exactly once, in order (checked in
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
+from subprocess import Popen
 from typing import IO
 
 from sqlalchemy import select
@@ -21,43 +18,26 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import PendingEffect
 from tests.conftest import Server
-from tests.support.backends import REDIS_FOR_BROKER_TESTS
 from tests.support.gate import arrange_held_sends, held, room_dispatches, sign_up_here
 from tests.support.graphql import Client, open_room, post, sign_up
-from tests.support.processes import free_port, wait_healthy
+from tests.support.processes import free_port, serve, wait_healthy
 from tests.support.turns import HOME, messages_in
 
 HELD = 20
 
 
-@contextmanager
-def _worker(database_url: str, port: int, log: IO[bytes]) -> Iterator[subprocess.Popen[bytes]]:
-    env = {
-        **os.environ,
-        "DEALROOM_DATABASE_URL": database_url,
-        "DEALROOM_REDIS_URL": REDIS_FOR_BROKER_TESTS,
-        "DEALROOM_PORT": str(port),
-        "DEALROOM_HOST": "127.0.0.1",
-        "DEALROOM_MODEL_ENGINE": "offline",
-        "DEALROOM_WORKERS": "2",
-        "DEALROOM_WORKER_POLL_SECONDS": "0.05",
-        "DEALROOM_RUN_LEASE_SECONDS": "2",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dealroom.cli", "serve", "--processes", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
+def _worker(database_url: str, port: int, log: IO[bytes]) -> AbstractContextManager[Popen[bytes]]:
+    """A `dealroom serve` that runs turns (the offline engine), polling and leasing fast."""
+    return serve(
+        database_url,
+        port,
+        log,
+        model_engine="offline",
+        workers="2",
+        worker_poll_seconds="0.05",
+        run_lease_seconds="2",
+        webhook_workers="1",  # the default: serve() turns them off
     )
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 async def _statuses(db: Db, room_id: str) -> list[str]:
