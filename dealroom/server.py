@@ -91,14 +91,9 @@ async def start_in_background(
     host: str = "127.0.0.1",
     port: int = 0,
     startup_timeout: float = 120,
-    ws_ping_seconds: float = WS_PING_SECONDS,
 ) -> BackgroundServer:
     """Serve ``app`` on a free loopback port (``port=0``) without taking over signals."""
-    server = uvicorn.Server(
-        uvicorn_config(
-            app, host=host, port=port, log_level="warning", ws_ping_seconds=ws_ping_seconds
-        )
-    )
+    server = uvicorn.Server(uvicorn_config(app, host=host, port=port, log_level="warning"))
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # the caller owns signals
     task = asyncio.create_task(server.serve())
     deadline = time.monotonic() + startup_timeout

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.types import Receive, Scope, Send
 
 from dealroom.config import Settings
-from dealroom.server import WS_PING_SECONDS, start_in_background, uvicorn_config
+from dealroom.server import WS_PING_SECONDS, uvicorn_config
 from tests.support.processes import free_port, serve, wait_healthy
 
 PING = 0x9
@@ -66,34 +66,17 @@ async def test_dealroom_serve_pings_each_socket_at_the_interval_it_is_given(
     assert PING in opcodes, (tmp_path / "serve.log").read_text()[-2000:]
 
 
-async def _held_open(scope: Scope, receive: Receive, send: Send) -> None:
-    """An ASGI app whose websockets are accepted and then only listened to."""
-    if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
-        return
-    assert scope["type"] == "websocket"
-    await receive()
-    await send({"type": "websocket.accept", "subprotocol": "graphql-transport-ws"})
-    while (await receive())["type"] != "websocket.disconnect":
-        pass
+async def _never_served(scope: Scope, receive: Receive, send: Send) -> None:
+    """The app of a config that is only read, never served."""
+    raise AssertionError("not served")
 
 
 def test_the_default_is_45_seconds_not_uvicorns_20_and_zero_turns_pings_off() -> None:
     def interval(seconds: float = WS_PING_SECONDS) -> float | None:
-        config = uvicorn_config(_held_open, host="127.0.0.1", port=0, ws_ping_seconds=seconds)
+        config = uvicorn_config(_never_served, host="127.0.0.1", port=0, ws_ping_seconds=seconds)
         return config.ws_ping_interval
 
     assert WS_PING_SECONDS == Settings().ws_ping_seconds == 45.0
     assert interval() == 45.0
     assert interval(0) is None  # uvicorn's way of saying none
     assert interval(7) == 7
-
-
-async def test_a_background_server_pings_at_the_interval_it_is_given() -> None:
-    often = await start_in_background(_held_open, ws_ping_seconds=0.2)
-    try:
-        assert PING in await _frames_until_ping("127.0.0.1", often.port, "/", 10)
-    finally:
-        await often.stop()
