@@ -43,6 +43,7 @@ import math
 import multiprocessing
 import os
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -83,6 +84,7 @@ from _client import (
     sign_up,
     visitor_address,
 )
+from _waits import cpu_waits, postgres_pids
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
@@ -900,7 +902,11 @@ class Run:
                     )
                 # Load: a fixed timetable at `rate` for `seconds`.
                 already = pool.received()
-                async with backend_census(self.database_url) as backends:
+                waited_by = {"servers": self.server.pids(), "postgres": postgres_pids()}
+                async with (
+                    backend_census(self.database_url) as backends,
+                    cpu_waits(waited_by) as waits,
+                ):
                     before = CpuWindow.take(self.server, clients)
                     load = await post_schedule(
                         http,
@@ -911,6 +917,7 @@ class Run:
                     )
                     after = CpuWindow.take(self.server, clients)
                 figures["pg_backends"] = dict(backends)
+                figures["cpu_waits"] = waits.by_second(load.began, math.ceil(seconds))
                 figures["posting"] = (load.began, load.ended)
                 ok_load = sum(r.error is None for r in load.results)
                 figures["drain_seconds"] = await wait_received(
@@ -1018,6 +1025,7 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
         f"the server and the clients {cpu['machine'] - cpu['server'] - cpu['clients']:.0f}% "
         "(PostgreSQL's backends that came and went included)"
     )
+    print_waits(figures.get("cpu_waits") or [], load["slow_by_second"])
     backends = figures.get("pg_backends")
     if backends:
         print(
@@ -1064,6 +1072,36 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
     if figures["closed_by_server"] or figures["protocol_errors"]:
         print(f"  closed by server: {figures['closed_by_server']}")
         print(f"  protocol errors: {figures['protocol_errors']}")
+
+
+def print_waits(rows: Sequence[dict[str, float]], slow: Sequence[tuple[int, int]]) -> None:
+    """Each slow second's waits for a CPU (``bench/_waits.py``) beside the other seconds'
+    median: a stall whose server processes waited for a core is the machine's contention; one
+    whose processes did not wait is the code, or something it waited on."""
+    if not rows:
+        return
+    slow_seconds = {second for second, count in slow if count > 5}
+
+    def line(row: dict[str, float]) -> str:
+        pressure = row.get("pressure_ms")
+        return (
+            f"servers ran {row['servers_ran_ms']:.0f} waited {row['servers_waited_ms']:.0f}, "
+            f"PostgreSQL ran {row['postgres_ran_ms']:.0f} waited {row['postgres_waited_ms']:.0f}"
+            + (f", some task waiting {pressure:.0f}" if pressure is not None else "")
+        )
+
+    others = [row for row in rows if int(row["second"]) not in slow_seconds]
+    if others:
+        median = {
+            key: statistics.median(row[key] for row in others)
+            for key in others[0]
+            if all(key in row for row in others)
+        }
+        quiet = f"median of {len(others)} seconds without a stall"
+        print(f"  CPU ms a second ({quiet}): {line(median)}")
+    for row in rows:
+        if int(row["second"]) in slow_seconds:
+            print(f"    stalled second {int(row['second'])}: {line(row)}")
 
 
 def bottlenecks(figures: dict[str, Any], args: argparse.Namespace) -> list[str]:
