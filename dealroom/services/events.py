@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.persistence.messages import NewMessage
 from dealroom.persistence.models import Message, OfferEvent
 
 
@@ -54,6 +55,21 @@ class MessageView:
             session_no=row.session_no,
             client_message_id=row.client_message_id,
             created_at=row.created_at,
+        )
+
+    @classmethod
+    def from_new(cls, new: NewMessage, seat: Seat, seq: int, session_no: int) -> MessageView:
+        """The view of a message an append stored from ``new`` as ``seq`` in ``session_no``."""
+        return cls(
+            id=new.id,
+            room_id=new.room_id,
+            seat=seat,
+            seq=seq,
+            author_kind=AuthorKind(new.author_kind),
+            body=new.body,
+            session_no=session_no,
+            client_message_id=new.client_message_id,
+            created_at=new.created_at,
         )
 
     def to_json(self) -> dict[str, Any]:

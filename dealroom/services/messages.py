@@ -121,7 +121,8 @@ async def post_message(
             counted=counted,
         )
         if stored is not None:
-            return _published(db, broker, stored, pane, [], announce)
+            view = MessageView.from_new(stored.message, pane, stored.seq, stored.session_no)
+            return _published(db, broker, view, stored.prev, [], announce)
     done = await pane_log.append(
         db,
         participant,
@@ -149,7 +150,8 @@ async def post_message(
         raise refused
     await _beside(db, room.room.id, participant.id, done.row.id, now, counted)
     await db.insert(gate_runs, later=True)
-    return _published(db, broker, done, pane, gate_events, announce)
+    view = MessageView.from_row(done.row, pane)
+    return _published(db, broker, view, done.prev, gate_events, announce)
 
 
 async def _beside(
@@ -182,7 +184,7 @@ async def _post_alone(
     now: datetime,
     limits: PostLimits,
     counted: Callable[[Db, datetime], Awaitable[None]] | None,
-) -> pane_log.Stored | None:
+) -> pane_log.StoredAlone | None:
     """The post as one statement committed on its own: its runs, its room's watch and the
     caller's count deferred first, then folded into the append (``pane_log.append_alone``).
     None when it stored nothing; then nothing was written, and the post goes the usual way,
@@ -206,18 +208,19 @@ async def _post_alone(
 def _published(
     db: Db,
     broker: Broker,
-    stored: pane_log.Stored,
-    pane: Seat,
+    view: MessageView,
+    prev: int,
     also: list[Publish],
     announce: RunSignal | None,
 ) -> MessageView:
-    """The stored post's view, its event published after the commit with ``also``, and the
-    runners woken."""
-    row = stored.row
-    view = MessageView.from_row(row, pane)
-    event = MessageAddedEvent(cursor=row.seq, prev=stored.prev, message=view)
+    """The stored post's event (``prev``: the cursor of the pane's event before it)
+    published after the commit with ``also``, and the runners woken; returns ``view``."""
+    event = MessageAddedEvent(cursor=view.seq, prev=prev, message=view)
     publish_after_commit(
-        db, broker, [(pane_channel(row.room_id, pane), event.encode()), *also], announce=announce
+        db,
+        broker,
+        [(pane_channel(view.room_id, view.seat), event.encode()), *also],
+        announce=announce,
     )
     return view
 

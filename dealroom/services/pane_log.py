@@ -97,9 +97,23 @@ async def append(
     return NotStored(existing, retry_after, done.memory)
 
 
+@dataclass(frozen=True, slots=True)
+class StoredAlone:
+    """A post :func:`append_alone` stored: what it was given, the event number and session
+    the statement decided, and the cursor of the pane's event before it. No ORM row: the
+    post only reads these back, and building a ``Message`` entity (its instance state and
+    an attribute event per column) was about 1 % of a server's CPU under
+    ``bench/realtime.py`` (issue 17, py-spy)."""
+
+    message: NewMessage
+    seq: int
+    session_no: int
+    prev: int
+
+
 async def append_alone(
     db: Db, new: NewMessage, *, per_minute: int, session_pause: timedelta
-) -> Stored | None:
+) -> StoredAlone | None:
     """:func:`append` of a participant's post as its unit's only write, with the unit's
     deferred writes in the same statement, committed with it (PostgreSQL, after
     ``db.alone()`` answered True: ``Db.write_alone``). None when it stored nothing, for any
@@ -109,7 +123,7 @@ async def append_alone(
     done = await MessageRepository(db).append_alone(new, rules)
     if done is None or done.session_no is None:
         return None
-    return Stored(new.row(done.seq, done.session_no), done.prev)
+    return StoredAlone(new, done.seq, done.session_no, done.prev)
 
 
 def _rules(

@@ -56,7 +56,7 @@ async def _stored(engine: AsyncEngine, pane: Participant) -> tuple[int, int, int
 
 async def _post_alone(
     db: Db, pane: Participant, clock: ManualClock, client_id: str
-) -> pane_log.Stored | None:
+) -> pane_log.StoredAlone | None:
     """What ``postMessage`` does on its one-statement path (``services/messages``)."""
     assert await db.alone()
     now = clock.now()
@@ -86,7 +86,7 @@ async def test_a_post_alone_is_one_statement_committed_before_the_unit_commits(
         with heard(pg_engine, lambda statement, by_lane: (statement, by_lane)) as seen:
             stored = await _post_alone(db, pane, clock, "c1")
         assert stored is not None
-        assert stored.row.seq == seq + 1
+        assert stored.seq == seq + 1
         assert len(seen) == 1, seen
         statement, by_lane = seen[0]
         assert by_lane
