@@ -1141,6 +1141,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     # DEALROOM_DEMO=0: the first-run demo seed would add an account and startup work.
     env.update(DEALROOM_DATA_DIR=str(data_dir), DEALROOM_LOG_FORMAT="console", DEALROOM_DEMO="0")
     env.update(UNTHROTTLED_ENV)
+    # No access log, as floor.py's servers and its floor apps (the yardstick this run's rate
+    # is set from): uvicorn's line per post was 1.3 % of the servers' py-spy samples here.
+    # --server-env DEALROOM_ACCESS_LOG=true puts it back.
+    env["DEALROOM_ACCESS_LOG"] = "false"
     # Agent workers off by default, as bench/floor.py's servers: what is measured is the
     # message path (post, publish, fan-out), not the turns each guest line queues
     # (bench/turns.py measures those).
