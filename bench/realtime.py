@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import math
 import multiprocessing
@@ -138,6 +139,37 @@ class WorkerReport:
     """Start-ups the server refused UNAVAILABLE; each was retried after its retryAfterSeconds."""
     arrivals: list[tuple[str, int, float]] = field(default_factory=list)
     """(message body, subscription index, time.monotonic() at arrival)"""
+    stalls: list[tuple[float, float, str]] = field(default_factory=list)
+    """(time.monotonic() at its start, seconds, what) for each time this subscriber process
+    itself stopped reading for over ``CLIENT_STALL`` once its subscriptions were open: its
+    event loop late (``loop``) or its garbage collector (``gc N``). Events that arrive late
+    because of it are the benchmark's, not the server's."""
+
+
+CLIENT_STALL = 0.03
+"""A subscriber process's own pause this long (seconds) is reported (``WorkerReport.stalls``)."""
+
+
+def _watch_own_pauses(report: WorkerReport) -> asyncio.Task[None]:
+    """Record this process's event loop waking up late and its slow collections."""
+    began = [0.0]
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[0] = time.monotonic()
+        elif (took := time.monotonic() - began[0]) > CLIENT_STALL:
+            report.stalls.append((began[0], took, f"gc {info['generation']}"))
+
+    gc.callbacks.append(collected)
+
+    async def watch() -> None:
+        while True:
+            asleep = time.monotonic()
+            await asyncio.sleep(0.01)
+            if (late := time.monotonic() - asleep - 0.01) > CLIENT_STALL:
+                report.stalls.append((asleep, late, "loop"))
+
+    return asyncio.create_task(watch())
 
 
 def subscriber_main(
@@ -267,6 +299,15 @@ async def _subscriber(
         failures["open phase timed out"] += 1
     report.opened = len(sockets)
     report.open_seconds = time.monotonic() - started
+    # What the opening built lives until the end: out of the collector's way, and no
+    # collection at all while events arrive (this process's cycles are few; refcounting frees
+    # each event's objects). With the collector on, young collections of the events' objects
+    # paused it for 50-90 ms of wall time twice a posting on a busy machine, each stamping
+    # the events behind it late by as much (issue 17, 2026-12-05).
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    own_pauses = _watch_own_pauses(report)
     report.open_failures = dict(failures)
     pipe.send(
         (
@@ -288,6 +329,7 @@ async def _subscriber(
             pipe.recv()
 
     stopping = True
+    own_pauses.cancel()
     report.open_at_end = sum(
         1 for index, ws in sockets.items() if ws.state is State.OPEN and not readers[index].done()
     )
@@ -408,6 +450,7 @@ class SubscriberPool:
             total.other_events += part.other_events
             total.ended += part.ended
             total.arrivals += [tuple(a) for a in part.arrivals]  # type: ignore[misc]
+            total.stalls += [tuple(s) for s in part.stalls]  # type: ignore[misc]
             for mine, theirs in (
                 (total.closed_by_server, part.closed_by_server),
                 (total.protocol_errors, part.protocol_errors),
@@ -902,7 +945,11 @@ class Run:
                     )
                 # Load: a fixed timetable at `rate` for `seconds`.
                 already = pool.received()
-                waited_by = {"servers": self.server.pids(), "postgres": postgres_pids()}
+                waited_by = {
+                    "servers": self.server.pids(),
+                    "postgres": postgres_pids(),
+                    "subscribers": pool.pids(),
+                }
                 async with (
                     backend_census(self.database_url) as backends,
                     cpu_waits(waited_by) as waits,
@@ -948,6 +995,11 @@ class Run:
             figures["ended"] = len(report.ended)
             figures["probe"] = delivery(probe, report.arrivals, by_index, f"{name}-p:")
             figures["load"] = delivery(load, report.arrivals, by_index, f"{name}-m:", report.ended)
+            figures["client_stalls"] = [
+                (round(at - load.began, 3), round(took, 3), what)
+                for at, took, what in sorted(report.stalls)
+                if load.began - 1 <= at <= load.ended + 1
+            ]
             await asyncio.sleep(1.0)
             figures["server_established_after_close"] = (
                 self.server.established() - connections_before
@@ -1025,7 +1077,15 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
         f"the server and the clients {cpu['machine'] - cpu['server'] - cpu['clients']:.0f}% "
         "(PostgreSQL's backends that came and went included)"
     )
-    print_waits(figures.get("cpu_waits") or [], load["slow_by_second"])
+    print_waits(
+        figures.get("cpu_waits") or [], load["slow_by_second"], load["late_events_by_second"]
+    )
+    stalls = figures.get("client_stalls") or []
+    print(
+        f"  the subscriber processes' own pauses over {CLIENT_STALL * 1000:.0f} ms during the "
+        "posting (seconds into it, ms, what): "
+        + (", ".join(f"{at:.1f} s {took * 1000:.0f} {what}" for at, took, what in stalls) or "none")
+    )
     backends = figures.get("pg_backends")
     if backends:
         print(
@@ -1074,19 +1134,26 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
         print(f"  protocol errors: {figures['protocol_errors']}")
 
 
-def print_waits(rows: Sequence[dict[str, float]], slow: Sequence[tuple[int, int]]) -> None:
+def print_waits(
+    rows: Sequence[dict[str, float]],
+    slow: Sequence[tuple[int, int]],
+    late: Sequence[tuple[int, int]] = (),
+) -> None:
     """Each slow second's waits for a CPU (``bench/_waits.py``) beside the other seconds'
     median: a stall whose server processes waited for a core is the machine's contention; one
     whose processes did not wait is the code, or something it waited on."""
     if not rows:
         return
-    slow_seconds = {second for second, count in slow if count > 5}
+    # a second with more than five posts over a slow round trip, or events that late
+    slow_seconds = {second for second, count in [*slow, *late] if count > 5}
 
     def line(row: dict[str, float]) -> str:
         pressure = row.get("pressure_ms")
         return (
             f"servers ran {row['servers_ran_ms']:.0f} waited {row['servers_waited_ms']:.0f}, "
-            f"PostgreSQL ran {row['postgres_ran_ms']:.0f} waited {row['postgres_waited_ms']:.0f}"
+            f"PostgreSQL ran {row['postgres_ran_ms']:.0f} waited {row['postgres_waited_ms']:.0f}, "
+            f"subscribers ran {row['subscribers_ran_ms']:.0f} "
+            f"waited {row['subscribers_waited_ms']:.0f}"
             + (f", some task waiting {pressure:.0f}" if pressure is not None else "")
         )
 
