@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from pathlib import Path
 import psutil
 
 PRESSURE = Path("/proc/pressure/cpu")
+TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def _schedstat(pid: int) -> tuple[int, int] | None:
@@ -40,6 +42,16 @@ def _pressure_us() -> int | None:
     return int(some.rsplit("total=", 1)[1])
 
 
+def _busy_ms() -> float | None:
+    """Milliseconds the machine's CPUs have been busy since boot, all of them summed (every
+    field of ``/proc/stat``'s first line but idle and iowait; 10 ms ticks)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (sum(fields[:8]) - fields[3] - fields[4]) * TICK_MS
+
+
 def postgres_pids() -> list[int]:
     """Every PostgreSQL process of this machine, its backends included."""
     return [
@@ -56,6 +68,7 @@ class Sample:
     groups: dict[str, tuple[int, int]]
     """Per group: nanoseconds run and waited, summed over its processes alive at both ends."""
     pressure_us: int | None
+    busy_ms: float | None
 
 
 @dataclass
@@ -72,12 +85,13 @@ class Waits:
                 if found is not None:
                     ran, waited = ran + found[0], waited + found[1]
             totals[name] = (ran, waited)
-        self.samples.append(Sample(time.monotonic(), totals, _pressure_us()))
+        self.samples.append(Sample(time.monotonic(), totals, _pressure_us(), _busy_ms()))
 
     def by_second(self, began: float, seconds: int) -> list[dict[str, float]]:
-        """Per whole second from ``began``: each group's milliseconds run and waited, and the
-        machine's milliseconds with some task waiting for a CPU (differences between the
-        samples nearest each second's edges)."""
+        """Per whole second from ``began``: each group's milliseconds run and waited, the
+        machine's milliseconds with some task waiting for a CPU, and its CPUs' busy
+        milliseconds, all of them summed (differences between the samples nearest each
+        second's edges)."""
         rows: list[dict[str, float]] = []
         if len(self.samples) < 2:
             return rows
@@ -92,6 +106,8 @@ class Waits:
                 row[f"{name}_waited_ms"] = (end.groups[name][1] - start.groups[name][1]) / 1e6
             if start.pressure_us is not None and end.pressure_us is not None:
                 row["pressure_ms"] = (end.pressure_us - start.pressure_us) / 1e3
+            if start.busy_ms is not None and end.busy_ms is not None:
+                row["machine_busy_ms"] = end.busy_ms - start.busy_ms
             rows.append(row)
         return rows
 

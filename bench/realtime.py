@@ -949,6 +949,7 @@ class Run:
                     "servers": self.server.pids(),
                     "postgres": postgres_pids(),
                     "subscribers": pool.pids(),
+                    "poster": [os.getpid()],
                 }
                 async with (
                     backend_census(self.database_url) as backends,
@@ -1148,13 +1149,15 @@ def print_waits(
     slow_seconds = {second for second, count in [*slow, *late] if count > 5}
 
     def line(row: dict[str, float]) -> str:
-        pressure = row.get("pressure_ms")
+        pressure, busy = row.get("pressure_ms"), row.get("machine_busy_ms")
         return (
             f"servers ran {row['servers_ran_ms']:.0f} waited {row['servers_waited_ms']:.0f}, "
             f"PostgreSQL ran {row['postgres_ran_ms']:.0f} waited {row['postgres_waited_ms']:.0f}, "
             f"subscribers ran {row['subscribers_ran_ms']:.0f} "
-            f"waited {row['subscribers_waited_ms']:.0f}"
+            f"waited {row['subscribers_waited_ms']:.0f}, poster ran {row['poster_ran_ms']:.0f} "
+            f"waited {row['poster_waited_ms']:.0f}"
             + (f", some task waiting {pressure:.0f}" if pressure is not None else "")
+            + (f", machine busy {busy:.0f} (all CPUs)" if busy is not None else "")
         )
 
     others = [row for row in rows if int(row["second"]) not in slow_seconds]
