@@ -65,8 +65,8 @@ def postgres_pids() -> list[int]:
 class Sample:
     at: float
     """time.monotonic()"""
-    groups: dict[str, tuple[int, int]]
-    """Per group: nanoseconds run and waited, summed over its processes alive at both ends."""
+    processes: dict[int, tuple[int, int]]
+    """Per process still alive: nanoseconds run and waited since it started."""
     pressure_us: int | None
     busy_ms: float | None
 
@@ -77,21 +77,15 @@ class Waits:
     samples: list[Sample] = field(default_factory=list)
 
     def take(self) -> None:
-        totals: dict[str, tuple[int, int]] = {}
-        for name, pids in self.groups.items():
-            ran = waited = 0
-            for pid in pids:
-                found = _schedstat(pid)
-                if found is not None:
-                    ran, waited = ran + found[0], waited + found[1]
-            totals[name] = (ran, waited)
-        self.samples.append(Sample(time.monotonic(), totals, _pressure_us(), _busy_ms()))
+        found = {pid: _schedstat(pid) for pids in self.groups.values() for pid in pids}
+        alive = {pid: times for pid, times in found.items() if times is not None}
+        self.samples.append(Sample(time.monotonic(), alive, _pressure_us(), _busy_ms()))
 
     def by_second(self, began: float, seconds: int) -> list[dict[str, float]]:
         """Per whole second from ``began``: each group's milliseconds run and waited, the
         machine's milliseconds with some task waiting for a CPU, and its CPUs' busy
         milliseconds, all of them summed (differences between the samples nearest each
-        second's edges)."""
+        second's edges; a process that ended within the second is left out of it)."""
         rows: list[dict[str, float]] = []
         if len(self.samples) < 2:
             return rows
@@ -101,9 +95,13 @@ class Waits:
             if end.at <= start.at:
                 break
             row: dict[str, float] = {"second": second}
-            for name in self.groups:
-                row[f"{name}_ran_ms"] = (end.groups[name][0] - start.groups[name][0]) / 1e6
-                row[f"{name}_waited_ms"] = (end.groups[name][1] - start.groups[name][1]) / 1e6
+            for name, pids in self.groups.items():
+                both = [pid for pid in pids if pid in start.processes and pid in end.processes]
+                for index, what in enumerate(("ran", "waited")):
+                    row[f"{name}_{what}_ms"] = (
+                        sum(end.processes[pid][index] - start.processes[pid][index] for pid in both)
+                        / 1e6
+                    )
             if start.pressure_us is not None and end.pressure_us is not None:
                 row["pressure_ms"] = (end.pressure_us - start.pressure_us) / 1e3
             if start.busy_ms is not None and end.busy_ms is not None:
