@@ -302,7 +302,7 @@ async def _subscriber(
     # What the opening built lives until the end: out of the collector's way, and no
     # collection at all while events arrive (this process's cycles are few; refcounting frees
     # each event's objects). With the collector on, young collections of the events' objects
-    # paused it for 50-90 ms of wall time twice a posting on a busy machine, each stamping
+    # paused it for 50-90 ms of wall time once or twice a posting on a busy machine, stamping
     # the events behind it late by as much (issue 17, 2026-12-05).
     gc.collect()
     gc.freeze()
