@@ -139,11 +139,11 @@ class WorkerReport:
     """Start-ups the server refused UNAVAILABLE; each was retried after its retryAfterSeconds."""
     arrivals: list[tuple[str, int, float]] = field(default_factory=list)
     """(message body, subscription index, time.monotonic() at arrival)"""
-    stalls: list[tuple[float, float, str]] = field(default_factory=list)
-    """(time.monotonic() at its start, seconds, what) for each time this subscriber process
-    itself stopped reading for over ``CLIENT_STALL`` once its subscriptions were open: its
-    event loop late (``loop``) or its garbage collector (``gc N``). Events that arrive late
-    because of it are the benchmark's, not the server's."""
+    stalls: list[tuple[float, float]] = field(default_factory=list)
+    """(time.monotonic() it fell asleep, seconds late) for each time this subscriber
+    process's event loop woke over ``CLIENT_STALL`` late once its subscriptions were open:
+    anything that stopped it reading (a collection, a wait for a CPU) shows so. Events that
+    arrive late because of it are the benchmark's, not the server's."""
 
 
 CLIENT_STALL = 0.03
@@ -151,23 +151,14 @@ CLIENT_STALL = 0.03
 
 
 def _watch_own_pauses(report: WorkerReport) -> asyncio.Task[None]:
-    """Record this process's event loop waking up late and its slow collections."""
-    began = [0.0]
-
-    def collected(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            began[0] = time.monotonic()
-        elif (took := time.monotonic() - began[0]) > CLIENT_STALL:
-            report.stalls.append((began[0], took, f"gc {info['generation']}"))
-
-    gc.callbacks.append(collected)
+    """Record this process's event loop waking up late."""
 
     async def watch() -> None:
         while True:
             asleep = time.monotonic()
             await asyncio.sleep(0.01)
             if (late := time.monotonic() - asleep - 0.01) > CLIENT_STALL:
-                report.stalls.append((asleep, late, "loop"))
+                report.stalls.append((asleep, late))
 
     return asyncio.create_task(watch())
 
@@ -997,8 +988,8 @@ class Run:
             figures["probe"] = delivery(probe, report.arrivals, by_index, f"{name}-p:")
             figures["load"] = delivery(load, report.arrivals, by_index, f"{name}-m:", report.ended)
             figures["client_stalls"] = [
-                (round(at - load.began, 3), round(took, 3), what)
-                for at, took, what in sorted(report.stalls)
+                (round(at - load.began, 3), round(took, 3))
+                for at, took in sorted(report.stalls)
                 if load.began - 1 <= at <= load.ended + 1
             ]
             await asyncio.sleep(1.0)
@@ -1084,8 +1075,8 @@ def print_phase(name: str, figures: dict[str, Any], args: argparse.Namespace) ->
     stalls = figures.get("client_stalls") or []
     print(
         f"  the subscriber processes' own pauses over {CLIENT_STALL * 1000:.0f} ms during the "
-        "posting (seconds into it, ms, what): "
-        + (", ".join(f"{at:.1f} s {took * 1000:.0f} {what}" for at, took, what in stalls) or "none")
+        "posting (seconds into it, ms): "
+        + (", ".join(f"{at:.1f} s {took * 1000:.0f}" for at, took in stalls) or "none")
     )
     backends = figures.get("pg_backends")
     if backends:
