@@ -5,7 +5,7 @@ A start-up (the subscription's authorisation, the stream's end read, its first r
 holds one of a few slots per process. A subscribe that finds none free waits at most
 ``wait_seconds`` (well under the pool timeout), then ends UNAVAILABLE with
 ``retryAfterSeconds``: the client retries later, instead of thousands of start-ups each
-queueing on one SQLite connection (or fifteen PostgreSQL ones) until SQLAlchemy's pool timeout
+queueing on one SQLite connection (or six PostgreSQL ones) until SQLAlchemy's pool timeout
 turns them into INTERNAL. The slot is given back as soon as the stream goes live or hands its
 first event to the client, so live delivery is never throttled and a client that does not read
 its socket cannot keep a slot."""
@@ -31,7 +31,7 @@ SQLITE_SLOTS = 2
 """One start-up on the single connection, one ready to take it: the second's statements fill
 the gaps of the first's Python work; its wait on the pool is one start-up's statements."""
 POOL_SHARE = 3
-"""On PostgreSQL a third of pool size + overflow (5 of 15): the rest stays free for
+"""On PostgreSQL a third of pool size + overflow (2 of 6): the rest stays free for
 requests, agent runs and the live streams' re-checks."""
 
 

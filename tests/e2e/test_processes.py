@@ -60,7 +60,7 @@ def _serve(
         "DEALROOM_MODEL_ENGINE": "offline",
         "DEALROOM_DEMO": "0",
         # four processes at once on the PostgreSQL that three more test workers share: a few
-        # each at start, not the pool's fifteen (60 of its 100)
+        # each at start, not the pool's six
         "DEALROOM_DATABASE_CONNECTIONS_AT_START": "3",
         **extra_env,
     }

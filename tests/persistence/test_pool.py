@@ -17,8 +17,8 @@ from dealroom.config import Settings
 from dealroom.persistence.engine import FREE_CONNECTIONS, POOL_SIZE, connections_to_open
 from tests.support.backends import migrated_database
 
-BURST = 12
-"""More than the 10 the old pool kept, fewer than the pool allows."""
+BURST = POOL_SIZE - 1
+"""More than steady use needs, fewer than the pool allows."""
 
 
 async def _burst(engine: AsyncEngine, size: int) -> None:
@@ -105,7 +105,7 @@ async def test_a_server_opens_its_pool_at_start(settings: Settings) -> None:
     so a slow second later finds the connections open instead of forking backends in it
     (docs/DECISIONS.md, twenty-first session); on both passes, on a PostgreSQL of its own.
 
-    All fifteen when PostgreSQL has room; the suite's other workers share it (their servers,
+    All of the pool when PostgreSQL has room; the suite's other workers share it (their servers,
     their databases), so what they hold meanwhile may lower the server's half-of-free bound:
     the floor allows for 8 connections opened by others between the two readings."""
     async with migrated_database() as (url, engine):
