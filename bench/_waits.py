@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 import psutil
@@ -95,6 +96,7 @@ class Waits:
             if end.at <= start.at:
                 break
             row: dict[str, float] = {"second": second}
+            inside = [sample for sample in self.samples if start.at <= sample.at <= end.at]
             for name, pids in self.groups.items():
                 both = [pid for pid in pids if pid in start.processes and pid in end.processes]
                 for index, what in enumerate(("ran", "waited")):
@@ -102,12 +104,34 @@ class Waits:
                         sum(end.processes[pid][index] - start.processes[pid][index] for pid in both)
                         / 1e6
                     )
+                row[f"{name}_at_once"] = _most_at_once(inside, pids)
             if start.pressure_us is not None and end.pressure_us is not None:
                 row["pressure_ms"] = (end.pressure_us - start.pressure_us) / 1e3
             if start.busy_ms is not None and end.busy_ms is not None:
                 row["machine_busy_ms"] = end.busy_ms - start.busy_ms
             rows.append(row)
         return rows
+
+
+AT_ONCE_NS = 500_000
+"""A process that ran this long (0.5 ms) between two samples counts as busy in that interval."""
+
+
+def _most_at_once(samples: Sequence[Sample], pids: Iterable[int]) -> int:
+    """The most of ``pids`` busy in any one interval between consecutive ``samples``: for
+    PostgreSQL, how many backends worked at once (issue 17: after an ``ANALYZE`` every
+    connection the servers reach re-plans; at steady load a few carry the posts)."""
+    most = 0
+    for before, after in pairwise(samples):
+        busy = sum(
+            1
+            for pid in pids
+            if pid in before.processes
+            and pid in after.processes
+            and after.processes[pid][0] - before.processes[pid][0] > AT_ONCE_NS
+        )
+        most = max(most, busy)
+    return most
 
 
 def _nearest(samples: Sequence[Sample], at: float) -> Sample:

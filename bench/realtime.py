@@ -1141,10 +1141,12 @@ def print_waits(
 
     def line(row: dict[str, float]) -> str:
         pressure, busy = row.get("pressure_ms"), row.get("machine_busy_ms")
+        at_once = row.get("postgres_at_once")
         return (
             f"servers ran {row['servers_ran_ms']:.0f} waited {row['servers_waited_ms']:.0f}, "
-            f"PostgreSQL ran {row['postgres_ran_ms']:.0f} waited {row['postgres_waited_ms']:.0f}, "
-            f"subscribers ran {row['subscribers_ran_ms']:.0f} "
+            f"PostgreSQL ran {row['postgres_ran_ms']:.0f} waited {row['postgres_waited_ms']:.0f}"
+            + (f" ({at_once:.0f} processes busy at once at most)" if at_once is not None else "")
+            + f", subscribers ran {row['subscribers_ran_ms']:.0f} "
             f"waited {row['subscribers_waited_ms']:.0f}, poster ran {row['poster_ran_ms']:.0f} "
             f"waited {row['poster_waited_ms']:.0f}"
             + (f", some task waiting {pressure:.0f}" if pressure is not None else "")
