@@ -21,19 +21,19 @@ log = structlog.get_logger(__name__)
 POOL_SIZE = 6
 """PostgreSQL connections a process may hold, and keeps once it has opened them.
 
-Six since 2026-12-05 (fifteen before). Each connection a process holds is a PostgreSQL
-backend whose cached plans an ``ANALYZE`` of a table they read invalidates; the backend
-re-plans them, and rebuilds the table's catalog entries, the next time it is used. At steady
-load the pool's stack keeps the work on the top few, but the ``ANALYZE`` slows those few, more
-requests are then in flight at once, and the stack is dug into: every connection held joins in
-within a few hundred milliseconds, each re-planning on a machine already short of CPU. With
-5,000 subscriptions held and 331-332 posts a second (0.75 of the Core floor), three pairs
-interleaved, fifteen a process against six: up to 14-28 backends busy in the same 100 ms after
-an ``ANALYZE`` against 11-13, PostgreSQL 65 ms over its median in the second after one against
-25 (means of six), send -> event p99 74.2-134.7 ms against 38.7-45.7. Turns were unchanged
-(``turn_machine.py`` 177-189 against 191 turns a second). The queue moves to the pool, in the
-process, where it costs no CPU (docs/BENCHMARKS.md, twenty-fifth session). A third of the pool
-goes to subscription start-ups (services/admission.py: two).
+Six since 2026-12-05 (fifteen before). Each connection a process holds is a PostgreSQL backend
+whose cached plans an ``ANALYZE`` of a table they read invalidates; the backend re-plans them,
+and rebuilds the table's catalog entries, the next time it is used. At steady load the pool's
+stack keeps the work on the top few, but the ``ANALYZE`` slows those few, more requests are
+then in flight at once, and the stack is dug into: every connection held joins in within a few
+hundred milliseconds, each re-planning on a machine already short of CPU. With 5,000
+subscriptions held and 331-332 posts a second (0.75 of the Core floor), three pairs
+interleaved, fifteen a process against six: up to 14-28 PostgreSQL processes busy in the same
+100 ms after an ``ANALYZE`` against 11-13, PostgreSQL 65 ms over its median in the second after
+one against 25 (means of six), send -> event p99 74.2-134.7 ms against 38.7-45.7. Turns were
+unchanged (``turn_machine.py`` 177-189 against 191 turns a second). The queue moves to the
+pool, in the process, where it costs no CPU (docs/BENCHMARKS.md, twenty-fifth session). A third
+of the pool goes to subscription start-ups (services/admission.py: two).
 
 Fifteen from 2026-12-04 (thirty before). A process under steady load runs on about a dozen; a
 second of slow posts puts more in flight at once, and each connection the pool opens then is

@@ -10,15 +10,12 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.domain.errors import DomainError, ErrorCode
-from dealroom.persistence.engine import POOL_SIZE
-from dealroom.services.admission import POOL_SHARE, Admission, slots_for
-from tests.support.backends import backend_name
+from dealroom.services.admission import Admission, slots_for
 
 
 def test_the_bound_is_sized_from_the_pool(engine: AsyncEngine) -> None:
-    # SQLite: one connection, one start-up ready for it; PostgreSQL: a third of the pool.
-    expected = 2 if backend_name() == "sqlite" else POOL_SIZE // POOL_SHARE
-    assert slots_for(engine, None) == expected
+    # SQLite: one connection, one start-up ready for it; PostgreSQL: a third of the pool's 6.
+    assert slots_for(engine, None) == 2
 
 
 def test_a_configured_bound_wins(engine: AsyncEngine) -> None:
