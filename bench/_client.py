@@ -132,10 +132,16 @@ async def sign_up(http: httpx.AsyncClient, handle: str, name: str) -> dict[str, 
 
 
 async def open_room(
-    http: httpx.AsyncClient, host_handle: str, headers: dict[str, str] | None = None
+    http: httpx.AsyncClient,
+    host_handle: str,
+    headers: dict[str, str] | None = None,
+    *,
+    new_conversation: bool = False,
 ) -> tuple[str, str | None]:
-    """Visit a host's link; returns (room id, guest key or None)."""
-    data = await gql(http, OPEN_ROOM, {"handle": host_handle}, headers)
+    """Visit a host's link; returns (room id, guest key or None). ``new_conversation``: a
+    room of its own even where the visitor already has an empty one with the host."""
+    variables = {"handle": host_handle, "new": new_conversation}
+    data = await gql(http, OPEN_ROOM, variables, headers)
     payload = data["openVisitorRoom"]
     return str(payload["room"]["id"]), payload["guestKey"]
 

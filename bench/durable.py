@@ -62,14 +62,14 @@ from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.models.pricing import price
 from dealroom.app import create_app
 from dealroom.config import Settings
+from dealroom.jobs.acc_update import sync_stale_account_memory
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine
 from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import AccountMemory, AgentRun, ModelCall, Participant, Room
 from dealroom.realtime import create_broker
 from dealroom.server import start_in_background
-from dealroom.services.acc_update_turn import sync_stale_account_memory
-from dealroom.services.turn_context import RunSnapshot
+from dealroom.services.turns.context import RunSnapshot
 
 RULES = "My fee for a sponsored post is $8,000, never below $4,000, and no alcohol brands."
 HOME = "query { me { homeRoom { id } } }"

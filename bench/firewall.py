@@ -47,13 +47,13 @@ from dealroom.agents.models.offline import OfflineClient
 from dealroom.app import create_app
 from dealroom.config import Settings
 from dealroom.domain import crossing
+from dealroom.jobs.persona import PersonaTurn
 from dealroom.persistence.engine import create_engine
 from dealroom.persistence.migrate import upgrade
 from dealroom.realtime import create_broker
 from dealroom.server import start_in_background
-from dealroom.services import held_sends
-from dealroom.services.persona_turn import PersonaTurn
-from dealroom.services.turn_context import TurnContext
+from dealroom.services.gate import held_sends
+from dealroom.services.turns.context import TurnContext
 
 HOST = "firewallbench"
 RULES = (

@@ -57,14 +57,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.app import create_app
 from dealroom.config import Settings
+from dealroom.jobs.runner import TurnRunner
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import Participant, PendingEffect
 from dealroom.realtime import create_broker
 from dealroom.server import start_in_background
-from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import TurnRunner
+from dealroom.services.turns.context import RunSnapshot
 
 RULES = "My fee for a sponsored post is $8,000, never below $6,000."
 BID = "Hi, we'd like a sponsored post on 15 March 2027 and can pay $7,000"

@@ -86,6 +86,12 @@ from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.models.pricing import price
 from dealroom.app import create_app
 from dealroom.domain import offer_stage
+from dealroom.jobs.agreement import AgreementTurn
+from dealroom.jobs.distil import DistilTurn
+from dealroom.jobs.handler import Handler
+from dealroom.jobs.offer_gen import OfferGenTurn
+from dealroom.jobs.persona import PersonaTurn
+from dealroom.jobs.runner import TurnRunner
 from dealroom.logging import configure as configure_logging
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine
@@ -95,13 +101,7 @@ from dealroom.persistence.offers import OfferRepository, pane_end
 from dealroom.persistence.runs import RunRepository
 from dealroom.realtime import Broker, create_broker
 from dealroom.server import BackgroundServer, start_in_background
-from dealroom.services.agreement_turn import AgreementTurn
-from dealroom.services.distil_turn import DistilTurn
-from dealroom.services.offer_turn import OfferGenTurn
-from dealroom.services.persona_turn import PersonaTurn
-from dealroom.services.run_handler import Handler
-from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import TurnRunner
+from dealroom.services.turns.context import RunSnapshot
 
 HOST_HANDLE = "offerbenchhost"
 RULES = (

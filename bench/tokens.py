@@ -79,16 +79,16 @@ from dealroom.agents.models.pricing import price
 from dealroom.agents.render import document
 from dealroom.app import create_app
 from dealroom.config import Settings
+from dealroom.jobs.distil import DistilTurn
+from dealroom.jobs.persona import PersonaTurn
+from dealroom.jobs.runner import TurnRunner
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.models import Dispatch, ModelCall
 from dealroom.realtime import create_broker
 from dealroom.server import BackgroundServer, start_in_background
-from dealroom.services.distil_turn import DistilTurn
-from dealroom.services.persona_turn import PersonaTurn
-from dealroom.services.turn_context import RunSnapshot
-from dealroom.services.turns import TurnRunner
+from dealroom.services.turns.context import RunSnapshot
 
 HOST_HANDLE = "tokenbenchhost"
 RULES = (

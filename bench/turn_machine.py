@@ -59,10 +59,10 @@ from turns import (
 )
 
 from dealroom import gc_tuning
+from dealroom.jobs.wiring import create_runner
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
 from dealroom.realtime import create_broker
-from dealroom.services.agents import create_runner
 from dealroom.services.clock import SystemClock
 
 

@@ -90,6 +90,11 @@ from dealroom.agents.persona import PersonaOutput
 from dealroom.app import create_app
 from dealroom.config import Settings
 from dealroom.domain.seats import RoomKind
+from dealroom.jobs.distil import DistilTurn
+from dealroom.jobs.handler import Handler
+from dealroom.jobs.persona import PersonaTurn
+from dealroom.jobs.runner import TurnRunner
+from dealroom.jobs.wiring import create_runner
 from dealroom.persistence import raw_lane
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
@@ -97,14 +102,9 @@ from dealroom.persistence.migrate import upgrade
 from dealroom.persistence.runs import RunRepository
 from dealroom.realtime import Broker, create_broker
 from dealroom.server import BackgroundServer, start_in_background
-from dealroom.services.agents import create_runner
 from dealroom.services.clock import SystemClock
-from dealroom.services.distil_turn import DistilTurn
-from dealroom.services.ledger import CallSite
-from dealroom.services.persona_turn import PersonaTurn
-from dealroom.services.run_handler import Handler
-from dealroom.services.turn_context import RunSnapshot, TurnContext
-from dealroom.services.turns import TurnRunner
+from dealroom.services.turns.context import RunSnapshot, TurnContext
+from dealroom.services.turns.ledger import CallSite
 
 HOST_HANDLE = "turnbenchhost"
 STREAM_CHUNKS = 4

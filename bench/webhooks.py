@@ -59,6 +59,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.app import create_app
 from dealroom.config import Settings
+from dealroom.jobs.webhook_delivery import WebhookWorker
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
@@ -73,12 +74,11 @@ from dealroom.persistence.models import (
 )
 from dealroom.realtime import Broker, create_broker
 from dealroom.server import start_in_background
-from dealroom.services import offer_events
+from dealroom.services.accounts.identity import digest, new_guest_key
 from dealroom.services.clock import SystemClock
-from dealroom.services.identity import digest, new_guest_key
-from dealroom.services.publish import publish_after_commit
-from dealroom.services.webhook_worker import WebhookWorker
-from dealroom.services.webhooks import new_secret
+from dealroom.services.live.publish import publish_after_commit
+from dealroom.services.offers import events as offer_events
+from dealroom.services.partners.webhooks import new_secret
 
 APPROVE = "mutation($id: ID!) { approveOffer(offerId: $id) { stage } }"
 

@@ -43,7 +43,7 @@ from dealroom.config import Settings
 from dealroom.gc_tuning import settle_after_startup
 from dealroom.persistence.engine import create_engine
 from dealroom.persistence.migrate import upgrade
-from dealroom.services import metrics
+from dealroom.services.ops import metrics
 
 
 def package_of(filename: str) -> str:

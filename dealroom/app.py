@@ -50,6 +50,12 @@ from dealroom.config import Settings
 from dealroom.domain.errors import ErrorCode
 from dealroom.gc_tuning import refreeze_when_settled, sweep_young
 from dealroom.health import Readiness
+from dealroom.jobs.webhook_delivery import WebhookWorker
+from dealroom.jobs.wiring import (
+    create_model_client,
+    create_payment_provider,
+    create_runner,
+)
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker, open_pool
 from dealroom.realtime import Broker, create_broker
@@ -63,18 +69,12 @@ from dealroom.request_limits import (
 from dealroom.schema.build import create_schema
 from dealroom.schema.context import AppState, Context
 from dealroom.schema.fanout import shared_frame
-from dealroom.services import metrics
-from dealroom.services.admission import Admission, slots_for
-from dealroom.services.agents import (
-    create_model_client,
-    create_payment_provider,
-    create_runner,
-)
 from dealroom.services.clock import Clock, SystemClock
-from dealroom.services.heartbeats import Heartbeats
-from dealroom.services.payments import PaymentProvider
-from dealroom.services.rechecks import Rechecks
-from dealroom.services.webhook_worker import WebhookWorker
+from dealroom.services.live.admission import Admission, slots_for
+from dealroom.services.live.heartbeats import Heartbeats
+from dealroom.services.live.rechecks import Rechecks
+from dealroom.services.offers.provider import PaymentProvider
+from dealroom.services.ops import metrics
 from dealroom.webapp import graphiql_page, web_routes
 
 GRAPHQL_PATH = "/graphql"

@@ -15,7 +15,7 @@ from dealroom.config import Settings
 from dealroom.logging import configure
 
 if TYPE_CHECKING:
-    from dealroom.services.demo import DemoHost
+    from dealroom.services.rooms.demo import DemoHost
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -195,17 +195,17 @@ async def _seed_demo(settings: Settings, *, only_if_empty: bool) -> DemoHost | N
     """Seed the demo over the configured edges (engine, broker, model), running the teaching
     turn here. With ``only_if_empty``: only on a database without accounts, else report the
     demo host if it is there."""
-    from dealroom.persistence.db import Db
-    from dealroom.persistence.engine import create_engine, create_sessionmaker
-    from dealroom.realtime import create_broker
-    from dealroom.services.agents import (
+    from dealroom.jobs.wiring import (
         create_model_client,
         create_payment_provider,
         create_runner,
     )
+    from dealroom.persistence.db import Db
+    from dealroom.persistence.engine import create_engine, create_sessionmaker
+    from dealroom.realtime import create_broker
+    from dealroom.services.accounts.passwords import passwords_for
     from dealroom.services.clock import SystemClock
-    from dealroom.services.demo import database_is_empty, demo_host_exists, seed_demo
-    from dealroom.services.passwords import passwords_for
+    from dealroom.services.rooms.demo import database_is_empty, demo_host_exists, seed_demo
 
     engine = create_engine(settings.resolved_database_url)
     sessionmaker = create_sessionmaker(engine)
@@ -331,7 +331,7 @@ def _run_in_transaction(work: Callable[..., Awaitable[None]], **kwargs: object) 
 @one_line_errors
 def grant_manager(manager: str, managed: str) -> None:
     """Let MANAGER (handle) act as MANAGED (handle) with X-Act-As."""
-    from dealroom.services.accounts import grant_manager as grant
+    from dealroom.services.accounts.service import grant_manager as grant
 
     _run_in_transaction(grant, manager_handle=manager, managed_handle=managed)
     click.echo(f"{manager} may now act as {managed}")
@@ -343,7 +343,7 @@ def grant_manager(manager: str, managed: str) -> None:
 @one_line_errors
 def revoke_manager(manager: str, managed: str) -> None:
     """Remove MANAGER's right to act as MANAGED."""
-    from dealroom.services.accounts import revoke_manager as revoke
+    from dealroom.services.accounts.service import revoke_manager as revoke
 
     _run_in_transaction(revoke, manager_handle=manager, managed_handle=managed)
     click.echo(f"{manager} may no longer act as {managed}")
@@ -355,7 +355,7 @@ def revoke_manager(manager: str, managed: str) -> None:
 @one_line_errors
 def set_operator(handle: str, off: bool) -> None:
     """Mark HANDLE as an operator (or not, with --off)."""
-    from dealroom.services.accounts import set_operator as mark
+    from dealroom.services.accounts.service import set_operator as mark
 
     _run_in_transaction(mark, handle=handle, operator=not off)
     click.echo(f"{handle} operator={'no' if off else 'yes'}")

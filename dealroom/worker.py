@@ -16,15 +16,15 @@ from dealroom.config import Settings
 
 async def run(settings: Settings) -> None:
     """Agent turns and webhook deliveries until cancelled."""
-    from dealroom.persistence.engine import create_engine, create_sessionmaker
-    from dealroom.realtime import create_broker
-    from dealroom.services.agents import (
+    from dealroom.jobs.webhook_delivery import WebhookWorker
+    from dealroom.jobs.wiring import (
         create_model_client,
         create_payment_provider,
         create_runner,
     )
+    from dealroom.persistence.engine import create_engine, create_sessionmaker
+    from dealroom.realtime import create_broker
     from dealroom.services.clock import SystemClock
-    from dealroom.services.webhook_worker import WebhookWorker
 
     engine = create_engine(settings.resolved_database_url)
     broker = create_broker(settings.redis_url)

@@ -23,6 +23,7 @@ from dealroom.agents.models.base import ModelClient
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.app import create_app
 from dealroom.config import Settings
+from dealroom.jobs.runner import TurnRunner
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.migrate import upgrade
@@ -30,10 +31,9 @@ from dealroom.persistence.models import Base
 from dealroom.realtime import Broker, create_broker
 from dealroom.schema.context import AppState
 from dealroom.server import start_in_background
-from dealroom.services import demo
-from dealroom.services.passwords import passwords_for
-from dealroom.services.payments import PaymentProvider
-from dealroom.services.turns import TurnRunner
+from dealroom.services.accounts.passwords import passwords_for
+from dealroom.services.offers.provider import PaymentProvider
+from dealroom.services.rooms import demo
 from tests.support.backends import (
     REDIS_URL,
     create_database,
@@ -156,7 +156,9 @@ class Server:
 
     @property
     def runner(self) -> TurnRunner:
-        return self.state.runner
+        runner = self.state.runner
+        assert isinstance(runner, TurnRunner)  # the app wires the job runner
+        return runner
 
     async def seed_demo(self, db: Db) -> demo.DemoHost:
         """The demo host, taught by this server's runner (``dealroom demo``'s seeding)."""

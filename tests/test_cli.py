@@ -14,8 +14,8 @@ from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, AccountManager
 from dealroom.schema.build import create_schema
-from dealroom.services import accounts
-from dealroom.services.passwords import passwords_for
+from dealroom.services.accounts import service as accounts
+from dealroom.services.accounts.passwords import passwords_for
 from tests.support.backends import create_database, drop_database
 from tests.support.clock import ManualClock
 

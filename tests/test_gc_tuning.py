@@ -359,7 +359,7 @@ def test_unwatched_collections_are_not_counted() -> None:
 def test_metrics_show_the_pauses(pauses_watched: None) -> None:
     from prometheus_client import generate_latest
 
-    from dealroom.services.metrics import REGISTRY
+    from dealroom.services.ops.metrics import REGISTRY
 
     gc.collect()
     text = generate_latest(REGISTRY).decode()

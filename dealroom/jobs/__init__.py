@@ -1,3 +1,4 @@
-"""Background jobs that are not a reply to anyone: the quiet-room watch and its chain (issue
-12; ARCHITECTURE "Background jobs"). Their work is queued as ``agent_runs`` rows and executed
-by the same runner as every turn."""
+"""Everything that runs in the background, claimed from rows by any worker process: the runner
+and its handler protocol, one handler per agent (load → think → apply), the login gate's line and
+the claim's replay, webhook delivery, room watches and their quiet chain, and the periodic
+sweeps. Requests reach it only through ``services.turns.runs.Runner``; services never import it."""

@@ -18,8 +18,8 @@ from datetime import datetime
 
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.seats import RoomMode
+from dealroom.jobs.arvist import curator_runs
 from dealroom.persistence.models import AgentRun, Participant
-from dealroom.services.arvist_turn import curator_runs
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,11 +23,11 @@ from sqlalchemy import select
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.seats import RoomMode, Seat
 from dealroom.jobs.curator import CuratorStep, Quiet, arvist_step
+from dealroom.jobs.runner import TurnRunner
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Participant, Room, RoomWatch
 from dealroom.persistence.watches import CURATOR, DONE, GUARD, WatchRepository
-from dealroom.services.run_queue import new_run
-from dealroom.services.turns import TurnRunner
+from dealroom.services.turns.queue import new_run
 
 log = structlog.get_logger(__name__)
 

@@ -13,10 +13,12 @@ from dealroom.persistence.repositories import AccountRepository
 from dealroom.schema.context import ACT_AS_COOKIE, SESSION_COOKIE, Context, Info
 from dealroom.schema.inputs import SignInInput, SignUpInput
 from dealroom.schema.types import Account, AuthPayload, Me
-from dealroom.services import abuse, accounts, claims
-from dealroom.services.identity import GUEST_KEY_RE, resolve_identity
-from dealroom.services.passwords import passwords_for
-from dealroom.services.publish import publish_all
+from dealroom.services.accounts import abuse
+from dealroom.services.accounts import service as accounts
+from dealroom.services.accounts.identity import GUEST_KEY_RE, resolve_identity
+from dealroom.services.accounts.passwords import passwords_for
+from dealroom.services.gate import claims
+from dealroom.services.live.publish import publish_all
 
 
 async def me(info: Info) -> Me | None:

@@ -30,11 +30,11 @@ from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.repositories import SessionRepository
 from dealroom.schema.context import Info
-from dealroom.services.admission import StartUp
-from dealroom.services.events import EphemeralEvent, StoredEvent
-from dealroom.services.identity import digest
-from dealroom.services.live_stream import WOKEN, LiveStream
-from dealroom.services.rechecks import Held, Outcome, Watch
+from dealroom.services.accounts.identity import digest
+from dealroom.services.live.admission import StartUp
+from dealroom.services.live.events import EphemeralEvent, StoredEvent
+from dealroom.services.live.rechecks import Held, Outcome, Watch
+from dealroom.services.live.stream import WOKEN, LiveStream
 
 S = TypeVar("S", bound=StoredEvent)
 E = TypeVar("E", bound=EphemeralEvent)
@@ -127,7 +127,7 @@ class Guarded(Generic[S, E, T]):
 
     async def _admit(self) -> StartUp:
         """Take a start-up slot (``open`` calls it once its input is parsed): a burst of
-        subscribes queues here, bounded, not on the pool (services/admission.py)."""
+        subscribes queues here, bounded, not on the pool (services/live/admission.py)."""
         start_up = StartUp(self._info.context.app.admission)
         await start_up.__aenter__()
         self._start_up = start_up

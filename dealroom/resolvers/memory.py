@@ -14,8 +14,8 @@ from dealroom.schema.memory_types import (
     MemoryChangeConnection,
     MemoryChangeEdge,
 )
-from dealroom.services import durable_memory
-from dealroom.services.rooms import parse_id
+from dealroom.services.memory import durable as durable_memory
+from dealroom.services.rooms.service import parse_id
 
 
 async def memory(info: Info, account_id: uuid.UUID) -> DurableMemory:

@@ -26,8 +26,9 @@ from dealroom.schema.pane_types import (
     SystemLine,
 )
 from dealroom.schema.scope_gate import require_key_scope
-from dealroom.services import abuse, messages, metrics, rooms
-from dealroom.services.events import (
+from dealroom.services.accounts import abuse
+from dealroom.services.accounts.identity import resolve_identity
+from dealroom.services.live.events import (
     AgentTypingEvent,
     EphemeralEvent,
     LoginRequiredChangedEvent,
@@ -37,7 +38,9 @@ from dealroom.services.events import (
     StageChangedEvent,
     StoredEvent,
 )
-from dealroom.services.identity import resolve_identity
+from dealroom.services.ops import metrics
+from dealroom.services.rooms import messages
+from dealroom.services.rooms import service as rooms
 
 
 async def post_message(info: Info, input: PostMessageInput) -> Message:

@@ -24,18 +24,16 @@ from dealroom.schema.offer_types import (
     StageChanged,
 )
 from dealroom.schema.scope_gate import require_key_scope
-from dealroom.services import (
-    messages,
-    metrics,
-    offer_actions,
-    offer_events,
-    offer_payments,
-    offers,
-    webhooks,
-)
-from dealroom.services.events import StageChangedEvent
-from dealroom.services.identity import resolve_identity
-from dealroom.services.publish import publish_after_commit
+from dealroom.services.accounts.identity import resolve_identity
+from dealroom.services.live.events import StageChangedEvent
+from dealroom.services.live.publish import publish_after_commit
+from dealroom.services.offers import actions as offer_actions
+from dealroom.services.offers import events as offer_events
+from dealroom.services.offers import payments as offer_payments
+from dealroom.services.offers import reads as offers
+from dealroom.services.ops import metrics
+from dealroom.services.partners import webhooks
+from dealroom.services.rooms import messages
 
 
 async def offer(info: Info, id: strawberry.ID) -> Offer:

@@ -26,10 +26,12 @@ from dealroom.schema.ops_types import (
     PaneTakeover,
 )
 from dealroom.schema.pane_types import Message
-from dealroom.services import metrics, ops_actions, ops_reads
-from dealroom.services.events import MessageView
-from dealroom.services.publish import publish_after_commit
-from dealroom.services.rooms import parse_id
+from dealroom.services.live.events import MessageView
+from dealroom.services.live.publish import publish_after_commit
+from dealroom.services.ops import actions as ops_actions
+from dealroom.services.ops import metrics
+from dealroom.services.ops import reads as ops_reads
+from dealroom.services.rooms.service import parse_id
 
 
 def _filter(raw: OpsRoomFilter | None) -> ops_reads.RoomFilter:

@@ -15,8 +15,8 @@ from dealroom.schema.partner_types import (
     WebhookDelivery,
     WebhookDeliveryConnection,
 )
-from dealroom.services import api_keys, webhooks
-from dealroom.services.rooms import parse_id
+from dealroom.services.partners import api_keys, webhooks
+from dealroom.services.rooms.service import parse_id
 
 
 async def create_api_key(info: Info, name: str, scopes: list[str]) -> CreatedApiKey:

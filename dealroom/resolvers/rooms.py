@@ -11,7 +11,10 @@ from dealroom.schema.context import GUEST_COOKIE, Info
 from dealroom.schema.ops_types import Flag, GuardEdit, GuardVerdict, ModelUsage, RoomOps
 from dealroom.schema.paging import PageInfo
 from dealroom.schema.types import OpenRoomPayload, Room, RoomConnection, RoomEdge
-from dealroom.services import abuse, claims, ops, rooms
+from dealroom.services.accounts import abuse
+from dealroom.services.gate import claims
+from dealroom.services.ops import flags as ops
+from dealroom.services.rooms import service as rooms
 
 GUEST_COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetimes at 400 days
 

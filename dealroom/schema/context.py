@@ -20,13 +20,13 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account
 from dealroom.realtime.broker import Broker
 from dealroom.schema.loaders import Loaders, create_loaders
-from dealroom.services.admission import Admission
+from dealroom.services.accounts.identity import Credentials, Identity, resolve_identity
 from dealroom.services.clock import Clock
-from dealroom.services.heartbeats import Heartbeats
-from dealroom.services.identity import Credentials, Identity, resolve_identity
-from dealroom.services.payments import PaymentProvider
-from dealroom.services.rechecks import Rechecks
-from dealroom.services.turns import TurnRunner
+from dealroom.services.live.admission import Admission
+from dealroom.services.live.heartbeats import Heartbeats
+from dealroom.services.live.rechecks import Rechecks
+from dealroom.services.offers.provider import PaymentProvider
+from dealroom.services.turns.runs import Runner
 
 SESSION_COOKIE = "dealroom_session"
 GUEST_COOKIE = "dealroom_guest"
@@ -39,7 +39,7 @@ class AppState:
     sessionmaker: async_sessionmaker[AsyncSession]
     broker: Broker
     clock: Clock
-    runner: TurnRunner
+    runner: Runner
     payments: PaymentProvider
     admission: Admission
     """Bounds subscription start-ups' database work in this process (issue 17 item 6)."""

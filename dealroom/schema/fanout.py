@@ -43,7 +43,7 @@ from graphql.pyutils import RefMap
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from dealroom.schema.scope_gate import presents_api_key
-from dealroom.services import metrics
+from dealroom.services.ops import metrics
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)

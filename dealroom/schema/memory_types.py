@@ -11,7 +11,7 @@ from strawberry.scalars import JSON
 
 from dealroom.domain import durable
 from dealroom.persistence import models
-from dealroom.services.durable_memory import DurableView, history_cursor
+from dealroom.services.memory.durable import DurableView, history_cursor
 
 strawberry.enum(
     durable.SystemLineKind,

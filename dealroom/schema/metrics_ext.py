@@ -9,7 +9,7 @@ from graphql import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionResult
 
-from dealroom.services import metrics
+from dealroom.services.ops import metrics
 
 
 class Metrics(SchemaExtension):

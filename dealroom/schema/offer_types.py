@@ -16,9 +16,9 @@ from dealroom.domain.seats import Seat
 from dealroom.persistence import models
 from dealroom.persistence.offers import OfferRepository
 from dealroom.schema.context import Info
-from dealroom.services import offer_payments
-from dealroom.services import offers as offer_service
-from dealroom.services.events import StageChangedEvent
+from dealroom.services.live.events import StageChangedEvent
+from dealroom.services.offers import payments as offer_payments
+from dealroom.services.offers import reads as offer_service
 
 if TYPE_CHECKING:
     from dealroom.schema.pane_types import Message

@@ -1,5 +1,5 @@
 """GraphQL types of the operators' room and account views (issue 16). Every field that
-reads the database checks the operator flag again (``services/ops_reads.py``)."""
+reads the database checks the operator flag again (``services/ops/reads.py``)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ from dealroom.schema.ops_types import (
     Spend,
     SpendBy,
 )
-from dealroom.services import ops_reads
-from dealroom.services import spend as spend_reads
-from dealroom.services.spend import SpendBy as SpendGrouping
+from dealroom.services.ops import reads as ops_reads
+from dealroom.services.ops import spend as spend_reads
+from dealroom.services.ops.spend import SpendBy as SpendGrouping
 
 
 def _cap(info: Info, first: int) -> int:

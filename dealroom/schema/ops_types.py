@@ -1,5 +1,5 @@
 """GraphQL types of the operators' surface (issue 16). Every field that reads the database
-checks the operator flag again (``services/ops_reads.py``)."""
+checks the operator flag again (``services/ops/reads.py``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.persistence import models
-from dealroom.services import ops_reads
-from dealroom.services import spend as spend_reads
+from dealroom.services.ops import reads as ops_reads
+from dealroom.services.ops import spend as spend_reads
 
 # --- a room's operator view (roomOps) -----------------------------------------------------
 

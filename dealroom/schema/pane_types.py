@@ -18,8 +18,8 @@ from dealroom.schema.context import Info
 from dealroom.schema.enums import Alignment, AuthorKind
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.paging import PageInfo
-from dealroom.services import messages as message_service
-from dealroom.services.events import MessageView
+from dealroom.services.live.events import MessageView
+from dealroom.services.rooms import messages as message_service
 
 
 @strawberry.type(description="A message in a pane, projected for the reader.")

@@ -125,7 +125,7 @@ class WebhookDelivery:
 
     @strawberry.field(description="Its HTTP attempts, oldest first.")
     async def attempt_log(self, info: Info) -> list[WebhookAttempt]:
-        from dealroom.services import webhooks
+        from dealroom.services.partners import webhooks
 
         rows = await webhooks.attempts_of(info.context.db, self._id)
         return [WebhookAttempt.from_row(r) for r in rows]

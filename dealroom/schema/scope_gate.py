@@ -14,7 +14,7 @@ from strawberry.extensions import SchemaExtension
 
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.scopes import API_KEY_PREFIX, KEY_BLOCKED_TYPES, key_may_call
-from dealroom.services.identity import Identity
+from dealroom.services.accounts.identity import Identity
 
 _FLAG = "_presents_api_key"
 

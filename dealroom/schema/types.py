@@ -35,9 +35,9 @@ from dealroom.schema.memory_types import DurableMemory, MemoryChangeConnection
 from dealroom.schema.offer_types import Offer, OfferConnection, OfferEdge
 from dealroom.schema.paging import PageInfo
 from dealroom.schema.pane_types import Message, Pane
-from dealroom.services import offers as offer_service
-from dealroom.services.events import MessageView
-from dealroom.services.rooms import RoomAccess, holders
+from dealroom.services.live.events import MessageView
+from dealroom.services.offers import reads as offer_service
+from dealroom.services.rooms.service import RoomAccess, holders
 
 if TYPE_CHECKING:
     from dealroom.schema.ops_rooms import OpsRoom

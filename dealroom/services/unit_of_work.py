@@ -1,6 +1,6 @@
 """One unit of work for a job (a run handler, the runner's own bookkeeping): a session that
 commits on a clean exit and rolls back on an error; publishes and run wake-ups buffered until
-the commit and sent after it through the one after-commit path (``services/publish.py``).
+the commit and sent after it through the one after-commit path (``services/live/publish.py``).
 
     async with deps.unit() as uow:
         ...  # uow.db for queries, uow.publish(...) for events, uow.announce() for new runs
@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.persistence.db import Db
 from dealroom.realtime.broker import Broker
-from dealroom.services.publish import Publish, RunSignal, publish_after_commit
+from dealroom.services.live.publish import Publish, RunSignal, publish_after_commit
 
 log = structlog.get_logger(__name__)
 

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
 from dealroom.realtime import Broker
-from dealroom.services import demo
+from dealroom.services.rooms import demo
 from tests.browser.conftest import PHONE, NewContext, Offline
 from tests.browser.support import own_pane, say, until
 from tests.conftest import Server

@@ -19,7 +19,7 @@ from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
 from dealroom.realtime import Broker
-from dealroom.services import demo
+from dealroom.services.rooms import demo
 from tests.browser.conftest import PHONE, NewContext, Offline, screenshot_dir
 from tests.browser.support import (
     gate,

@@ -9,7 +9,7 @@ from playwright.async_api import Page
 
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.services import demo
+from dealroom.services.rooms import demo
 from tests.browser.conftest import PHONE, NewContext, Offline
 from tests.browser.support import own_pane, say, shows_the_stored_pane, stored_ids, until
 from tests.conftest import Server

@@ -11,7 +11,7 @@ from playwright.async_api import WebSocketRoute
 
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.services import demo
+from dealroom.services.rooms import demo
 from tests.browser.conftest import PHONE, NewContext, Offline
 from tests.browser.support import own_pane, say, shown_ids, shows_the_stored_pane, stored_ids
 from tests.conftest import Server

@@ -15,7 +15,7 @@ import pytest
 from dealroom.config import Settings
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.services import demo
+from dealroom.services.rooms import demo
 from tests.browser.conftest import PHONE, NewContext, Offline, screenshot_dir
 from tests.browser.support import (
     gate_is_up,

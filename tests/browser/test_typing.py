@@ -12,7 +12,7 @@ import re
 from playwright.async_api import WebSocketRoute
 
 from dealroom.persistence.db import Db
-from dealroom.services import demo
+from dealroom.services.rooms import demo
 from tests.browser.conftest import PHONE, NewContext
 from tests.browser.support import own_pane, say, until
 from tests.conftest import Server

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dealroom.persistence.db import Db
-from dealroom.services.accounts import revoke_manager
+from dealroom.services.accounts.service import revoke_manager
 from tests.conftest import Server
 from tests.support.graphql import Client
 from tests.support.rooms import grant, post_raw, set_cookies, sign_up_as

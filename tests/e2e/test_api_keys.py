@@ -11,7 +11,7 @@ from dealroom.domain.cursors import event_cursor
 from dealroom.domain.redaction import API_KEY_PLACEHOLDER
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import ApiKey, Message
-from dealroom.services.identity import digest
+from dealroom.services.accounts.identity import digest
 from tests.conftest import Server
 from tests.support.graphql import PANE_EVENTS, post, sign_up, subscribe
 from tests.support.offers import OFFER, OFFER_STAGE, ROOM_STAGE, negotiate_to_offer, open_deal

@@ -7,7 +7,7 @@ In production the quiet chain's curator window (``jobs/curator.arvist_step``) qu
 ``curator_runs`` builds; most tests here queue the same runs at once through
 ``enqueue_arvist_for_room`` rather than waiting out the Guard's window first. The scripted and
 demo test goes through the watch itself (tests/support/watches.py ``quiet``), as does
-tests/services/test_watches.py for a live room."""
+tests/jobs/test_watches.py for a live room."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from sqlalchemy import select, update
 
 from dealroom.agents.models.base import AgentName, Chunk, Generation, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
+from dealroom.jobs.arvist import enqueue_arvist_for_room
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AccountMemory, AgentRun, MemoryChange, Participant, Room
-from dealroom.services.arvist_turn import enqueue_arvist_for_room
 from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up
 from tests.support.offers import APPROVE, PAY, negotiate_to_offer, settle

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Message
-from dealroom.services import demo
+from dealroom.services.rooms import demo
 from tests.conftest import Server
 from tests.support.gate import sign_up_here
 from tests.support.graphql import open_room

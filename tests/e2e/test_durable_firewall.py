@@ -23,10 +23,10 @@ from sqlalchemy import select
 from dealroom.agents.arvist import ArvistOutput, DurableChange
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
+from dealroom.jobs.arvist import enqueue_arvist_for_room
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AccountMemory, AgentRun, Flag, Room
-from dealroom.services import durable_memory
-from dealroom.services.arvist_turn import enqueue_arvist_for_room
+from dealroom.services.memory import durable as durable_memory
 from tests.conftest import Server
 from tests.support.graphql import open_room, post
 from tests.support.recording import RecordingClient, everything_sent, pane_messages, room_memory

@@ -1,4 +1,4 @@
-"""The Guard audits a room that went quiet (issue 12; G1-G5 in dealroom/services/guard_turn.py;
+"""The Guard audits a room that went quiet (issue 12; G1-G5 in dealroom/jobs/guard.py;
 seed 000 "A guard audits quiet rooms"). Each test is one of the seed's failure shapes, made
 by a scripted model at the model edge, and the Guard's repair seen end to end."""
 
@@ -16,10 +16,10 @@ from dealroom.agents.guard import GuardOutput, GuardSend
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.persona import PersonaOutput, Ruling, Send
+from dealroom.jobs.distil import MemoryLease, holds
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Flag, GoalEvent, GuardVerdict, Lease, Room
-from dealroom.services.distil_turn import MemoryLease, holds
-from dealroom.services.run_queue import RunStatus
+from dealroom.services.turns.queue import RunStatus
 from tests.conftest import Server
 from tests.support.graphql import post, sign_up
 from tests.support.recording import (

@@ -12,7 +12,7 @@ from dealroom.agents.models.base import AgentName, Generation, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import GoalEvent, GuardVerdict
-from dealroom.services.run_queue import RunStatus
+from dealroom.services.turns.queue import RunStatus
 from tests.conftest import Server
 from tests.e2e.test_guard import met_without_agreement
 from tests.support.graphql import post

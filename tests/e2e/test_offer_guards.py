@@ -33,14 +33,14 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, OfferEvent, Payment
 from dealroom.realtime import Broker
 from dealroom.realtime.broker import Subscription
-from dealroom.services.events import (
+from dealroom.services.live.events import (
     MessageAddedEvent,
     StageChangedEvent,
     decode,
     offer_channel,
     pane_channel,
 )
-from dealroom.services.payments import TestPaymentProvider
+from dealroom.services.offers.provider import TestPaymentProvider
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.graphql import Client, post

@@ -29,7 +29,7 @@ from dealroom.domain.offer_stage import GLOSSES, Stage
 from dealroom.domain.redaction import CARD_PLACEHOLDER, redact_cards
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Message, OfferEvent, Participant
-from dealroom.services.payments import TestPaymentProvider
+from dealroom.services.offers.provider import TestPaymentProvider
 from tests.conftest import Server
 from tests.support.graphql import Client, GraphQLErrors, Subscription, post, subscribe, ws_init_for
 from tests.support.offers import (

@@ -12,7 +12,7 @@ from dealroom.agents.models.offline.client import WORDS_PER_PIECE, paced_pieces
 from dealroom.agents.persona import PersonaOutput
 from dealroom.config import Settings
 from dealroom.domain.cursors import event_cursor
-from dealroom.services.agents import create_model_client
+from dealroom.jobs.wiring import create_model_client
 from tests.conftest import Server
 from tests.support.graphql import post, subscribe
 from tests.support.turns import PANE_EVENTS_FULL, deal

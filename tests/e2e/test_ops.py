@@ -21,11 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 import dealroom.agents
 from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
+from dealroom.jobs.takeover import SILENCED
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, GuardVerdict, ModelCall, OpsAction
 from dealroom.realtime.broker import Broker
-from dealroom.services.accounts import set_operator
-from dealroom.services.takeover import SILENCED
+from dealroom.services.accounts.service import set_operator
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.gate import GATE_ROOM

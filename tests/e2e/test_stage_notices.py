@@ -12,8 +12,8 @@ from sqlalchemy.exc import IntegrityError
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Dispatch, Message, OfferEvent
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.services.offer_events import stage_notice_runs
-from dealroom.services.run_queue import RunStatus
+from dealroom.services.offers.events import stage_notice_runs
+from dealroom.services.turns.queue import RunStatus
 from tests.conftest import Server
 from tests.e2e.test_offer_payment_stream import pay
 from tests.support.offers import approve_as_read, negotiate_to_offer

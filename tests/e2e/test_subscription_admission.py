@@ -1,4 +1,4 @@
-"""Subscribe bursts get backpressure (issue 17 item 6; services/admission.py).
+"""Subscribe bursts get backpressure (issue 17 item 6; services/live/admission.py).
 
 While the database is held by another connection, a burst of subscribes larger than the
 start-up slots must not queue on the connection pool: each one either starts (and then
@@ -199,7 +199,7 @@ async def test_a_subscribe_burst_starts_or_ends_unavailable_never_internal(
             for sub in burst.started:
                 assert (await sub.event())["message"]["body"] == "after the burst"
         assert _server_errors(logs, caplog) == []
-        # Our queue refused them, not the pool-timeout fallback (services/admission.py).
+        # Our queue refused them, not the pool-timeout fallback (services/live/admission.py).
         assert not [e for e in logs if e["event"] == "subscription_start_pool_timeout"]
     after = await scrape(server)
     refused = value(after, "dealroom_subscription_starts_total", outcome="refused") - value(

@@ -22,7 +22,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Participant
 from dealroom.realtime import Broker
 from dealroom.resolvers.live import SESSION_ENDED
-from dealroom.services import metrics
+from dealroom.services.ops import metrics
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.graphql import (

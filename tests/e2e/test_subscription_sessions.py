@@ -20,8 +20,8 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Participant
 from dealroom.realtime import Broker
 from dealroom.resolvers.live import SESSION_ENDED
-from dealroom.services.accounts import revoke_manager
-from dealroom.services.identity import digest, new_guest_key
+from dealroom.services.accounts.identity import digest, new_guest_key
+from dealroom.services.accounts.service import revoke_manager
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.graphql import (

@@ -15,14 +15,15 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.config import Settings
+from dealroom.jobs.webhook_delivery import WebhookWorker
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Flag, Message, WebhookDelivery, WebhookEvent
 from dealroom.realtime import Broker
-from dealroom.services import metrics, offer_actions
-from dealroom.services import offers as offer_service
-from dealroom.services.identity import Credentials, resolve_identity
-from dealroom.services.webhook_worker import WebhookWorker
+from dealroom.services.accounts.identity import Credentials, resolve_identity
+from dealroom.services.offers import actions as offer_actions
+from dealroom.services.offers import reads as offer_service
+from dealroom.services.ops import metrics
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.graphql import post

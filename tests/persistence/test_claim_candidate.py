@@ -21,7 +21,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, Participant
 from dealroom.persistence.runs import RunRepository
-from dealroom.services.run_queue import RunStatus
+from dealroom.services.turns.queue import RunStatus
 from tests.support.clock import ManualClock
 from tests.support.rooms import queued_runs
 

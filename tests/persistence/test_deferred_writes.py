@@ -31,7 +31,7 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, ModelCall, Participant, Room, RoomWatch
 from dealroom.persistence.runs import RunRepository
 from dealroom.persistence.watches import WatchRepository
-from dealroom.services.run_queue import new_run
+from dealroom.services.turns.queue import new_run
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 from tests.support.statements import heard

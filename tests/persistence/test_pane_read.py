@@ -17,7 +17,7 @@ from dealroom.persistence import pane_read
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Message, Participant, Service
 from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
-from dealroom.services.turn_context import people
+from dealroom.services.turns.context import people
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 

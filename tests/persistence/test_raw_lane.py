@@ -37,7 +37,7 @@ from dealroom.persistence.models import (
     UTCDateTime,
 )
 from dealroom.persistence.repositories import GuestCount, RoomRepository, WriterRead
-from dealroom.services import throttle
+from dealroom.services.accounts import throttle
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process, queued_runs
 from tests.support.statements import heard

@@ -21,8 +21,9 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.messages import NewMessage
 from dealroom.persistence.models import AgentRun, Message, Participant, Room, RoomWatch, Throttle
-from dealroom.services import pane_log, throttle
-from dealroom.services.run_queue import queue_for_message
+from dealroom.services.accounts import throttle
+from dealroom.services.rooms import pane_log
+from dealroom.services.turns.queue import queue_for_message
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_pane
 from tests.support.statements import heard

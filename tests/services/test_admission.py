@@ -1,4 +1,4 @@
-"""Admission of subscription start-ups (services/admission.py): the bound, the bounded wait,
+"""Admission of subscription start-ups (services/live/admission.py): the bound, the bounded wait,
 the coded refusal, and the slot given back once the stream has started."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.domain.errors import DomainError, ErrorCode
-from dealroom.services.admission import Admission, slots_for
+from dealroom.services.live.admission import Admission, slots_for
 
 
 def test_the_bound_is_sized_from_the_pool(engine: AsyncEngine) -> None:

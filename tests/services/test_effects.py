@@ -1,5 +1,5 @@
 """The outbound choke point: every effect kind is held for an unclaimed guest and performed for
-anyone else, and nothing but ``services/effects.py`` performs an outbound effect."""
+anyone else, and nothing but ``services/gate/effects.py`` performs an outbound effect."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Dispatch, Participant, PendingEffect
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.services import effects
+from dealroom.services.gate import effects
 from tests.conftest import Server
 from tests.support.gate import sign_up_here
 from tests.support.graphql import open_room, sign_up
@@ -185,9 +185,9 @@ async def _held(db: Db, room_id: str) -> list[PendingEffect]:
 
 def test_only_the_choke_point_performs_an_outbound_effect() -> None:
     """A new path that built a dispatch, queued Offer-Gen or closed an offer itself would
-    leak past the login gate: only ``services/effects.py`` may (their definitions aside)."""
+    leak past the login gate: only ``services/gate/effects.py`` may (their definitions aside)."""
     root = Path(dealroom.__file__).parent
-    allowed = {root / "services" / "effects.py"}
+    allowed = {root / "services" / "gate" / "effects.py"}
     found: list[str] = []
     for path in sorted(root.rglob("*.py")):
         if path in allowed:

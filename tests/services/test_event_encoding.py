@@ -10,7 +10,7 @@ import uuid
 from datetime import UTC, datetime
 
 from dealroom.domain.seats import AuthorKind, Seat
-from dealroom.services.events import (
+from dealroom.services.live.events import (
     DECODED_KEPT,
     MessageAddedEvent,
     MessageView,

@@ -16,17 +16,19 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import RESYNC, Broker, InProcessBroker, Subscription
-from dealroom.services import accounts, messages, rooms
-from dealroom.services.events import (
+from dealroom.services.accounts import service as accounts
+from dealroom.services.accounts.identity import Identity, new_guest_key
+from dealroom.services.accounts.passwords import passwords_for
+from dealroom.services.live.events import (
     EphemeralEvent,
     MessageAddedEvent,
     StoredEvent,
     pane_channel,
 )
-from dealroom.services.heartbeats import Heartbeats
-from dealroom.services.identity import Identity, new_guest_key
-from dealroom.services.live_stream import LiveStream
-from dealroom.services.passwords import passwords_for
+from dealroom.services.live.heartbeats import Heartbeats
+from dealroom.services.live.stream import LiveStream
+from dealroom.services.rooms import messages
+from dealroom.services.rooms import service as rooms
 from tests.support.clock import ManualClock
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dealroom.services.held_sends import is_explicit_yes
+from dealroom.services.gate.held_sends import is_explicit_yes
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.config import Settings
 from dealroom.persistence.db import Db
 from dealroom.realtime import Broker
-from dealroom.services.offer_payments import capture_pending
-from dealroom.services.payments import Charge, ChargeStatus
+from dealroom.services.offers.payments import capture_pending
+from dealroom.services.offers.provider import Charge, ChargeStatus
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
 from tests.support.offers import (

@@ -20,12 +20,12 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Message, Participant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.realtime.broker import Broker
-from dealroom.services import messages, pane_lines, pane_log
-from dealroom.services.events import MessageAddedEvent, decode, pane_channel
-from dealroom.services.identity import Identity
-from dealroom.services.messages import PostLimits
-from dealroom.services.pane_log import NotStored, Stored
-from dealroom.services.run_queue import new_run
+from dealroom.services.accounts.identity import Identity
+from dealroom.services.live.events import MessageAddedEvent, decode, pane_channel
+from dealroom.services.rooms import messages, pane_lines, pane_log
+from dealroom.services.rooms.messages import PostLimits
+from dealroom.services.rooms.pane_log import NotStored, Stored
+from dealroom.services.turns.queue import new_run
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 

@@ -12,8 +12,8 @@ from dealroom.domain.errors import DomainError
 from dealroom.domain.passwords import OWASP_MINIMUM, Argon2Profile, meets_floor
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Credential
-from dealroom.services import accounts
-from dealroom.services.passwords import passwords_for
+from dealroom.services.accounts import service as accounts
+from dealroom.services.accounts.passwords import passwords_for
 from tests.support.clock import ManualClock
 
 CHEAP = Argon2Profile(memory_kib=8, time_cost=1, parallelism=1)

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from dealroom.domain.errors import DomainError, ErrorCode
-from dealroom.services.payments import (
+from dealroom.services.offers.provider import (
     TEST_PAYMENT_METHODS,
     Charge,
     ChargeStatus,

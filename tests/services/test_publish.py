@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Sequence
 
 from dealroom.realtime.broker import RESYNC, InProcessBroker, Subscription
-from dealroom.services.publish import RUNS_CHANNEL, RunSignal, publish_all
+from dealroom.services.live.publish import RUNS_CHANNEL, RunSignal, publish_all
 
 
 class BatchRecordingBroker(InProcessBroker):

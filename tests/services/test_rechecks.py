@@ -1,4 +1,4 @@
-"""The re-check registry (``services/rechecks.py``): one round reads every held credential and
+"""The re-check registry (``services/live/rechecks.py``): one round reads every held credential and
 room in a fixed number of statements, and wakes only the watches whose standing changed."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.services.accounts import revoke_manager
-from dealroom.services.identity import Credentials
-from dealroom.services.rechecks import JUDGED_AT_ONCE, Held, Outcome, Rechecks, Watch
+from dealroom.services.accounts.identity import Credentials
+from dealroom.services.accounts.service import revoke_manager
+from dealroom.services.live.rechecks import JUDGED_AT_ONCE, Held, Outcome, Rechecks, Watch
 from tests.conftest import Server
 from tests.support.graphql import open_room, sign_up
 from tests.support.rooms import grant

@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.services.identity import Identity, new_guest_key
-from dealroom.services.rooms import room_for_reader, room_for_writer
+from dealroom.services.accounts.identity import Identity, new_guest_key
+from dealroom.services.rooms.service import room_for_reader, room_for_writer
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process
 

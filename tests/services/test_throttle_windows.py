@@ -15,7 +15,7 @@ from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Throttle
-from dealroom.services.throttle import Limit, hit, hit_at_commit
+from dealroom.services.accounts.throttle import Limit, hit, hit_at_commit
 
 PER_MINUTE = Limit("posts", 10, timedelta(minutes=1))
 

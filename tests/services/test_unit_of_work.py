@@ -14,7 +14,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import Throttle
 from dealroom.realtime.broker import InProcessBroker, Subscription
-from dealroom.services.publish import RUNS_CHANNEL, RunSignal
+from dealroom.services.live.publish import RUNS_CHANNEL, RunSignal
 from dealroom.services.unit_of_work import UnitOfWork
 
 CHANNEL = "pane:room:visitor"

@@ -69,7 +69,7 @@ async def delivery_log(client: Client, webhook_id: str) -> list[dict[str, Any]]:
 
 async def make_operator(db: Any, client: Client, handle: str) -> Client:
     """Sign ``client`` up as ``handle`` and mark it an operator (the CLI's way)."""
-    from dealroom.services.accounts import set_operator
+    from dealroom.services.accounts.service import set_operator
     from tests.support.graphql import sign_up
 
     await sign_up(client, handle)

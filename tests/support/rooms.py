@@ -21,12 +21,13 @@ from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AccountMemory, Participant, PendingEffect, Room
-from dealroom.services import accounts, rooms
-from dealroom.services.accounts import grant_manager
+from dealroom.services.accounts import service as accounts
+from dealroom.services.accounts.identity import Identity, new_guest_key
+from dealroom.services.accounts.passwords import passwords_for
+from dealroom.services.accounts.service import grant_manager
 from dealroom.services.clock import Clock
-from dealroom.services.identity import Identity, new_guest_key
-from dealroom.services.passwords import passwords_for
-from dealroom.services.run_queue import new_run
+from dealroom.services.rooms import service as rooms
+from dealroom.services.turns.queue import new_run
 from tests.support.clock import ManualClock
 from tests.support.graphql import Client, sign_up
 

@@ -19,8 +19,8 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, Dispatch, Message, ModelCall, Participant, Room
 from dealroom.realtime import Broker
 from dealroom.services.clock import Clock
-from dealroom.services.ledger import Ledger
-from dealroom.services.run_handler import RunnerDeps
+from dealroom.services.turns.ledger import Ledger
+from dealroom.services.turns.runs import RunnerDeps
 from tests.conftest import Server
 from tests.support.graphql import Client, open_room, post, sign_up
 

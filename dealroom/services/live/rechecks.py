@@ -1,0 +1,218 @@
+"""Held subscriptions re-checked together (issue 9's promise at issue 17's scale).
+
+Every guarded stream (``resolvers/live.Guarded``) holds a ``Watch`` keyed by what it stands
+on: its credentials as presented (hashed) and what it reads (a room, a pane). Streams with
+equal keys share one watch. Once per ``subscription_recheck_seconds`` the registry re-reads,
+for every watch in the process at once, what could take a stream away: the sessions' liveness,
+the API keys, the act-as edges and the rooms' seat bindings, each one statement per chunk of
+500 (``persistence/standing.py``), so a round's cost does not grow with the subscriptions held.
+A watch whose standing is unchanged and still reaches its stream costs nothing more. Otherwise
+its future is resolved and every stream on it acts: ``SESSION_ENDED`` closes the socket (4401);
+``CHANGED`` re-runs the stream's own authorisation once, which ends it with the right coded
+error or lets it go on (a claim binds an account beside the guest key: the key keeps its seat).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import uuid
+from dataclasses import dataclass
+from typing import TypeAlias
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from dealroom.domain import access
+from dealroom.domain.scopes import API_KEY_PREFIX, key_may_call
+from dealroom.domain.seats import Seat
+from dealroom.persistence.db import Db
+from dealroom.persistence.standing import KeyStanding, RoomSeats, StandingRepository
+from dealroom.services.accounts.identity import Credentials, digest
+from dealroom.services.clock import Clock
+from dealroom.services.live.periodic import Periodic
+
+log = structlog.get_logger(__name__)
+
+
+class Outcome(enum.Enum):
+    SESSION_ENDED = "session_ended"
+    """The session token (or API key) presented is no longer live: close the socket, 4401."""
+    CHANGED = "changed"
+    """The credentials stand but what they reach changed: re-run the stream's authorisation."""
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a guarded stream stands on. Only the parts that can change after the stream's
+    first authorisation are re-read; the rest (a malformed header, a guest key's format, an
+    API key with act-as) was refused then and cannot change."""
+
+    token_hash: str | None
+    key_hash: str | None
+    guest_key_hash: str | None
+    act_as: uuid.UUID | None
+    field: str
+    room_id: uuid.UUID
+    pane: Seat | None
+    """The pane a ``paneEvents`` stream reads; None for a room-wide stream (``offerStage``)."""
+
+    @classmethod
+    def of(
+        cls, presented: Credentials, *, field: str, room_id: uuid.UUID, pane: Seat | None
+    ) -> Held:
+        token = presented.token
+        by_key = token is not None and token.startswith(API_KEY_PREFIX)
+        act_as: uuid.UUID | None = None
+        if presented.act_as:
+            with contextlib.suppress(ValueError):  # refused by the first authorisation
+                act_as = uuid.UUID(presented.act_as)
+        return cls(
+            token_hash=digest(token) if token and not by_key else None,
+            key_hash=digest(token) if token and by_key else None,
+            guest_key_hash=digest(presented.guest_key) if presented.guest_key else None,
+            act_as=act_as,
+            field=field,
+            room_id=room_id,
+            pane=pane,
+        )
+
+
+JUDGED_AT_ONCE = 250
+"""Watches judged between two turns of the event loop: a process holding 2,500 streams
+judged them all in one block of about 20 ms every round, and every request and delivery of
+the process waited meanwhile (issue 17)."""
+
+Standing: TypeAlias = tuple[
+    uuid.UUID | None, frozenset[str] | None, frozenset[Seat], uuid.UUID | None
+]
+"""The effective account, an API key's scopes, the seats held in the room, the pane's id."""
+
+
+class Watch:
+    """Every stream holding one ``Held``: one future wakes them all."""
+
+    __slots__ = ("held", "members", "seen", "woken")
+
+    def __init__(self, held: Held, woken: asyncio.Future[Outcome]) -> None:
+        self.held = held
+        self.members = 0
+        self.seen: Standing | None = None
+        self.woken = woken
+
+
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """What one round read, for every watch."""
+
+    sessions: dict[str, uuid.UUID]
+    keys: dict[str, KeyStanding]
+    edges: set[tuple[uuid.UUID, uuid.UUID]]
+    rooms: dict[uuid.UUID, RoomSeats]
+
+
+class Rechecks:
+    """The process's registry of held streams, run by the app's lifespan."""
+
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, every: float
+    ) -> None:
+        self._sessionmaker = sessionmaker
+        self._clock = clock
+        self._watches: dict[Held, Watch] = {}
+        # The next round retries; meanwhile streams go on, as they would have between two
+        # rounds (their events come from the same database).
+        self._loop = Periodic(every, self.round, "subscription_recheck_failed")
+
+    def start(self) -> None:
+        self._loop.start()
+
+    async def close(self) -> None:
+        await self._loop.close()
+
+    def hold(self, held: Held) -> Watch:
+        watch = self._watches.get(held)
+        if watch is None:
+            watch = Watch(held, asyncio.get_running_loop().create_future())
+            self._watches[held] = watch
+        watch.members += 1
+        return watch
+
+    def release(self, watch: Watch) -> None:
+        watch.members -= 1
+        if watch.members <= 0 and self._watches.get(watch.held) is watch:
+            del self._watches[watch.held]
+
+    async def round(self) -> None:
+        """Re-read every watch's standing in one short unit of work; wake those it changed."""
+        watches = list(self._watches.values())
+        if not watches:
+            return
+        read = await self._read([watch.held for watch in watches])
+        for index, watch in enumerate(watches):
+            if index and not index % JUDGED_AT_ONCE:
+                await asyncio.sleep(0)  # deliveries and requests go on between slices
+            outcome = self._judge(watch, read)
+            if outcome is not None and self._watches.get(watch.held) is watch:
+                # Later streams with this key start a fresh watch, judged from the next round.
+                del self._watches[watch.held]
+                watch.woken.set_result(outcome)
+
+    async def _read(self, helds: list[Held]) -> _Round:
+        token_hashes = {h.token_hash for h in helds if h.token_hash is not None}
+        key_hashes = {h.key_hash for h in helds if h.key_hash is not None}
+        db = Db(self._sessionmaker)
+        try:
+            repo = StandingRepository(db)
+            sessions = await repo.live_sessions(token_hashes, self._clock.now())
+            keys = await repo.live_keys(key_hashes) if key_hashes else {}
+            managers = {
+                sessions[h.token_hash]
+                for h in helds
+                if h.act_as is not None and h.token_hash in sessions
+            }
+            edges = await repo.manager_edges(managers) if managers else set()
+            # a set, not sorted: UUIDs compare in Python, 2,500 of them ~10 ms a round
+            rooms = await repo.room_seats(list({h.room_id for h in helds}))
+        finally:
+            await db.close()
+        return _Round(sessions, keys, edges, rooms)
+
+    @staticmethod
+    def _judge(watch: Watch, read: _Round) -> Outcome | None:
+        """None when the watch's streams still stand as they stood; what to do otherwise.
+        The same decisions as ``identity.resolve_identity`` and ``rooms.room_for_reader``,
+        over the round's reads; a watch that no longer seems to reach its stream is CHANGED,
+        so the stream's own authorisation has the last word."""
+        held = watch.held
+        account: uuid.UUID | None = None
+        scopes: frozenset[str] | None = None
+        if held.token_hash is not None:
+            account = read.sessions.get(held.token_hash)
+            if account is None:
+                return Outcome.SESSION_ENDED  # a stale cookie too, as the socket's session
+        if held.key_hash is not None:
+            key = read.keys.get(held.key_hash)
+            if key is None:
+                return Outcome.SESSION_ENDED
+            account, scopes = key.account_id, key.scopes
+            if key_may_call(held.field, scopes) is not None:  # K1
+                return Outcome.CHANGED
+        if held.act_as is not None and held.act_as != account:
+            if account is None or (account, held.act_as) not in read.edges:
+                return Outcome.CHANGED
+            account = held.act_as
+        viewer = access.Viewer(account_id=account, guest_key_hash=held.guest_key_hash)
+        room = read.rooms.get(held.room_id)
+        seats = access.seats_of(viewer, room.holders) if room is not None else frozenset()
+        pane_id = None
+        if room is not None and held.pane is not None:
+            pane_id = next((pid for seat, pid in room.panes if seat is held.pane), None)
+        if not access.reaches(seats, held.pane) or (held.pane is not None and pane_id is None):
+            return Outcome.CHANGED
+        standing: Standing = (account, scopes, seats, pane_id)
+        if watch.seen is not None and watch.seen != standing:
+            return Outcome.CHANGED
+        watch.seen = standing
+        return None

@@ -1,0 +1,194 @@
+"""Paying for a written offer (O8): the quote (the due slice of the fee plus the platform
+fee), the brand's payment through the provider, and the workers' sweep that settles pending
+captures. Each moves the offer's stage under the room's lock and records it."""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from dealroom.domain import money
+from dealroom.domain import offers as rules
+from dealroom.domain.errors import DomainError, ErrorCode, forbidden
+from dealroom.domain.offer_stage import OfferStatus
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Offer, Payment
+from dealroom.persistence.offers import OfferRepository
+from dealroom.realtime.broker import Broker
+from dealroom.services.accounts.identity import Identity
+from dealroom.services.clock import Clock
+from dealroom.services.live.publish import publish_after_commit
+from dealroom.services.offers.events import record_stage
+from dealroom.services.offers.provider import ChargeStatus, PaymentProvider
+from dealroom.services.offers.reads import (
+    OfferAccess,
+    locked_offer,
+    offer_for_reader,
+    signed_in_buyer,
+    stage_of,
+    state_of,
+)
+
+DEFAULT_DUE_PERCENT = Decimal("100")
+"""The platform's payment schedule when the offer names none: the whole fee is due at
+booking. Offer-Gen names the missing schedule as an open question; it never invents one."""
+
+
+def quote_for(offer: Offer) -> money.Quote | None:
+    """The brand's payment: the due slice of the fee plus the platform fee (None when the
+    offer holds no usable fee)."""
+    fee = offer.terms.get("fee") if isinstance(offer.terms, dict) else None
+    if not isinstance(fee, dict):
+        return None
+    try:
+        amount = Decimal(str(fee.get("amount")))
+        percent_raw = offer.terms.get("dueSlicePercent")
+        percent = Decimal(str(percent_raw)) if percent_raw else DEFAULT_DUE_PERCENT
+        return money.quote(amount, str(fee.get("currency")), percent)
+    except (DomainError, ArithmeticError, ValueError):
+        return None
+
+
+async def pay_offer(
+    db: Db,
+    broker: Broker,
+    clock: Clock,
+    provider: PaymentProvider,
+    identity: Identity,
+    *,
+    offer_id: uuid.UUID,
+    payment_method: str,
+    idempotency_key: str,
+) -> tuple[Payment, OfferAccess]:
+    """O8: the brand pays the quoted amount. Captured → PAYMENT_HELD; capture pending →
+    PENDING_PAY_CAPTURE; declined → the stage stays BOOKED_AWAITING_PAYMENT and the error
+    says so. Idempotent on ``idempotency_key`` (here and at the provider)."""
+    key = idempotency_key.strip()
+    if not 0 < len(key) <= 64:
+        raise DomainError(
+            ErrorCode.BAD_USER_INPUT,
+            "idempotencyKey must be 1-64 characters.",
+            field="idempotencyKey",
+        )
+    found = await offer_for_reader(db, identity, offer_id)
+    seat = found.room.reader_seat
+    if rules.role_of(seat) is not rules.Role.BRAND:
+        raise forbidden("Only the brand pays a written offer.")  # before any idempotent replay
+    signed_in_buyer(found.room, seat, "pay")
+    offer = await locked_offer(db, offer_id, found.offer.room_id)
+    offers = OfferRepository(db)
+    existing = await offers.payment(offer.id, key)
+    if existing is not None:
+        if existing.method != payment_method:
+            raise DomainError(
+                ErrorCode.CONFLICT,
+                "That idempotencyKey was used with another payment method.",
+                field="idempotencyKey",
+            )
+        return existing, OfferAccess(offer, found.room)
+    rules.check_pay(state_of(offer), seat)
+    quote = quote_for(offer)
+    if quote is None:
+        raise rules.conflict("The written offer holds no fee that can be paid.", state_of(offer))
+    # The provider is idempotent on the key too: a crash after charging but before commit is
+    # retried with the same key and charges nothing twice.
+    charge = await provider.charge(
+        amount=quote.total,
+        currency=quote.currency,
+        payment_method=payment_method,
+        idempotency_key=f"{offer.id}:{key}",
+    )
+    if charge.status is ChargeStatus.DECLINED:
+        raise DomainError(
+            ErrorCode.PAYMENT_DECLINED,
+            charge.message or "The payment was declined.",
+            stage=stage_of(offer).value,
+        )
+    now = clock.now()
+    payment = Payment(
+        id=uuid.uuid4(),
+        offer_id=offer.id,
+        idempotency_key=key,
+        payer_account_id=identity.account.id if identity.account else None,
+        method=payment_method,
+        provider=provider.name,
+        provider_ref=charge.reference,
+        status=charge.status.value,
+        currency=quote.currency,
+        due=quote.due,
+        platform_fee=quote.platform_fee,
+        total=quote.total,
+        offer_version=offer.version,
+        created_at=now,
+        updated_at=now,
+    )
+    offer.status = (
+        OfferStatus.PAYMENT_HELD.value
+        if charge.status is ChargeStatus.CAPTURED
+        else OfferStatus.PENDING_PAY_CAPTURE.value
+    )
+    offer.updated_at = now
+    await db.add(payment)
+    publish_after_commit(db, broker, await record_stage(db, offer, actor="payment", now=now))
+    return payment, OfferAccess(offer, found.room)
+
+
+async def capture_pending(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    broker: Broker,
+    clock: Clock,
+    provider: PaymentProvider,
+    *,
+    limit: int = 50,
+) -> int:
+    """Ask the provider about pending captures; a captured one moves its offer to
+    PAYMENT_HELD, a declined one back to ACCEPTED (BOOKED_AWAITING_PAYMENT). Returns how
+    many offers moved. Run by the workers' sweep."""
+    moved = 0
+    db = Db(sessionmaker)
+    try:
+        pending = [
+            (p.id, p.offer_id, p.provider_ref)
+            for p in await OfferRepository(db).pending_payments(limit)
+        ]
+        await db.rollback()
+    finally:
+        await db.close()
+    for payment_id, offer_id, reference in pending:
+        if reference is None:
+            continue
+        charge = await provider.status(reference)
+        if charge.status is ChargeStatus.PENDING:
+            continue
+        db = Db(sessionmaker)
+        try:
+            offer = await OfferRepository(db).by_id(offer_id)
+            if offer is None:
+                continue
+            offer = await locked_offer(db, offer_id, offer.room_id)
+            payment = await db.get(Payment, payment_id)
+            if payment is None or payment.status != "pending":
+                await db.rollback()
+                continue
+            now = clock.now()
+            payment.status = charge.status.value
+            payment.error = charge.message if charge.status is ChargeStatus.DECLINED else None
+            payment.updated_at = now
+            if offer.status == OfferStatus.PENDING_PAY_CAPTURE.value:
+                offer.status = (
+                    OfferStatus.PAYMENT_HELD.value
+                    if charge.status is ChargeStatus.CAPTURED
+                    else OfferStatus.ACCEPTED.value
+                )
+                offer.updated_at = now
+                await db.flush()
+                publish_after_commit(
+                    db, broker, await record_stage(db, offer, actor="payment", now=now)
+                )
+                moved += 1
+            await db.commit()
+        finally:
+            await db.close()
+    return moved
