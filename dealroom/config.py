@@ -23,7 +23,7 @@ class Settings(BaseSettings):
     """SQLAlchemy async URL; unset means the embedded SQLite file."""
     database_connections_at_start: int | None = Field(default=None, ge=0)
     """PostgreSQL connections a process opens as it starts (persistence/engine.open_pool),
-    never more than half of what PostgreSQL has free then; unset: the pool's bound (15). The
+    never more than half of what PostgreSQL has free then; unset: the pool's bound (6). The
     rest open when the load first needs them, which is when a second has gone slow; 0 opens
     all on demand."""
     redis_url: str | None = None
@@ -38,10 +38,10 @@ class Settings(BaseSettings):
     """uvicorn's per-request access log lines."""
     ws_ping_seconds: float = Field(default=45.0, ge=0)
     """Seconds between the server's pings on each open websocket (0: none); a peer that has
-    not answered one within 20 s is dropped. Every held subscription is pinged, so this is
-    a cost per socket: at uvicorn's 20 s the pings of 5,000 held sockets took about 3 % of
-    a core (issue 17, docs/BENCHMARKS.md). 45 s stays under the 60 s idle timeout of
-    common proxies and load balancers; the web client also pings every 10 s."""
+    not answered one within 20 s is dropped. Every held subscription is pinged, so a short
+    interval is a CPU cost per socket (measured: docs/DECISIONS.md, "The server pings each
+    websocket every 45 s"). 45 s stays under the 60 s idle timeout of common proxies and
+    load balancers; the web client also pings every 10 s."""
     log_format: str = "console"
     """``console`` or ``json``."""
     session_ttl_days: int = 30
@@ -116,7 +116,7 @@ class Settings(BaseSettings):
     replay_poll_seconds: float = 0.1
     """How soon a claimed room's replay looks again whether the runs its last held effect
     queued have finished (the next held effect waits for them)."""
-    # --- durable memory (issue 13) ---
+    # --- durable memory ---
     arvist_model: str = "gemini-2.5-flash"
     acc_update_model: str = "gemini-2.5-flash-lite"
     stale_sync_batch: int = 200
@@ -125,7 +125,7 @@ class Settings(BaseSettings):
     demo: bool = True
     """`serve` on an empty embedded database seeds the demo host (`dealroom demo`)."""
 
-    # --- hardening (issue 9) ------------------------------------------------------------
+    # --- hardening ----------------------------------------------------------------------
     max_request_bytes: int = 256 * 1024
     """Largest HTTP body or websocket message accepted; larger is refused before parsing
     (HTTP 413 PAYLOAD_TOO_LARGE, websocket close 1009)."""
@@ -145,16 +145,16 @@ class Settings(BaseSettings):
     """Wrong passwords per email and IP before signIn backs off (1 s, 2 s, 4 s ... 15 min)."""
     subscription_recheck_seconds: float = 5.0
     """How often the process re-checks every live subscription's session or API key, act-as
-    edge and seat, all in one round (``services/rechecks.py``); a signed-out or expired
+    edge and seat, all in one round (``services/live/rechecks.py``); a signed-out or expired
     session's websocket is closed with code 4401."""
     subscription_heartbeat_seconds: float = Field(default=30.0, gt=0)
     """How often the process reads where every followed pane and offer ends (one statement per
     500) and wakes the streams behind it: the longest a lost wake-up (a publish that failed
-    for good, a process killed after its commit) delays an event (services/heartbeats.py)."""
+    for good, a process killed after its commit) delays an event (services/live/heartbeats.py)."""
     subscription_start_slots: int | None = Field(default=None, ge=1)
     """Subscription start-ups (authorisation, end read, first replay batch) this process lets
-    touch the database at once (services/admission.py); unset: 2 on SQLite (one connection),
-    a third of pool size + overflow on PostgreSQL (5)."""
+    touch the database at once (services/live/admission.py); unset: 2 on SQLite (one connection),
+    a third of pool size + overflow on PostgreSQL (2)."""
     subscription_start_wait_seconds: float = Field(default=5.0, gt=0)
     """How long a subscription start-up waits for a slot before it ends UNAVAILABLE (with
     ``retryAfterSeconds``). Keep it well under the pool timeout (30 s PostgreSQL, 60 s
@@ -162,11 +162,11 @@ class Settings(BaseSettings):
     gc_young_threshold: int = Field(default=10_000, ge=1)
     """Net allocations between young garbage collections in ``dealroom serve`` (CPython's
     default is 700): fewer collections cost less CPU, bigger ones pause longer (measured in
-    docs/BENCHMARKS.md, issue 17)."""
+    docs/BENCHMARKS.md)."""
     gc_freeze_survivors: bool = True
     """``dealroom serve`` freezes what survives each young or middle garbage collection, so
     later collections do not walk held subscriptions' objects again (``gc_tuning
-    .freeze_survivors``; measured in docs/BENCHMARKS.md, issue 17). Off: they age through
+    .freeze_survivors``; measured in docs/BENCHMARKS.md). Off: they age through
     the generations as CPython does by default, and are frozen only once a burst of
     subscribes has settled."""
     gc_pause_log_ms: float = Field(default=50.0, ge=0)
@@ -186,7 +186,7 @@ class Settings(BaseSettings):
     password_hash_below_floor: bool = False
     """Allow a profile under OWASP's floor. Only for test suites, never in production."""
 
-    # --- quiet rooms (issue 12) -------------------------------------------------------------
+    # --- quiet rooms ----------------------------------------------------------------------
     guard_quiet_seconds: float = 60.0
     """A room quiet this long after its last reply is audited by the Guard."""
     curator_quiet_seconds: float = 600.0
@@ -196,7 +196,7 @@ class Settings(BaseSettings):
     watch_poll_seconds: float = 1.0
     """How often (on the clock) workers look for due room watches."""
 
-    # --- partners: webhooks (issue 16) ----------------------------------------------------
+    # --- partners: webhooks -------------------------------------------------------------
     webhook_workers: int = 1
     """Concurrent webhook delivery loops in this process (``serve`` and ``worker``; 0: none)."""
     webhook_batch: int = 20

@@ -1,4 +1,4 @@
-"""Garbage-collector settings for a long-lived server (issue 17, "Memory and pauses").
+"""Garbage-collector settings for a long-lived server.
 
 With thousands of subscriptions held, a full collection walks every tracked object the
 process owns, most of which (modules, the schema, pools) live as long as the process. Moving
@@ -19,19 +19,19 @@ import time
 from typing import Any, Final
 
 YOUNG_THRESHOLD: Final = 10_000
-"""Net allocations between young collections (CPython's default is 700). A young collection
-walks every young object still alive: with thousands of subscriptions each event and ping
-leaves a few dozen live ones (the next waits), so 50,000 made young collections of 20-75 ms
-and middle ones of 200 ms at 1,000 subscriptions. At 2,500 per process no threshold bounds
-them (deallocations of old objects count against it): ``sweep_young`` does, on time
-(docs/BENCHMARKS.md, issue 17)."""
+"""Net allocations between young collections (CPython's default is 700): fewer collections
+cost less CPU, but a young collection walks every young object still alive, and with
+thousands of subscriptions each event and ping leaves a few dozen live ones (the next waits),
+so a much larger threshold pauses too long (measured in docs/BENCHMARKS.md, "Young
+threshold"). At 2,500 subscriptions per process no threshold bounds the pauses (deallocations
+of old objects count against it): ``sweep_young`` does, on time."""
 
 
 MIDDLE_THRESHOLD: Final = 2
 """Young collections between middle ones (CPython's default is 10). A middle collection
 walks what survived the young ones since the last: during a burst of subscribes, when
-survivors are not frozen at once, seconds of start-ups made 55-320 ms of CPU at 2,500
-subscriptions per process (``sweep_young`` runs them)."""
+survivors are not frozen at once, seconds of start-ups cost a long pause, so they are walked
+often, in small pieces (``sweep_young`` runs them)."""
 
 
 def settle_after_startup(
@@ -56,8 +56,8 @@ def settle_after_startup(
 _frozen = False
 """Whether this process froze after start-up. Kept here because asking the collector
 (``gc.get_freeze_count()``) walks the whole permanent generation: with 2,500 subscriptions
-held, over a million objects, 100 ms and more of one core per call, which the settle loop
-below once paid every second (docs/BENCHMARKS.md, "the idle hold")."""
+held, over a million objects, 100 ms and more of one core per call, too much for the
+settle loop below to pay every second."""
 
 
 def freeze_after_startup() -> None:
@@ -86,13 +86,13 @@ def freeze_survivors() -> None:
     With thousands of subscriptions held, most objects that survive a young collection are
     the next waits of held streams (each delivery leaves a few dozen, alive until that
     stream's next event). Left in the middle and oldest generations, every middle
-    collection walked tens of thousands of them again: 130-250 ms pauses at 2,500
-    subscriptions per process, against young ones of 20-50 ms. Frozen, they are walked
-    once; reference counting still frees them when their stream moves on or closes.
+    collection would walk tens of thousands of them again, in pauses several times a young
+    one's. Frozen, they are walked once; reference counting still frees them when their
+    stream moves on or closes.
 
     What stays behind is a cycle that was alive at its collection and died later. A
-    subscription's start-up left about 36 such objects (graphql-core's visitors, uvicorn's
-    upgraded HTTP protocol: ``ws_protocol.py`` cuts the latter) and a refused one more, so
+    subscription's start-up leaves a few dozen such objects (graphql-core's visitors,
+    uvicorn's upgraded HTTP protocol: ``ws_protocol.py`` cuts the latter), so
     while a burst of subscribes is under way (``SETTLE_MIN_NEW`` since the last settle)
     only what survives a middle collection too is frozen (``MIDDLE_THRESHOLD``: two sweeps,
     about half a second old), and the start-ups' garbage that dies meanwhile is collected;
@@ -126,12 +126,10 @@ SETTLE_MIN_NEW: Final = 64
 
 THAW_MIN_CLOSED: Final = 10_000
 """Subscriptions closed since the last thaw before the settle thaws again. A thaw is a full
-collection over the whole heap (167-414 ms in ``bench/realtime.py``'s runs, the thaw after
-its baseline's hundred subscriptions closed, docs/BENCHMARKS.md): the longest pause a
-server had. It frees cycles among frozen objects, and a closed subscription leaves none
-since 2026-12-03 (``schema/fanout.py``'s executor, ``ws_protocol.py``'s HTTP protocol: 71
-frozen objects per close before); the thaw stays for whatever another path may still
-leave, rarely."""
+collection over the whole heap, the longest pause a server has (docs/BENCHMARKS.md). It
+frees cycles among frozen objects; a closed subscription leaves none (``schema/fanout.py``'s
+executor and ``ws_protocol.py``'s HTTP protocol see to that), so the thaw stays only for
+whatever another path may still leave, rarely."""
 
 _opened = 0
 
@@ -200,9 +198,8 @@ async def sweep_young(every: float = YOUNG_SWEEP_SECONDS) -> None:
     The collector starts a young collection when allocations less deallocations pass the
     threshold, and a deallocation of any object counts, however old. A delivery frees its
     stream's previous waits (old, frozen) and leaves new ones as it allocates them, so the
-    count stays low while the young generation grows: with 2,500 subscriptions per process
-    young collections walked far more objects than the threshold and paused 20-130 ms
-    whatever the threshold (10,000 or 4,000, docs/BENCHMARKS.md). Swept on time, with what
+    count stays low while the young generation grows, and a young collection walks far more
+    objects than the threshold, whatever the threshold. Swept on time, with what
     survives frozen at once (``freeze_survivors``), nothing is walked twice; every
     ``MIDDLE_THRESHOLD``-th sweep is a middle collection. Only in a process that froze after
     start-up (``dealroom serve``)."""
@@ -210,8 +207,8 @@ async def sweep_young(every: float = YOUNG_SWEEP_SECONDS) -> None:
         await asyncio.sleep(every)
         if _frozen:
             # A collection asked for by name never starts the middle one its count calls
-            # for (only an allocation does): left to the threshold, middle collections came
-            # every 5 s during a burst and walked 5 s of start-ups, 55-320 ms of CPU.
+            # for (only an allocation does): left to the threshold, middle collections come
+            # every few seconds during a burst and walk seconds of start-ups at once.
             middle_due = gc.get_count()[1] >= gc.get_threshold()[1]
             gc.collect(1 if middle_due else 0)
 

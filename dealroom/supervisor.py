@@ -2,11 +2,8 @@
 
 uvicorn's ``Multiprocess`` gives every child the one listening socket it bound. Each child's
 loop wakes on a new connection and the first to run accepts every connection waiting, so a
-burst of connections lands on one child: 16 keep-alive clients opened at once went all to one
-of two children in three trials of six, and 15 to 1 or 12 to 4 in the rest (2026-12-03). One
-core then served everything while the other idled, which is what ``bench/floor.py``'s slow
-dealroom rounds were (the machine 163–173 % busy instead of 200 %, in about a third of the
-rounds, whatever the code).
+burst of connections lands on one child: one core then serves everything while the others
+idle (measured: docs/DECISIONS.md, "A listening socket per process").
 
 Here each child gets a socket of its own, all bound to the one port with ``SO_REUSEPORT``:
 the kernel spreads connections over the listening sockets by each connection's addresses, so
@@ -28,9 +25,8 @@ log = logging.getLogger("uvicorn.error")
 
 READY_SECONDS = 120.0
 """How long a rolling restart (SIGHUP) waits for a replacement child to serve before it gives
-up and keeps the old one. uvicorn waits its health-check timeout (5 s), which a child loading
-the app on a busy machine overran: the restart was abandoned after the first child (seen in
-the suite, 2026-12-03)."""
+up and keeps the old one. uvicorn waits only its health-check timeout (5 s), which a child
+loading the app on a busy machine can overrun, abandoning the restart after the first child."""
 
 
 def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:

@@ -3,16 +3,16 @@
 * ``HandshakeReleasingProtocol``: uvicorn's sans-I/O websocket protocol keeps the upgrade
   request and its 101 response (each a ``websockets`` object with its own header structures)
   for as long as the socket is open, though nothing reads them once the response is sent:
-  about 3 KiB and 60-odd allocations of every held subscription (issue 17,
-  ``bench/ws_memory.py``). This one lets them go once the handshake is sent; the ASGI scope
+  about 3 KiB and 60-odd allocations of every held subscription (``bench/ws_memory.py``).
+  This one lets them go once the handshake is sent; the ASGI scope
   keeps its own copy of the request's headers, which is what the app reads.
 * ``UpgradeReleasingHttpProtocol``: uvicorn's httptools protocol and its parser hold each
   other (the parser calls the protocol's bound methods). A plain connection cuts that as it
   ends; one upgraded to a websocket never ends as HTTP, so the pair, holding the socket's
-  transport and through it the websocket's protocol, handler and context, was left for the
-  garbage collector. Frozen as a survivor (``gc_tuning.freeze_survivors``), it kept the whole
-  socket after it closed, until a full collection over the whole heap (docs/BENCHMARKS.md,
-  issue 17).
+  transport and through it the websocket's protocol, handler and context, would be left for
+  the garbage collector. Frozen as a survivor (``gc_tuning.freeze_survivors``), it would keep
+  the whole socket after it closed, until a full collection over the whole heap. This one
+  cuts the pair once the connection is upgraded.
 """
 
 from __future__ import annotations

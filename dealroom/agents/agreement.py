@@ -133,8 +133,7 @@ _IDENTIFIER = re.compile(
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE
 )
 """An id the draft may quote (its offer's, which its prompt opens with): its digits are not an
-amount ("OFFER 955574bc-…" read as $955,574 refused a draft, issue 17's suite, one run in a
-few)."""
+amount, or "OFFER 955574bc-…" would read as $955,574 and refuse a sound draft."""
 
 
 def _without_ids(text: str) -> str:
@@ -270,7 +269,7 @@ def private_values(
     empty when it may be stored and shown to the brand. The figures the principal instructed
     in this room (F4) are allowed, and so are the payment schedule's figures: the share due at
     booking and the rest are code's arithmetic on the fee, which was screened when the offer
-    was drawn, so a schedule figure that happens to equal a floor reveals nothing (issue 14)."""
+    was drawn, so a schedule figure that happens to equal a floor reveals nothing."""
     money = schedule(terms)
     derived = {m.amount for m in (money.due, money.remaining) if m is not None}
     allowed = firewall.instructed_amounts(memory) | derived

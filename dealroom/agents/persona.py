@@ -123,7 +123,7 @@ SYSTEM = f"{PROMPT}\n{offer_stage.vocabulary()}"
 @dataclass(frozen=True, slots=True)
 class Trigger:
     """Why the persona speaks: a participant's message, a delivery it must make, or a stage
-    event it must tell (issue 12)."""
+    event it must tell."""
 
     kind: Literal["message", "delivery", "gate", "stage"]
     body: str

@@ -18,8 +18,8 @@ class Line:
     id: str | None = None
     """The message id, where the agent must cite its source (Distil: a limit's ``source``)."""
     relayed_from: str | None = None
-    """Set on an agent's delivery of another participant's words (issue 12): the sender's
-    name. Such a line is a true relay, never the agent's own claim."""
+    """Set on an agent's delivery of another participant's words: the sender's name. Such a
+    line is a true relay, never the agent's own claim."""
 
     def to_json(self) -> dict[str, str]:
         data = {"author": self.author, "body": self.body}

@@ -1,5 +1,5 @@
-"""What may cross from the host's side into a visitor's pane (issue 3 item 6; ARCHITECTURE
-"Room memory": "only the ruling crosses").
+"""What may cross from the host's side into a visitor's pane (ARCHITECTURE "Room memory":
+"only the ruling crosses").
 
 A host-side ruling crosses as structured data only: a decision from a closed set, an amount
 of digits, an ISO currency code and a deliverable slug. Its wording in the visitor's pane is
@@ -8,8 +8,8 @@ host's private rules in view) never reaches a visitor-facing agent with a ruling
 shape checks, not word filters: a field that does not have its shape is dropped, whatever it
 says.
 
-A field of the right shape can still be a covert channel (issue 10 item 3: the slug
-``qx7_orchid_58213`` and the amount ``6137`` passed C1 and carried ~250 bits a ruling), so:
+A field of the right shape can still be a covert channel (a slug like ``qx7_orchid_58213``
+and an amount like ``6137`` pass C1 and can carry ~250 bits a ruling), so:
 
 - C4  A ruling's deliverable must be one already named on the visitor's side of this room
       (its pane, its view of memory) or among the host's public services; any other slug is
@@ -18,8 +18,8 @@ A field of the right shape can still be a covert channel (issue 10 item 3: the s
       unless the principal instructed that figure in this room; such a ruling is held for the
       principal, never rendered to the visitor. Every limit bounds a ruling naming no
       deliverable; one naming a deliverable is bounded by every limit the vocabulary cannot
-      tell apart from it (deliverables D4): the floor of a sponsored Instagram post does not
-      bound a price for three Instagram stories, which reveals nothing about it (issue 14),
+      tell apart from it (deliverables DV4): the floor of a sponsored Instagram post does not
+      bound a price for three Instagram stories, which reveals nothing about it,
       but an unknown slug or a floor recorded without a deliverable still bounds it.
 """
 

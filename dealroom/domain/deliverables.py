@@ -10,14 +10,14 @@ A host's rates are keyed by slug: the kind, with the platform in front when one 
 (``sponsored_post``, ``instagram_reel``). ``rate_slug`` matches a deliverable to them by kind
 with the platform as a refinement:
 
-- D1  Same kind and platform wins; then a rate for the kind on no platform (a rate for
+- DV1 Same kind and platform wins; then a rate for the kind on no platform (a rate for
       "sponsored post" covers "sponsored Instagram post").
-- D2  A deliverable naming no platform takes the kind's one rate on a platform, when there
+- DV2 A deliverable naming no platform takes the kind's one rate on a platform, when there
       is exactly one.
-- D3  A rate on another platform never covers it ("Instagram reel" does not cover "TikTok
+- DV3 A rate on another platform never covers it ("Instagram reel" does not cover "TikTok
       reel"), and another kind never does ("Instagram reel" does not cover "TikTok video"),
       except the plain/sponsored forms of one format (``post`` ~ ``sponsored_post``).
-- D4  Two slugs are *told apart* only when both read as kinds of the vocabulary and those
+- DV4 Two slugs are *told apart* only when both read as kinds of the vocabulary and those
       kinds differ (the plain/sponsored forms are one), or both name a platform and the
       platforms differ. A slug the vocabulary does not read (``standard``, a model's own
       wording) is told apart from nothing (``told_apart``).
@@ -98,7 +98,7 @@ _SIBLINGS: Final = {
     "sponsored_video": "video",
     "video": "sponsored_video",
 }
-"""The plain and sponsored form of one format: the same thing to a host (D3)."""
+"""The plain and sponsored form of one format: the same thing to a host (DV3)."""
 
 _PHRASE_ENDS: Final = frozenset({*(words[-1] for words, _kind in _PHRASES), *_NOUNS, "tiktok"})
 KINDS: Final = tuple(
@@ -240,7 +240,7 @@ def parse_slug(slug: str) -> Deliverable:
 
 
 def rate_slug(wanted: Deliverable, slugs: Iterable[str]) -> str | None:
-    """The host's rate key covering ``wanted`` (D1–D3), or None."""
+    """The host's rate key covering ``wanted`` (DV1–DV3), or None."""
     rates = [(slug, parse_slug(slug)) for slug in slugs]
     for kind in (wanted.kind, _SIBLINGS.get(wanted.kind)):
         if kind is None:
@@ -258,7 +258,7 @@ def rate_slug(wanted: Deliverable, slugs: Iterable[str]) -> str | None:
 
 
 def told_apart(slug: str, other: str) -> bool:
-    """D4: whether ``slug`` and ``other`` certainly name different deliverables."""
+    """DV4: whether ``slug`` and ``other`` certainly name different deliverables."""
     one, two = parse_slug(slug), parse_slug(other)
     if one.kind not in KINDS or two.kind not in KINDS:
         return False

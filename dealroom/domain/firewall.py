@@ -1,4 +1,4 @@
-"""The private-value firewall (issue 10 item 2): a leak filter for the host's KNOWN private
+"""The private-value firewall: a leak filter for the host's KNOWN private
 values, applied by code to what crosses from the host's side to a visitor.
 
 It is not a word-overlap heuristic and it does not judge meaning. It collects the values the

@@ -1,4 +1,4 @@
-"""The "notify" effect of a goal flip (issue 12; seed 000 "Goals are structured envelopes":
+"""The "notify" effect of a goal flip (seed 000 "Goals are structured envelopes":
 "code fires effects the moment a status flips: notify a participant, generate the formal
 offer").
 

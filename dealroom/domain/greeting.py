@@ -1,4 +1,4 @@
-"""The visitor's welcome (issue 14 item 4): the first line of a new deal room's visitor pane,
+"""The visitor's welcome: the first line of a new deal room's visitor pane,
 in the host's agent's voice, from what the host said may be shared (``host.public``) only.
 
 Code writes it when the room opens, so a visitor who opens a link is greeted at once and the

@@ -1,10 +1,10 @@
-"""Does a host-side text carry one of the host's private values? (issue 12, G4: the Guard's
-audit of host-side free text that crossed without a ruling.)
+"""Does a host-side text carry one of the host's private values? (G4: the Guard's audit of
+host-side free text that crossed without a ruling.)
 
-This is the private-value firewall (``domain/firewall.py``, issue 10: limits in any written
-form, private terms, the distinctive values of the private branch), less the figures the
-principal instructed in this room. The Guard's own sends are not checked here: they are
-screened like a persona's (``services/held_sends.screen``, which adds F6 and the payload).
+This is the private-value firewall (``domain/firewall.py``: limits in any written form,
+private terms, the distinctive values of the private branch), less the figures the principal
+instructed in this room. The Guard's own sends are not checked here: they are
+screened like a persona's (``services/gate/held_sends.screen``, which adds F6 and the payload).
 """
 
 from __future__ import annotations

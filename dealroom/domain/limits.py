@@ -1,4 +1,4 @@
-"""A host's limits as code-owned data (issue 10; ARCHITECTURE "Room memory").
+"""A host's limits as code-owned data (ARCHITECTURE "Room memory").
 
 What a host states as a floor, minimum, "never below", budget cap or exclusion is not free
 text in its branch: it is a reserved, structured part that code reads and enforces.

@@ -46,7 +46,7 @@ _API_KEY = re.compile(r"\bdr_[A-Za-z0-9_-]{20,}")
 
 def redact_api_keys(text: str) -> str:
     """RD3: a dealroom API key (``dr_`` and 20+ key characters) pasted into chat is replaced
-    before the text is stored, like a card number (issue 16 rule K3)."""
+    before the text is stored, like a card number (``domain/scopes.py`` K3)."""
     return _API_KEY.sub(API_KEY_PLACEHOLDER, text)
 
 

@@ -1,4 +1,4 @@
-"""What an API key may reach (issue 16). Pure: no I/O.
+"""What an API key may reach. Pure: no I/O.
 
 - K1  A key reaches only the root fields its scopes name. A root field missing from
       ``ROOT_FIELD_SCOPES`` is refused to every key (fail closed: a new field is session-only

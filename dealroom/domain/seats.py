@@ -33,7 +33,7 @@ class AuthorKind(StrEnum):
     AGENT = "agent"
     SYSTEM = "system"
     OPERATOR = "operator"
-    """An operator speaking in the agent's seat of a taken-over pane (issue 16)."""
+    """An operator speaking in the agent's seat of a taken-over pane."""
 
 
 class Alignment(StrEnum):

@@ -1,4 +1,4 @@
-"""What each side is told when the deal's stage changes (issue 12; seed 000 "Deals move
+"""What each side is told when the deal's stage changes (seed 000 "Deals move
 through explicit physical stages": "Personas are told those events in this vocabulary").
 
 A stage change is an ``offer_events`` row; code queues one short persona turn in each pane

@@ -39,8 +39,8 @@ def visitor_kind(host_id: UUID, account_id: UUID | None) -> VisitorKind:
 
 
 def room_to_reuse(prior: PriorRoom | None, new_conversation: bool) -> UUID | None:
-    """V1: a bare visit reuses the newest room with this host only while the visitor has not
-    spoken in it; once they have, a visit starts a new room. V2: ``newConversation`` always
+    """VT1: a bare visit reuses the newest room with this host only while the visitor has not
+    spoken in it; once they have, a visit starts a new room. VT2: ``newConversation`` always
     starts one."""
     if new_conversation or prior is None or prior.visitor_has_spoken:
         return None
@@ -48,7 +48,7 @@ def room_to_reuse(prior: PriorRoom | None, new_conversation: bool) -> UUID | Non
 
 
 def new_room(kind: VisitorKind, host_name: str, visitor_name: str | None) -> NewRoom:
-    """V3: a guest's room is "A visitor × <Host>"; V4: the host's own visit is a demo room."""
+    """VT3: a guest's room is "A visitor × <Host>"; VT4: the host's own visit is a demo room."""
     match kind:
         case VisitorKind.SELF:
             return NewRoom(RoomMode.DEMO, demo_room_title(host_name))

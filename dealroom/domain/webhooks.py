@@ -1,4 +1,4 @@
-"""Partner webhooks, the pure rules (issue 16).
+"""Partner webhooks, the pure rules.
 
 - W1  Events: ``offer.created`` (an offer's first stage), ``offer.stage_changed`` (each later
       stage change), ``payment.captured`` and ``payment.declined``. One logical event per

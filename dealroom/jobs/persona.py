@@ -214,7 +214,7 @@ class PersonaTurn:
             memory = done.memory
             rows: list[object] = []  # inserted together, in one flush
             if not guard_push(dispatch):
-                watches.arm(db, ctx.room_id, now)  # W1; the Guard's push never re-arms
+                watches.arm(db, ctx.room_id, now)  # QW1; the Guard's push never re-arms
             view = MessageView.from_row(done.row, Seat(ctx.pane_key))
             uow.publish(
                 (

@@ -1,15 +1,15 @@
 """Room watches: the debounced "room went quiet" signal (seed 000 "A guard audits quiet
 rooms"; ARCHITECTURE "Background jobs").
 
-- W1  Every reply re-arms its room's watch in the reply's own transaction (``arm``): the
-      generation goes up and the quiet window restarts. A reply caused by the Guard's own
-      push does not re-arm (the caller skips it), so the Guard cannot wake itself.
-- W2  A step fires only when its window has passed since the last arming and the
-      generation it was claimed for is still the row's; it is decided under the row lock,
-      so a stale or duplicated timer — in any process — fires nothing.
-- W3  One chain per room: the Guard first (``DEALROOM_GUARD_QUIET_SECONDS``), then the
-      curator step (``DEALROOM_CURATOR_QUIET_SECONDS``), then nothing until the next reply.
-- W4  Watches are rows, so a restart loses none; the injected clock decides what is due.
+- QW1  Every reply re-arms its room's watch in the reply's own transaction (``arm``): the
+       generation goes up and the quiet window restarts. A reply caused by the Guard's own
+       push does not re-arm (the caller skips it), so the Guard cannot wake itself.
+- QW2  A step fires only when its window has passed since the last arming and the
+       generation it was claimed for is still the row's; it is decided under the row lock,
+       so a stale or duplicated timer — in any process — fires nothing.
+- QW3  One chain per room: the Guard first (``DEALROOM_GUARD_QUIET_SECONDS``), then the
+       curator step (``DEALROOM_CURATOR_QUIET_SECONDS``), then nothing until the next reply.
+- QW4  Watches are rows, so a restart loses none; the injected clock decides what is due.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ CLAIM_BATCH = 50
 
 
 def arm(db: Db, room_id: uuid.UUID, now: datetime) -> None:
-    """W1: re-arm the room's watch; the caller holds the room's row lock. Sent with the
+    """QW1: re-arm the room's watch; the caller holds the room's row lock. Sent with the
     unit's deferred writes (``Db.defer``): by its next statement or its commit."""
     WatchRepository(db).arm_later(room_id, now)
 
@@ -79,7 +79,7 @@ class WatchFirer:
                 return fired
 
     async def fire(self, room_id: uuid.UUID, generation: int) -> bool:
-        """W2: fire the room's due step for ``generation`` (a timer that was set for it).
+        """QW2: fire the room's due step for ``generation`` (a timer that was set for it).
         False — and nothing queued — when the watch moved on or nothing is due."""
         db = Db(self.deps.sessionmaker)
         queued: list[AgentRun] = []
@@ -107,7 +107,7 @@ class WatchFirer:
     async def _fire(
         self, db: Db, watch: RoomWatch, generation: int, now: datetime
     ) -> list[AgentRun]:
-        """One step of the chain, under the watch's row lock (W2, W3)."""
+        """One step of the chain, under the watch's row lock (QW2, QW3)."""
         if watch.generation != generation:
             return []
         participants = list(

@@ -1,4 +1,4 @@
-"""The queue's claim, built once (issue 17): its choice of a due run (SQLite's inside the
+"""The queue's claim, built once: its choice of a due run (SQLite's inside the
 claim's ``UPDATE``, PostgreSQL's a candidate with its pane's lock), the pane-busy re-check, and
 what it reads back with the run. Each binds its parameters by name (``bindparam``)."""
 
@@ -38,7 +38,7 @@ CLAIM_LOAD = (
     "offer_status",
     "offer_brand_approved_at",
 )
-"""The claim's extra columns, by label (``services/turns.py`` reads them into a
+"""The claim's extra columns, by label (``services/turns/context.py`` reads them into a
 ``ClaimLoad``)."""
 
 
@@ -141,7 +141,7 @@ def claimable() -> Select[AgentRun]:
         )
         # Due first: a run put back to wait (for the memory lease, say) is due from the time
         # it was put back, so the runs it was queued beside go before it instead of behind
-        # it again and again (issue 12: the Guard holds the lease while it thinks).
+        # it again and again (the Guard holds the lease while it thinks).
         .order_by(AgentRun.not_before, AgentRun.created_at, AgentRun.id)
         .limit(bindparam("limit"))
     )
@@ -161,9 +161,9 @@ def claim_by_id() -> Any:
 
     A statement of its own, after the candidate's, on purpose: its snapshot is taken once the
     pane is locked, so its sibling check sees every claim of the pane that committed before.
-    Folded into the candidate's statement (tried 2026-12-03, a round trip less per run) it
-    shares the snapshot taken before the lock, and a sibling that became queued after that
-    snapshot (a failed run retried keeps its ``created_at``; of two posts racing for a pane
+    Folded into the candidate's statement (a round trip less per run) it would share the
+    snapshot taken before the lock, and a sibling that became queued after that snapshot (a
+    failed run retried keeps its ``created_at``; of two posts racing for a pane
     the later-committed may carry the earlier time) and was claimed by another worker before
     the lock would be missed: two runs of one pane and agent at once, out of order. The
     re-check of the row's own status does not catch that, since this run's row is unchanged."""
@@ -245,40 +245,29 @@ def claim_candidate() -> Select[uuid.UUID]:
     index): a queued run's older siblings are older still, so they are among those too, and
     a head found there is a head of the whole queue. When fewer than ``limit`` of them head
     their queue and more runs are queued than were read (a flood in a few panes at the
-    queue's front), the candidates come from the whole queue instead, as before (``late``;
-    PostgreSQL evaluates the two counts once and runs only the branch they open). Until a
-    review on 2026-12-04 the whole queue was read only when none of the oldest headed a
-    queue: one head, in a pane a post held, left the worker idle until its next poll while
-    another pane's run could start. Otherwise the candidates are the oldest claimable runs
-    among those read, ordered by ``not_before``, not always the whole queue's: a run put
-    back (a retry, a lease's wait, an expired lease; ``not_before`` then, its old
-    ``created_at`` kept) stays among the oldest and can be chosen before a younger run
-    outside them that was due earlier.
+    queue's front), the candidates come from the whole queue instead (``late``; PostgreSQL
+    evaluates the two counts once and runs only the branch they open), so one head, in a pane
+    a post holds, does not leave the worker idle while another pane's run could start.
+    Otherwise the candidates are the oldest claimable runs among those read, ordered by
+    ``not_before``, not always the whole queue's: a run put back (a retry, a lease's wait, an
+    expired lease; ``not_before`` then, its old ``created_at`` kept) stays among the oldest
+    and can be chosen before a younger run outside them that was due earlier.
 
-    Measured on 2026-12-04 on a scratch copy of the schema, a claim with its begin and commit,
-    prepared, against the window over the whole queue: 5,000 queued in 1,000 panes 0.73-0.77
-    against 3.8-4.2 ms, whatever the statistics; 20,000 in 2,000 panes 0.65-0.69 against
-    15.9-16.5 ms; 60 queued 0.66-0.74 against 0.60-0.69 ms; a flood of 200 in one busy pane
-    at the queue's front reads the whole queue (16.2-16.5 against 15.7-16.2 ms). So a
-    backlog no longer slows its own draining.
+    Reading the oldest first keeps a claim's cost flat as a backlog grows, where a window over
+    the whole queue grows with it. The heads are a window, not :func:`claimable`'s two ``NOT
+    EXISTS``: with statistics taken while nothing was queued (a queued run lives
+    milliseconds) PostgreSQL would join those by scanning every queued run per queue, just
+    when a backlog formed (measured: docs/DECISIONS.md, "The claim's candidate as a window
+    over each queue" and "The claim reads the queue's oldest runs first").
 
-    Until late on 2026-12-03 the heads were :func:`claimable`'s two ``NOT EXISTS``
-    (running, older), which PostgreSQL joins: with statistics taken while nothing was queued
-    (an ``ANALYZE`` between bursts: a queued run lives milliseconds) it estimated one queued
-    row and probed every queued run's siblings by scanning all queued runs, so a backlog
-    cost each claim a scan of it per queue, just when a backlog formed
-    (``bench/turn_machine.py``: a round at half speed, 45-64 ms a claim with 480 queued;
-    1.7 s a claim with 5,000; issue 17).
-
-    The claim never waits on a lock. Until 2026-12-03 it locked the candidate run's row
-    (``FOR UPDATE SKIP LOCKED``) and then waited for the pane's, and that closed a cycle
-    with a persona's apply: a run row the claim's snapshot still saw queued was locked and
-    then failed its re-check (it had been claimed meanwhile; PostgreSQL keeps such a lock to
-    the transaction's end), the claim waited for the apply holding the pane, and the apply's
-    finish waited for that run's row (``bench/turn_machine.py``: seven deadlocks in three of
-    about twenty runs, each a second of a worker's time and, when the apply was the victim,
-    a turn run and billed again). ``FOR NO KEY UPDATE`` still excludes another claim or post of the
-    pane, but not the foreign-key checks of rows that name it."""
+    The claim never waits on a lock. Locking the candidate run's row (``FOR UPDATE SKIP
+    LOCKED``) and then waiting for the pane's would close a cycle with a persona's apply: a
+    run row the claim's snapshot still saw queued would be locked and then fail its re-check
+    (it was claimed meanwhile; PostgreSQL keeps such a lock to the transaction's end), the
+    claim would wait for the apply holding the pane, and the apply's finish would wait for
+    that run's row: a deadlock, a worker's second lost and, when the apply is the victim, a
+    turn run and billed again. ``FOR NO KEY UPDATE`` still excludes another claim or post of
+    the pane, but not the foreign-key checks of rows that name it."""
     table = runs()
     queue = (
         table.c.id,

@@ -60,8 +60,7 @@ class Db:
     @property
     def dialect(self) -> str:
         """``sqlite`` or ``postgresql``. Kept once read: a unit's bind never changes, and
-        asking the session for it on every statement was 1.5 % of a server's samples at 175
-        posts a second (issue 17)."""
+        asking the session for it on every statement shows in a busy server's profile."""
         if self._dialect is None:
             bind = self._sessionmaker.kw.get("bind")
             engine = bind if isinstance(bind, AsyncEngine) else self.session.get_bind()
@@ -118,7 +117,7 @@ class Db:
     ) -> None:
         """Send a write later: before the unit's next statement, or at its commit. For a
         write whose result nobody reads and that nothing in the unit reads back before the
-        next statement (issue 17: a turn's closing writes). On PostgreSQL the writes
+        next statement (a turn's closing writes, say). On PostgreSQL the writes
         deferred in a row go as one statement (``raw_lane.batch``), so they must also be
         independent of each other: no two touching one row. An error surfaces at the
         statement or commit that sends them, and the unit rolls back as for any other.
@@ -182,9 +181,9 @@ class Db:
         """The session's connection and its asyncpg connection, inside a transaction begun on
         it; None on SQLite. When nothing was sent on the connection yet, the lane sends BEGIN
         through SQLAlchemy's own asyncpg adapter, as SQLAlchemy does before a transaction's
-        first statement (``raw_lane.begin``): until 2026-12-03 a transaction's first
-        statement was left to SQLAlchemy, which was most of a turn's (each run's claim,
-        Distil's lease and its fenced release). ``begin=False``: the connection as it is,
+        first statement (``raw_lane.begin``), so that first statement runs on the lane too
+        (most of a turn's statements are one: each run's claim, Distil's lease and its fenced
+        release). ``begin=False``: the connection as it is,
         in a transaction or not."""
         if self.dialect != "postgresql":
             return None
@@ -209,8 +208,8 @@ class Db:
         """The unit's loose connection and its asyncpg connection, checked out of the engine's
         pool on first use. A unit that reads and then writes alone never makes a session:
         an ``AsyncSession``'s transaction bookkeeping around a connection it never began a
-        transaction on, and its commit that sent nothing, were 4-5 % of a server's samples
-        at 230 posts a second (issue 17)."""
+        transaction on, and its commit that sent nothing, are CPU a busy server spends for
+        no work."""
         if self._loose is None:
             bind = self._sessionmaker.kw.get("bind")
             if not isinstance(bind, AsyncEngine):
@@ -306,8 +305,8 @@ class Db:
 
     async def insert(self, rows: Sequence[object], *, later: bool = False) -> None:
         """Insert new rows of one mapped class in one Core ``INSERT``, without the session's
-        unit-of-work flush (issue 17: a model-call row costs 0.30–0.34 ms of CPU this way on
-        PostgreSQL, 0.46–0.51 ms through ``add``). Only for plain rows that nothing else in
+        unit-of-work flush (about a third less CPU a row on PostgreSQL than through ``add``).
+        Only for plain rows that nothing else in
         the transaction refers to and that are not read back, such as the model ledger's.
         Every row must set the same attributes; columns none of them set take their
         defaults. ``later``: up to ``insert_forms.MANY_ROWS`` such rows go with the unit's
@@ -333,8 +332,8 @@ class Db:
         self, table: Table, values: list[dict[str, Any]], *, later: bool = False
     ) -> None:
         """:meth:`insert` of rows given as their columns' values (by column key), without
-        building mapped objects first (issue 17: a post's two runs as ``AgentRun``
-        instances cost more than their ``INSERT``)."""
+        building mapped objects first (a post's two runs as ``AgentRun`` instances cost more
+        than their ``INSERT``)."""
         if not values:
             return
         if insert_forms.fits(table, values):

@@ -21,55 +21,27 @@ log = structlog.get_logger(__name__)
 POOL_SIZE = 6
 """PostgreSQL connections a process may hold, and keeps once it has opened them.
 
-Six since 2026-12-05 (fifteen before). Each connection a process holds is a PostgreSQL backend
-whose cached plans an ``ANALYZE`` of a table they read invalidates; the backend re-plans them,
-and rebuilds the table's catalog entries, the next time it is used. At steady load the pool's
-stack keeps the work on the top few, but the ``ANALYZE`` slows those few, more requests are
-then in flight at once, and the stack is dug into: every connection held joins in within a few
-hundred milliseconds, each re-planning on a machine already short of CPU. With 5,000
-subscriptions held and 331-332 posts a second (0.75 of the Core floor), three pairs
-interleaved, fifteen a process against six: up to 14-28 PostgreSQL processes busy in the same
-100 ms after an ``ANALYZE`` against 11-13, PostgreSQL 65 ms over its median in the second after
-one against 25 (means of six), send -> event p99 74.2-134.7 ms against 38.7-45.7. Turns were
-unchanged (``turn_machine.py`` 177-189 against 191 turns a second). The queue moves to the
-pool, in the process, where it costs no CPU (docs/BENCHMARKS.md, twenty-fifth session). A third
-of the pool goes to subscription start-ups (services/admission.py: two).
-
-Fifteen from 2026-12-04 (thirty before). A process under steady load runs on about a dozen; a
-second of slow posts puts more in flight at once, and each connection the pool opens then is
-a new PostgreSQL backend that prepares and plans the hot statements anew, spending the CPU
-the second was short of. With 5,000 subscriptions held and 300 posts a second, every run whose
-two processes opened 15-39 backends during the posting had a send -> event p99 of 105-828 ms
-and its slowest posts at 0.4-1.2 s; with fifteen a process, the stall queues on the pool
-instead: p99 46-120 ms, slowest posts under 0.34 s (docs/BENCHMARKS.md, twentieth session).
-A third of the pool still goes to subscription start-ups (services/admission.py).
-
-Before that, until earlier on 2026-12-04, it was 10 kept and 20 more of SQLAlchemy's
-overflow, closed at checkin: under load every burst past 10 opened them again, each a new
-PostgreSQL backend with every statement prepared and planned anew (asyncpg prepares per
-connection; PostgreSQL plans a prepared statement five times before it settles on a generic
-plan). With 5,000 subscriptions held and 300 posts a second: 127 distinct backends in 20 s
-against 61 with thirty kept, and a post's room read planned 654 times (669 ms) against 244
-(260 ms) (docs/BENCHMARKS.md). N processes hold at most N x ``POOL_SIZE`` of
-PostgreSQL's ``max_connections``."""
+Each is a PostgreSQL backend whose cached plans an ``ANALYZE`` invalidates; in the slow second
+after one, more requests are in flight, the pool's stack is dug into, and every connection
+reached re-plans on a machine already short of CPU. With fewer connections fewer backends
+re-plan, and the wait moves to the pool, in the process, where it costs no CPU: six gave a
+lower send -> event p99 than fifteen with turns unchanged (measured: docs/DECISIONS.md, "Six
+PostgreSQL connections a process, not fifteen"). None is opened past the bound or closed at
+checkin: each new one prepares and plans the hot statements anew. A third of the pool goes
+to subscription start-ups (services/live/admission.py: two). N processes hold at most
+N x ``POOL_SIZE`` of PostgreSQL's ``max_connections``."""
 
 
 GENERIC_PLANS = "force_generic_plan"
-"""PostgreSQL's ``plan_cache_mode`` on the pool's connections (since 2026-12-04; ``auto``
-before).
+"""PostgreSQL's ``plan_cache_mode`` on the pool's connections.
 
 In ``auto`` PostgreSQL plans a prepared statement afresh for its first five executions on a
 connection, then plans it generically and compares: six plans a statement on every new
-connection. Every hot statement settled on the generic plan anyway (``pg_prepared_statements``
-after 800 posts: 5 custom plans each, the rest generic, an ``ANALYZE`` between included), so
-forcing it changes no plan the hot path runs on; it makes a connection's first executions
-one plan instead of six. Those first executions come exactly when the load needs more
-connections than it had (the posting's start, a second slowed by an ``ANALYZE``), on a busy
-machine. With 5,000 subscriptions held and 355 posts a second (0.75-0.79 of the Core floor),
-five runs against four, interleaved: send -> event p99 68.7-92.8 ms against 84.8-138.1, the
-posting's first second without its 47-48 slow posts (docs/BENCHMARKS.md, twenty-first
-session; a later A/B of this and ``open_pool`` together against neither, at 300 a second on
-a slower VM, did not show the gain: three pairs too few for its noise).
+connection. Every hot statement settles on the generic plan anyway, so forcing it changes no
+plan the hot path runs on; it makes a connection's first executions one plan instead of six,
+and those come exactly when the load needs more connections than it had, on a busy machine
+(measured: docs/DECISIONS.md, "Each statement planned once a connection; connections opened at
+start").
 
 The run claim (``claim_statements.claim_candidate``) was built to keep its plan generic: its
 partial index is matched by literals, and ``tests/persistence/test_claim_candidate.py`` runs
@@ -83,22 +55,18 @@ def create_engine(
     PostgreSQL, SQLAlchemy's; 60 s on SQLite)."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        # No pre-ping: it cost three round trips per checkout (~2 ms; an agent turn checks out
+        # No pre-ping: it costs three round trips per checkout (~2 ms; an agent turn checks out
         # 8-9 times). A connection the server dropped fails one statement, SQLAlchemy then
         # invalidates the pool, and the pool reopens its connections as they are next used.
         # Agent runs retry such a failure; a request gets one INTERNAL. No recycling by age
-        # either (1800 s until 2026-12-04): the connections ``open_pool`` opens at start wait
-        # at the bottom of the stack for the second that needs them, and an age limit would
-        # have that second reopen them.
+        # either: the connections ``open_pool`` opens at start wait at the bottom of the stack
+        # for the second that needs them, and an age limit would have that second reopen them.
         #
         # The pool hands out the connection returned last (a stack, not SQLAlchemy's default
         # queue), so steady load runs on the few connections it needs at once and the rest
-        # stay idle. As a queue (until 2026-12-04) it sent every post to the least recently
-        # used of all 30: each of two processes' 60 backends prepared and planned the whole hot
-        # path (five custom plans a statement before a generic one) and re-planned it after
-        # every ANALYZE, at a few executions a second each. With 5,000 subscriptions held and
-        # 300 posts a second, PostgreSQL and Redis took 30-31 % of the machine against 42 %,
-        # and send -> event p99 was 113-131 ms against 327-643 (docs/BENCHMARKS.md,
+        # stay idle. A queue would send every post to the least recently used connection, so
+        # every backend would prepare and plan the whole hot path and re-plan it after every
+        # ANALYZE (measured: docs/DECISIONS.md, "The pool is a stack"; pinned by
         # tests/persistence/test_pool.py).
         #
         # Every prepared statement is planned once per connection, generically
@@ -156,7 +124,7 @@ def connections_to_open(free: int, open_now: int, wanted: int = POOL_SIZE) -> in
     """How many more connections ``open_pool`` opens: up to ``wanted`` (at most the pool's
     bound), and at most half of what PostgreSQL has free, so that processes starting together
     leave room for each other and for everyone else (what is not opened at start is opened on
-    demand, as before)."""
+    demand)."""
     return max(0, min(min(wanted, POOL_SIZE) - open_now, free // 2))
 
 
@@ -169,10 +137,8 @@ async def open_pool(
     are reached only when more requests are in flight at once than before, which is when a
     second has gone slow (an ``ANALYZE`` re-planning every backend, a burst). Opened then,
     each is a PostgreSQL fork, its catalogs read and its statements prepared on the busiest
-    machine of the hour, and about 2 ms of the process's own CPU (a new connection's first
-    post against a kept one's; 8 ms of wall time); with 5,000 subscriptions held and 355 posts
-    a second, the two processes opened 10-12 a run, each time at a stall (docs/BENCHMARKS.md,
-    twenty-first session).
+    machine of the hour, at a stall (measured: docs/DECISIONS.md, "Each statement planned once
+    a connection; connections opened at start").
 
     ``wanted``: how many to hold (``DEALROOM_DATABASE_CONNECTIONS_AT_START``; None: the pool's
     bound; 0: none). A best effort: bounded by :func:`connections_to_open` and by ``timeout``,

@@ -1,4 +1,4 @@
-"""How many messages a guest has posted, for the guest message cap (issue 11): its key's own
+"""How many messages a guest has posted, for the guest message cap: its key's own
 posts across its rooms, and, so that a fresh key does not start at zero, the posts made in
 the last :data:`IP_WINDOW` by every unclaimed key minted from the same client address.
 
@@ -43,10 +43,9 @@ def _charged() -> tuple[Select[uuid.UUID], Select[uuid.UUID]]:
     posts since ``since`` (a bind).
 
     Two selects, not one ``OR``: PostgreSQL cannot drive an ``OR`` of the two through
-    the indexes, so it read every guest's message in the database for each guest post
-    (issue 17, ``pg_stat_statements``: 4.5 ms a post at 45,000 messages, growing with the
-    table). Each half starts from the key's own index entries: participants by key,
-    messages by participant."""
+    the indexes, so it would read every guest's message in the database for each guest post,
+    a cost growing with the table. Each half starts from the key's own index entries:
+    participants by key, messages by participant."""
     key_hash = Participant.guest_key_hash
     # Correlated by name: SQLAlchemy correlates a subquery only to the select right around
     # it, and these sit two and three deeper, so the outer ``participants`` would otherwise
@@ -78,12 +77,11 @@ def charged_up_to_cap() -> ColumnElement[int]:
     scalar subquery read with the row, by a post (``RoomRepository.for_writer``) and by the
     room list (:func:`guest_capped_rooms`). Binds ``since`` and ``cap``.
 
-    Built once: on the hot path (every guest post) building it cost more CPU than running it
-    (issue 17, py-spy). Counted no further than the cap: the cap compares the count with it
-    and nothing else reads it, and an unbounded count read every post an address's keys made
-    in the window, for every guest post (issue 17: an office's or a carrier's shared address
-    made each post dearer than the last; ``bench/floor.py``'s guests, all from one address,
-    lost a third of their throughput in four rounds of eight seconds)."""
+    Built once: on the hot path (every guest post) building it costs more CPU than running
+    it. Counted no further than the cap: the cap compares the count with it and nothing else
+    reads it, and an unbounded count would read every post an address's keys made in the
+    window, for every guest post, so a shared address (an office, a carrier's NAT) would make
+    each post dearer than the last."""
     charged = union_all(*_charged()).limit(bindparam("cap", type_=Integer())).subquery()
     return select(func.count()).select_from(charged).scalar_subquery()
 

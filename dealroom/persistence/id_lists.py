@@ -1,8 +1,8 @@
 """Reads keyed by a long list of ids (the re-check rounds' and the heartbeat's, for every
 stream a process holds): on PostgreSQL one statement built once, with the ids as one array
 parameter (``= ANY``) on the raw lane; on SQLite, which has no arrays, one statement per
-chunk of ``CHUNK`` ids in an ``IN`` list. With 2,500 rooms held by a process, the chunks'
-compiled ``IN`` lists and ORM rows were half of a re-check round's cost (issue 17)."""
+chunk of ``CHUNK`` ids in an ``IN`` list. With thousands of rooms held by a process,
+compiling ``IN`` lists and building ORM rows would be much of a re-check round's cost."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``INSERT`` statements of a few rows, built once per table, column set and row count, so the
-raw lane keeps each one's compiled form (``Db.insert_values``, issue 17)."""
+raw lane keeps each one's compiled form (``Db.insert_values``)."""
 
 from __future__ import annotations
 

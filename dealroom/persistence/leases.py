@@ -2,7 +2,7 @@
 and its plain release. A grant bumps ``token``; a writer whose token is no longer current (its
 lease expired and was granted again) cannot write (fencing). Repositories flush, never commit.
 
-The grant and the fenced release are one statement each (issue 17), written out per dialect:
+The grant and the fenced release are one statement each, written out per dialect:
 SQLite has no data-modifying CTEs, and SQLAlchemy renders a RETURNING subquery's columns
 unqualified on SQLite (``persistence/claim_statements.correlated``)."""
 

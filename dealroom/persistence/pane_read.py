@@ -1,12 +1,11 @@
-"""What a run reads of its room in one statement (issue 17: statements per turn): the room's
+"""What a run reads of its room in one statement, to keep a turn's statements few: the room's
 participants with their accounts as plain rows (:class:`Seated`, :class:`Named`: what a turn
-reads of them, so PostgreSQL's raw lane runs the statement; as ORM rows it went through
-SQLAlchemy's execution path), and on the pane's row its current session and the room's recent
-dispatches, on the host's row the host's service names, each folded into a JSON array by a
-scalar subquery (``json_agg`` on PostgreSQL, ``json_group_array`` on SQLite). Three or four
-statements were one each.
+reads of them, so PostgreSQL's raw lane can run the statement, which it cannot for ORM rows),
+and on the pane's row its current session and the room's recent dispatches, on the host's row
+the host's service names, each folded into a JSON array by a scalar subquery (``json_agg`` on
+PostgreSQL, ``json_group_array`` on SQLite), instead of three or four statements of their own.
 
-The JSON arrays are read back into the same plain tuples the separate statements gave
+The JSON arrays are read back into the same plain tuples a separate statement gives
 (``runs.SessionMessage``, ``runs.DispatchLine``), each value converted by its column's type
 (:func:`decoder`), so nothing downstream sees a string where it saw a UUID or a datetime."""
 

@@ -1,4 +1,4 @@
-"""PostgreSQL's raw lane (issue 17): a Core statement run on the session's own asyncpg
+"""PostgreSQL's raw lane: a Core statement run on the session's own asyncpg
 connection, inside the session's transaction, without SQLAlchemy's execution path. When the
 statement is the transaction's first, BEGIN is sent first through SQLAlchemy's own asyncpg
 adapter (:func:`begin`), as SQLAlchemy sends it before its own first statement, so the

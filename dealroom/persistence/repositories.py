@@ -125,8 +125,8 @@ _FOR_WRITER = (
     .order_by(Participant.key)
 )
 # The same with, on each unclaimed guest's seat, the posts charged to its key up to the cap
-# (the guest message cap, issue 11): a guest's post no longer counts them in a statement of its
-# own (issue 17). Binds ``since`` and ``cap`` besides ``room_id``.
+# (the guest message cap), so a guest's post needs no statement of its own to count them.
+# Binds ``since`` and ``cap`` besides ``room_id``.
 _GUEST = and_(Participant.account_id.is_(None), Participant.guest_key_hash.is_not(None))
 _FOR_GUEST_WRITER = _FOR_WRITER.add_columns(
     case((_GUEST, charged_up_to_cap()), else_=None).label("guest_posts")
@@ -187,13 +187,10 @@ class RoomRepository:
     ) -> WriterRead | None:
         """The room and its participants (by key) in one statement, as plain rows of what a
         post reads (``WriterRoom``, ``WriterSeat``): never the room's memory, which a writer
-        of a pane does not read (issue 17: ``postMessage`` read the room and its
-        participants in two statements, and decoded the memory document on every post).
-        With ``count``, each unclaimed guest seat's charged posts come in the same
-        statement. On PostgreSQL the raw lane runs it (until 2026-12-04 it returned ORM
-        entities, which only SQLAlchemy's execution path builds: a profile of
-        ``bench/realtime.py``'s posts found it and the throttle's upsert the last two of a
-        post's statements off the lane)."""
+        of a pane does not read (decoding it on every post would be CPU spent for nothing).
+        With ``count``, each unclaimed guest seat's charged posts come in the same statement. On
+        PostgreSQL the raw lane runs it, which is why it returns plain rows: only SQLAlchemy's
+        own execution path builds ORM entities."""
         params: dict[str, object] = {"room_id": room_id}
         if count is not None:
             params.update(cap=count.cap, since=count.since)

@@ -1,4 +1,4 @@
-"""The agent turn's hot statements, built once (issue 17): comparing aliased columns costs
+"""The agent turn's hot statements, built once: comparing aliased columns costs
 milliseconds of Python per build, more than the queries themselves, and a statement built once
 keeps its cache key. The run's finish and what a run reads and writes on the way, each binding
 its parameters by name (``bindparam``). The queue's claim is in ``claim_statements``."""
@@ -25,10 +25,10 @@ def runs() -> Table:
     return cast(Table, AgentRun.__table__)
 
 
-# --- the turn's own statements, built once (issue 17) ---------------------------------------
-# Each was built per call, comparing columns and computing a fresh cache key every time:
-# about 120 expression coercions per run. Built once, a statement's cache key is memoized on
-# it and each call only binds its parameters.
+# --- the turn's own statements, built once ---------------------------------------------------
+# Built per call, each would compare columns and compute a fresh cache key every time (about
+# 120 expression coercions per run). Built once, a statement's cache key is memoized on it
+# and each call only binds its parameters.
 
 
 def _done(**values: Any) -> Any:
@@ -91,7 +91,7 @@ SESSION_COLUMNS = (
     Message.relayed_dispatch_id,
 )
 """What a turn reads of a message (``runs.SessionMessage``), as plain columns: loading the
-session as ORM rows cost about 15 µs of CPU more per message (issue 17, measured)."""
+session as ORM rows costs about 15 µs of CPU more per message (measured)."""
 SessionSelect = Select[uuid.UUID, uuid.UUID, int, str, str, str | None, uuid.UUID | None]
 
 

@@ -215,8 +215,8 @@ class DispatchRepository:
         return [DispatchLine._make(row) for row in reversed(rows)]
 
     async def held(self, room_id: uuid.UUID) -> list[Dispatch]:
-        """The room's sends the firewall still holds for the principal (status ``held``,
-        issue 10), oldest first."""
+        """The room's sends the firewall still holds for the principal (status ``held``),
+        oldest first."""
         rows = await self.db.scalars(
             select(Dispatch)
             .where(Dispatch.room_id == room_id, Dispatch.status == "held")

@@ -1,4 +1,4 @@
-"""The batched reads behind held subscriptions' re-checks (``services/rechecks.py``): each
+"""The batched reads behind held subscriptions' re-checks (``services/live/rechecks.py``): each
 answers for every credential or room held in the process in one statement per chunk of ids
 (the rooms' seats in one statement in all on PostgreSQL, ``id_lists``), so a round costs the
 same whether one subscription or thousands hold them."""

@@ -1,5 +1,5 @@
 """Where many followed streams end, read at once (the process heartbeat,
-``services/heartbeats.py``): a pane's last stored event is its newest message or its room's
+``services/live/heartbeats.py``): a pane's last stored event is its newest message or its room's
 newest stage change; an offer's is its newest stage change. Panes: one statement on
 PostgreSQL, one per chunk on SQLite (``id_lists``); offers: one per chunk."""
 

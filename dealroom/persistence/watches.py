@@ -1,4 +1,4 @@
-"""Queries for room watches (issue 12): re-arming on a reply and claiming due steps.
+"""Queries for room watches: re-arming on a reply and claiming due steps.
 Repositories flush, never commit."""
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def _arm(insert: PgInsert | SqliteInsert) -> Executable:
     )
 
 
-# Built once per dialect: every post and reply re-arms (issue 17: building it per call cost
-# more CPU than the statement's round trip).
+# Built once per dialect: every post and reply re-arms, and building it per call costs more
+# CPU than the statement's round trip.
 _ARM: dict[str, Executable] = {
     "postgresql": _arm(pg_insert(RoomWatch)),
     "sqlite": _arm(sqlite_insert(RoomWatch)),

@@ -32,7 +32,7 @@ class Subscription:
     """One local listener: a bounded list of raw payloads and at most one waiter.
 
     Not an ``asyncio.Queue``: a queue keeps three deques and a dict, and thousands of
-    subscriptions are held (issue 17's memory per subscription). One reader waits at a time,
+    subscriptions are held, each costing memory. One reader waits at a time,
     which is all a stream does."""
 
     __slots__ = ("_items", "_timer", "_waiter", "channels", "idle_resync")
@@ -44,7 +44,7 @@ class Subscription:
         self._timer: asyncio.TimerHandle | None = None
         self.idle_resync: float | None = HEARTBEAT_SECONDS
         """After this long idle the reader is handed a RESYNC; None: never (a stream the
-        process heartbeat follows, ``services/heartbeats.py``, is woken only when behind)."""
+        process heartbeat follows, ``services/live/heartbeats.py``, is woken only when behind)."""
 
     def offer(self, payload: str) -> None:
         if len(self._items) >= QUEUE_LIMIT:
@@ -113,7 +113,7 @@ class Broker(Protocol):
 
     async def publish_many(self, published: Sequence[tuple[str, str]]) -> None:
         """Publish each ``(channel, payload)`` in order, in one round trip where the broker
-        can (a post's event and its runs' announce, issue 17). If it raises, any of them may
+        can (a post's event and its runs' announce). If it raises, any of them may
         or may not have gone out."""
         ...
 

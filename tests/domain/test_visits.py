@@ -1,4 +1,4 @@
-"""What a visit to a host's link opens (rules V1-V4 of dealroom.domain.visits)."""
+"""What a visit to a host's link opens (rules VT1-VT4 of dealroom.domain.visits)."""
 
 from __future__ import annotations
 
@@ -46,21 +46,21 @@ def test_visit_by_an_equal_but_distinct_uuid_of_the_host_is_self() -> None:
     assert visitor_kind(HOST_ID, UUID(str(HOST_ID))) is VisitorKind.SELF
 
 
-# --- room_to_reuse: V1 and V2 ---
+# --- room_to_reuse: VT1 and VT2 ---
 
 
 def test_bare_visit_reuses_newest_room_while_visitor_has_not_spoken() -> None:
-    # V1: an empty room is reused so bare revisits do not litter the list.
+    # VT1: an empty room is reused so bare revisits do not litter the list.
     assert room_to_reuse(EMPTY_PRIOR, new_conversation=False) == PRIOR_ID
 
 
 def test_bare_visit_starts_a_new_room_once_visitor_has_spoken() -> None:
-    # V1: once the visitor has spoken, a visit starts a new room.
+    # VT1: once the visitor has spoken, a visit starts a new room.
     assert room_to_reuse(SPOKEN_PRIOR, new_conversation=False) is None
 
 
 def test_bare_first_visit_starts_a_new_room() -> None:
-    # V1: with no prior room there is nothing to reuse.
+    # VT1: with no prior room there is nothing to reuse.
     assert room_to_reuse(None, new_conversation=False) is None
 
 
@@ -68,22 +68,22 @@ def test_bare_first_visit_starts_a_new_room() -> None:
     "prior", [None, EMPTY_PRIOR, SPOKEN_PRIOR], ids=["no-prior", "empty-prior", "spoken-prior"]
 )
 def test_new_conversation_always_starts_a_new_room(prior: PriorRoom | None) -> None:
-    # V2: newConversation always starts one, even over an empty prior room.
+    # VT2: newConversation always starts one, even over an empty prior room.
     assert room_to_reuse(prior, new_conversation=True) is None
 
 
-# --- new_room: V3 and V4 ---
+# --- new_room: VT3 and VT4 ---
 
 
 def test_guest_room_is_live_and_titled_a_visitor_times_host() -> None:
-    # V3: a guest's room is "A visitor × <Host>".
+    # VT3: a guest's room is "A visitor × <Host>".
     assert new_room(VisitorKind.GUEST, "Dev Raman", None) == NewRoom(
         RoomMode.LIVE, "A visitor × Dev Raman"
     )
 
 
 def test_guest_room_title_ignores_any_visitor_name() -> None:
-    # V3: a guest is always "A visitor", whatever name is passed along.
+    # VT3: a guest is always "A visitor", whatever name is passed along.
     assert new_room(VisitorKind.GUEST, "Dev Raman", "Mara Ellison") == NewRoom(
         RoomMode.LIVE, "A visitor × Dev Raman"
     )
@@ -102,14 +102,14 @@ def test_account_room_without_visitor_name_is_titled_a_visitor_times_host() -> N
 
 
 def test_host_own_visit_opens_a_demo_room() -> None:
-    # V4: the host's own visit is a demo room titled "Demo · <Host>" (seed 002 mode 4).
+    # VT4: the host's own visit is a demo room titled "Demo · <Host>" (seed 002 mode 4).
     assert new_room(VisitorKind.SELF, "Dev Raman", None) == NewRoom(
         RoomMode.DEMO, "Demo · Dev Raman"
     )
 
 
 def test_host_own_visit_is_a_demo_room_whatever_visitor_name_is_passed() -> None:
-    # V4: self-chat is never a live deal room, even when a visitor name is supplied.
+    # VT4: self-chat is never a live deal room, even when a visitor name is supplied.
     assert new_room(VisitorKind.SELF, "Dev Raman", "Dev Raman") == NewRoom(
         RoomMode.DEMO, "Demo · Dev Raman"
     )
@@ -121,6 +121,6 @@ def test_host_own_visit_is_a_demo_room_whatever_visitor_name_is_passed() -> None
     ids=["guest", "account", "self"],
 )
 def test_only_the_host_own_visit_opens_a_demo_room(account_id: UUID | None, mode: RoomMode) -> None:
-    # V3/V4 end to end: the visitor kind decides the room mode.
+    # VT3/VT4 end to end: the visitor kind decides the room mode.
     kind = visitor_kind(HOST_ID, account_id)
     assert new_room(kind, "Dev Raman", "Mara Ellison").mode is mode

@@ -1,5 +1,5 @@
 """The room watch's debounce across two `dealroom serve` processes on one PostgreSQL (issue
-12, W1-W2): a burst of replies handled by both processes' workers ends in exactly one Guard
+12, QW1-QW2): a burst of replies handled by both processes' workers ends in exactly one Guard
 run for the room, fired for the watch's last generation.
 
 This test is about several processes sharing PostgreSQL, so it uses PostgreSQL on both passes

@@ -1,4 +1,4 @@
-"""Room watches (issue 12; W1-W4 in dealroom/jobs/watches.py): every reply re-arms the room's
+"""Room watches (issue 12; QW1-QW4 in dealroom/jobs/watches.py): every reply re-arms the room's
 watch, a step fires once per quiet, a stale timer fires nothing, the Guard's own push never
 re-arms, and a watch survives a restart."""
 
@@ -30,7 +30,7 @@ async def test_every_reply_re_arms_and_the_guard_fires_once_per_quiet(
     await post(d.visitor, d.room_id, "Hi, we are Fjord Goods and want one sponsored post.")
     await agent_server.settle()
     armed = await watch_of(db, d.room_id)
-    # W1: the visitor's message and the agents' replies each re-armed it.
+    # QW1: the visitor's message and the agents' replies each re-armed it.
     assert armed.generation >= 2
     assert armed.step == "guard"
     await agent_server.runner.sweep()
@@ -59,7 +59,7 @@ async def test_a_stale_timer_fires_nothing(agent_server: Server, db: Db) -> None
     agent_server.clock.advance(QUIET)
     firer = WatchFirer(agent_server.runner)
 
-    assert await firer.fire(uuid.UUID(d.room_id), old) is False  # W2: the old timer
+    assert await firer.fire(uuid.UUID(d.room_id), old) is False  # QW2: the old timer
     assert await runs_of(db, d.room_id, AgentName.GUARD) == []
     assert await firer.fire(uuid.UUID(d.room_id), new) is True
     assert await firer.fire(uuid.UUID(d.room_id), new) is False  # a duplicate of it
@@ -103,7 +103,7 @@ async def test_a_due_watch_survives_a_restart(
     clock: ManualClock,
     db: Db,
 ) -> None:
-    """W4: the watch is a row. A process that stored it (and runs no agents) stops; another
+    """QW4: the watch is a row. A process that stored it (and runs no agents) stops; another
     starts later and fires it."""
     async with serving(settings, engine, broker, clock) as first:
         d = await open_deal(first)

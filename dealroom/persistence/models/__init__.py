@@ -2,9 +2,8 @@
 repositories load what callers need.
 
 GraphQL types are never these rows; resolvers map them (``from_row``). Every model is
-imported here, so importing the package declares every table on ``Base.metadata`` (its
-``sorted_tables`` and DDL are what they were when this was one module, 755 lines, until
-2026-12-04).
+imported here, so importing the package declares every table on ``Base.metadata``, with the
+same ``sorted_tables`` and DDL whichever module a model lives in.
 """
 
 from dealroom.persistence.models.accounts import (

@@ -13,7 +13,7 @@ from dealroom.persistence.models.base import Base, utc_now
 
 
 class Throttle(Base):
-    """One counter of a throttle (``services/throttle.py``): hits on ``key`` (an action and
+    """One counter of a throttle (``services/accounts/throttle.py``): hits on ``key`` (an action and
     its subject: an account, a guest key, an IP) in the fixed window starting at
     ``window_start``. In the database so every process counts the same hits."""
 
@@ -26,7 +26,7 @@ class Throttle(Base):
 
 
 class RoomWatch(Base):
-    """A room's quiet-room watch (issue 12; ARCHITECTURE "Background jobs").
+    """A room's quiet-room watch (ARCHITECTURE "Background jobs").
 
     Every reply re-arms it in the reply's own transaction: ``generation`` += 1, ``armed_at``
     = the reply's time, ``step`` = guard. A step is due once the room has been quiet for its
@@ -63,4 +63,4 @@ class GuardVerdict(Base):
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
 
 
-# --- partners and operators (issue 16) -------------------------------------------------------
+# --- partners and operators --------------------------------------------------------------------

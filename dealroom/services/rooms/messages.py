@@ -170,10 +170,10 @@ async def _beside(
     """What a stored post writes beside its message, all deferred (``Db.defer``): on
     PostgreSQL one statement at the commit, or folded into the append when the post writes
     alone. The turn is queued with the message: a crash after commit loses neither, and the
-    mutation never waits for it (first_spoke_at is stamped by the pane log). W1: the room
+    mutation never waits for it (first_spoke_at is stamped by the pane log). QW1: the room
     is not quiet. Last, the caller's count, whose refusal rolls the post back."""
     await queue_for_message(db, room_id, participant_id, message_id, now)
-    WatchRepository(db).arm_later(room_id, now)  # W1: every post re-arms the room watch
+    WatchRepository(db).arm_later(room_id, now)  # QW1: every post re-arms the room watch
     if counted is not None:
         await counted(db, now)
 

@@ -1,4 +1,4 @@
-"""room watches, guard verdicts, stage-notice and watch columns on agent runs (issue 12)
+"""room watches, guard verdicts, stage-notice and watch columns on agent runs
 
 Revision ID: 0007
 Revises: 0003

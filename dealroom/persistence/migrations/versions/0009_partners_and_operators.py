@@ -1,4 +1,4 @@
-"""partners and operators (issue 16): API keys, webhooks and their outbox, ops audit, pane takeovers
+"""partners and operators: API keys, webhooks and their outbox, ops audit, pane takeovers
 
 Revision ID: 0009
 Revises: 0003

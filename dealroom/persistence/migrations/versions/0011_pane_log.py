@@ -1,4 +1,4 @@
-"""the pane log (issue 17): each pane's tail and post counter on its participant row, the
+"""the pane log: each pane's tail and post counter on its participant row, the
 room's newest stage change on its room row, both kept by triggers on every insert
 
 Revision ID: 0011

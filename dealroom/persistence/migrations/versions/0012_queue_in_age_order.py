@@ -1,4 +1,4 @@
-"""the run queue in age order (issue 17): a partial index of the queued runs by creation, so
+"""the run queue in age order: a partial index of the queued runs by creation, so
 PostgreSQL's claim reads the queue's oldest few runs, not all of it
 
 Revision ID: 0012

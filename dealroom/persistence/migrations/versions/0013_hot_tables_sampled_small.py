@@ -1,5 +1,5 @@
-"""the tables every post writes are sampled small by ANALYZE (issue 17): a statistics target of
-10 on each of their columns, so autovacuum's ANALYZE of them reads 3,000 rows, not 30,000
+"""the tables every post writes are sampled small by ANALYZE: a statistics target of 10 on
+each of their columns, so autovacuum's ANALYZE of them reads 3,000 rows, not 30,000
 
 Revision ID: 0013
 Revises: 0012

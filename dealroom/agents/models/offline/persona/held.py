@@ -1,6 +1,5 @@
-"""Lines about what is held for a guest (issue 11's login gate) and held deliveries spoken
-after the stage moved. Ported unchanged from main's ``persona.py`` so the package merges as
-the old module's replacement."""
+"""Lines about what is held for a guest by the login gate, and held deliveries spoken after
+the stage moved."""
 
 from __future__ import annotations
 

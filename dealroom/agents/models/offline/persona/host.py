@@ -64,7 +64,7 @@ def _excluded(turn: Turn, sender: str) -> str | None:
 
 
 def rate_for(memory: Mapping[str, Any], wanted: Deliverable | None, currency: str) -> Rate:
-    """The host's rate covering ``wanted`` (D1-D3 in ``domain.deliverables``). A proposal
+    """The host's rate covering ``wanted`` (DV1-DV3 in ``domain.deliverables``). A proposal
     naming no deliverable takes the single recorded rate; any proposal falls back to a rate
     recorded without a deliverable. Floors are read only through ``limits_of``."""
     rates = {

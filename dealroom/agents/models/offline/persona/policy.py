@@ -9,16 +9,16 @@ each rounded up to 50; the k-th counter is the path's k-th point.
 ====  ===================================================  ===================================
 rule  when                                                 then
 ====  ===================================================  ===================================
-P1    no ask recorded (a floor alone is not a price)       ask the principal
-P2    the proposal is in another currency                  ask the principal
-P3    proposal ≥ the next point on the path (the ask       settle at the proposal
+NP1   no ask recorded (a floor alone is not a price)       ask the principal
+NP2   the proposal is in another currency                  ask the principal
+NP3   proposal ≥ the next point on the path (the ask       settle at the proposal
       first, then each lower counter)
-P4    otherwise                                            counter at the next point on the
+NP4   otherwise                                            counter at the next point on the
                                                            path; once it is the settle point,
                                                            hold there
 ====  ===================================================  ===================================
 
-No floor oracle (issue 10): the answer depends on the proposal only through "is it at or above
+No floor oracle: the answer depends on the proposal only through "is it at or above
 the next point on the path", never through "is it above the floor", so a proposal just under
 the floor and one just over it get the same counter until the path itself gets there; and the
 path never goes below the settle point, so no visitor-facing amount is ever the floor. Only the
@@ -90,15 +90,15 @@ def judge(
 ) -> Judgement:
     """The table above, for a per-unit ``offer`` after ``counters`` counters already made."""
     if ask is None:
-        return Judgement("ask_principal", None, "no_rate")  # P1
+        return Judgement("ask_principal", None, "no_rate")  # NP1
     if offer.currency != ask.currency:
-        return Judgement("ask_principal", None, "currency")  # P2
+        return Judgement("ask_principal", None, "currency")  # NP2
     lowest = floor.amount if floor is not None and floor.currency == ask.currency else None
     points = path(ask.amount, settle_point(ask.amount, lowest, share))
     following = points[min(counters, len(points) - 1)]
     if offer.amount >= following:
-        return Judgement("settle", offer, "rate")  # P3
-    return Judgement("counter", Money(following, ask.currency), "rate")  # P4
+        return Judgement("settle", offer, "rate")  # NP3
+    return Judgement("counter", Money(following, ask.currency), "rate")  # NP4
 
 
 @dataclass(frozen=True, slots=True)
