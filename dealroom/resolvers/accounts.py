@@ -10,9 +10,10 @@ from dealroom.domain.errors import not_found, unauthenticated
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account as AccountRow
 from dealroom.persistence.repositories import AccountRepository
+from dealroom.schema.account_types import Account
 from dealroom.schema.context import ACT_AS_COOKIE, SESSION_COOKIE, Context, Info
 from dealroom.schema.inputs import SignInInput, SignUpInput
-from dealroom.schema.types import Account, AuthPayload, Me
+from dealroom.schema.types import AuthPayload, Me
 from dealroom.services.accounts import abuse
 from dealroom.services.accounts import service as accounts
 from dealroom.services.accounts.identity import GUEST_KEY_RE, resolve_identity

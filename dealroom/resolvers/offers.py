@@ -16,14 +16,10 @@ from dealroom.persistence.db import Db
 from dealroom.resolvers.live import Admit, Guarded, Opened
 from dealroom.schema.context import Info
 from dealroom.schema.fanout import shared
-from dealroom.schema.offer_types import (
-    Offer,
-    OfferChatPayload,
-    Payment,
-    PayOfferPayload,
-    StageChanged,
-)
+from dealroom.schema.offer_types import Payment, StageChanged
+from dealroom.schema.room_types import Offer
 from dealroom.schema.scope_gate import require_key_scope
+from dealroom.schema.types import OfferChatPayload, PayOfferPayload
 from dealroom.services.accounts.identity import resolve_identity
 from dealroom.services.live.events import StageChangedEvent
 from dealroom.services.live.publish import publish_after_commit

@@ -10,7 +10,8 @@ from dealroom.resolvers.accounts import after_claim
 from dealroom.schema.context import GUEST_COOKIE, Info
 from dealroom.schema.ops_types import Flag, GuardEdit, GuardVerdict, ModelUsage, RoomOps
 from dealroom.schema.paging import PageInfo
-from dealroom.schema.types import OpenRoomPayload, Room, RoomConnection, RoomEdge
+from dealroom.schema.room_types import Room, RoomConnection, RoomEdge
+from dealroom.schema.types import OpenRoomPayload
 from dealroom.services.accounts import abuse
 from dealroom.services.gate import claims
 from dealroom.services.ops import flags as ops

@@ -1,10 +1,13 @@
-"""GraphQL types of written offers. Built from rows; the stage is derived, never stored."""
+"""GraphQL types of a written offer's parts: the stage and action enums, its terms and money,
+what the brand pays now, payments, the agreement draft and stage changes. The ``Offer`` itself
+is in ``room_types`` (an offer and its room name each other). Built from rows; the stage is
+derived, never stored."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Any
 
 import strawberry
 
@@ -12,17 +15,10 @@ from dealroom.domain import money
 from dealroom.domain import offers as rules
 from dealroom.domain.cursors import event_cursor
 from dealroom.domain.offer_stage import GLOSSES, Stage
-from dealroom.domain.seats import Seat
 from dealroom.persistence import models
-from dealroom.persistence.offers import OfferRepository
+from dealroom.schema.account_types import Account
 from dealroom.schema.context import Info
 from dealroom.services.live.events import StageChangedEvent
-from dealroom.services.offers import payments as offer_payments
-from dealroom.services.offers import reads as offer_service
-
-if TYPE_CHECKING:
-    from dealroom.schema.pane_types import Message
-    from dealroom.schema.types import Account, Room
 
 strawberry.enum(
     Stage,
@@ -31,6 +27,8 @@ strawberry.enum(
     "vocabulary. Only BOOKED_AWAITING_PAYMENT, PENDING_PAY_CAPTURE, BOOKED_PAYMENT_HELD, "
     "COMPLETED and DISPUTED are a booking.",
 )
+
+
 strawberry.enum(
     rules.Action,
     name="OfferAction",
@@ -62,21 +60,13 @@ class OfferTerms:
     _buyer_id: strawberry.Private[uuid.UUID | None]
 
     @strawberry.field(description="The seller: the host (talent).")
-    async def seller(
-        self, info: Info
-    ) -> Annotated[Account, strawberry.lazy("dealroom.schema.types")]:
-        from dealroom.schema.types import Account
-
+    async def seller(self, info: Info) -> Account:
         row = await info.context.loaders.accounts.load(self._seller_id)
         assert row is not None
         return Account.from_row(row)
 
     @strawberry.field(description="The buyer: the visitor (brand); null for a guest.")
-    async def buyer(
-        self, info: Info
-    ) -> Annotated[Account, strawberry.lazy("dealroom.schema.types")] | None:
-        from dealroom.schema.types import Account
-
+    async def buyer(self, info: Info) -> Account | None:
         if self._buyer_id is None:
             return None
         row = await info.context.loaders.accounts.load(self._buyer_id)
@@ -172,114 +162,6 @@ class Agreement:
         description="False while the offer's fields have changed and a new draft is drawn."
     )
     created_at: datetime = strawberry.field(description="When it was drawn (UTC).")
-
-
-@strawberry.type(description="A written offer: the thing the parties approve and pay against.")
-class Offer:
-    id: strawberry.ID = strawberry.field(description="The offer id.")
-    version: int = strawberry.field(
-        description="Grows on every material rewrite; the brand approves each version."
-    )
-    brand_approved_at: datetime | None = strawberry.field(
-        description="When the brand approved this version (null until then)."
-    )
-    created_at: datetime = strawberry.field(description="When it was drawn (UTC).")
-    updated_at: datetime = strawberry.field(description="Last change (UTC).")
-    _row: strawberry.Private[models.Offer]
-    _seat: strawberry.Private[Seat]
-
-    @classmethod
-    def for_reader(cls, row: models.Offer, seat: Seat) -> Offer:
-        return cls(
-            id=strawberry.ID(str(row.id)),
-            version=row.version,
-            brand_approved_at=row.brand_approved_at,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            _row=row,
-            _seat=seat,
-        )
-
-    @strawberry.field(description="The stage, derived from the offer's status and approvals.")
-    def stage(self) -> Stage:
-        return offer_service.stage_of(self._row)
-
-    @strawberry.field(description="What the stage means, in words.")
-    def stage_gloss(self) -> str:
-        return GLOSSES[offer_service.stage_of(self._row)]
-
-    @strawberry.field(description="The terms.")
-    def terms(self) -> OfferTerms:
-        return OfferTerms.from_row(self._row)
-
-    @strawberry.field(
-        description="What the brand would pay now (due slice + 20% platform fee); null when "
-        "the offer holds no payable fee."
-    )
-    def payment(self) -> PaymentQuote | None:
-        quote = offer_payments.quote_for(self._row)
-        if quote is None:
-            return None
-        return PaymentQuote.from_quote(quote, not (self._row.terms or {}).get("dueSlicePercent"))
-
-    @strawberry.field(description="Payments made against this offer, oldest first.")
-    async def payments(self, info: Info) -> list[Payment]:
-        rows = await OfferRepository(info.context.db).payments(self._row.id)
-        return [Payment.from_row(row) for row in rows]
-
-    @strawberry.field(description="The newest agreement draft; null until one is drawn.")
-    async def agreement(self, info: Info) -> Agreement | None:
-        row = await OfferRepository(info.context.db).latest_agreement(self._row.id)
-        if row is None:
-            return None
-        return Agreement(
-            text=row.text,
-            version=row.version,
-            fingerprint=row.fingerprint,
-            current=row.fingerprint == self._row.fingerprint,
-            created_at=row.created_at,
-        )
-
-    @strawberry.field(description="What the reader may do now, from its seat.")
-    def viewer_actions(self) -> list[rules.Action]:
-        return rules.viewer_actions(offer_service.state_of(self._row), self._seat)
-
-    @strawberry.field(description="The room the offer belongs to.")
-    async def room(self, info: Info) -> Annotated[Room, strawberry.lazy("dealroom.schema.types")]:
-        from dealroom.schema.types import Room
-
-        row = await info.context.db.get(models.Room, self._row.room_id)
-        assert row is not None
-        return Room.for_reader(row)
-
-
-@strawberry.type(description="An edge in an offer connection.")
-class OfferEdge:
-    cursor: str = strawberry.field(description="The offer's cursor.")
-    node: Offer = strawberry.field(description="The offer.")
-
-
-@strawberry.type(description="A room's written offers, newest first.")
-class OfferConnection:
-    edges: list[OfferEdge] = strawberry.field(description="The offers.")
-    has_next_page: bool = strawberry.field(description="Older offers follow the last edge.")
-    end_cursor: str | None = strawberry.field(description="Cursor of the last edge.")
-
-
-@strawberry.type(description="The reader's chat line posted by an offer shortcut.")
-class OfferChatPayload:
-    message: Annotated[Message, strawberry.lazy("dealroom.schema.pane_types")] = strawberry.field(
-        description="The line, in the reader's own pane."
-    )
-    offer: Offer = strawberry.field(
-        description="The offer, unchanged until an agent updates or closes it."
-    )
-
-
-@strawberry.type(description="The result of paying an offer.")
-class PayOfferPayload:
-    payment: Payment = strawberry.field(description="The payment.")
-    offer: Offer = strawberry.field(description="The offer, at its new stage.")
 
 
 @strawberry.type(

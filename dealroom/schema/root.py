@@ -12,15 +12,23 @@ import strawberry
 from dealroom.domain.offers import Action
 from dealroom.domain.seats import Seat
 from dealroom.resolvers import accounts, memory, messages, offers, rooms
+from dealroom.schema.account_types import Account
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
 from dealroom.schema.memory_types import MemoryChange
-from dealroom.schema.offer_types import Offer, OfferChatPayload, PayOfferPayload, StageChanged
+from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.ops import OpsMutation, OpsQuery
 from dealroom.schema.ops_types import RoomOps
 from dealroom.schema.pane_types import Message, PaneEvent
 from dealroom.schema.partners import PartnerMutation, PartnerQuery
-from dealroom.schema.types import Account, AuthPayload, Me, OpenRoomPayload, Room, RoomConnection
+from dealroom.schema.room_types import Offer, Room, RoomConnection
+from dealroom.schema.types import (
+    AuthPayload,
+    Me,
+    OfferChatPayload,
+    OpenRoomPayload,
+    PayOfferPayload,
+)
 
 
 @strawberry.type(description="Reads.")

@@ -1,67 +1,23 @@
-"""GraphQL object types of accounts and rooms: the public profile, ``Me``, a room from the
-reader's seat and pages of rooms, and the payloads of signing in and visiting. A pane's types
-are ``pane_types``, the operators' ``ops_types``. Never ORM rows: each is built from a row or
-view (``from_*``)."""
+"""GraphQL object types of the signed-in account seen by itself (``Me``) and the payloads of
+signing in, visiting, an offer shortcut and paying. A room's and an offer's types are
+``room_types``, a pane's ``pane_types``, the operators' ``ops_types``."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Awaitable
-from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import strawberry
 
-from dealroom.domain import access
-from dealroom.domain.cursors import parse_room_cursor, room_cursor
-from dealroom.domain.errors import bad_input, forbidden
-from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import (
-    GUEST_NAME,
-    RoomKind,
-    RoomMode,
-    RoomNames,
-    Seat,
-    conversation_subtitle,
-    pane_relationship_label,
-)
 from dealroom.persistence import models
-from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.resolvers import memory as memory_resolvers
+from dealroom.schema.account_types import Account
 from dealroom.schema.context import Info
 from dealroom.schema.memory_types import DurableMemory, MemoryChangeConnection
-from dealroom.schema.offer_types import Offer, OfferConnection, OfferEdge
-from dealroom.schema.paging import PageInfo
-from dealroom.schema.pane_types import Message, Pane
-from dealroom.services.live.events import MessageView
-from dealroom.services.offers import reads as offer_service
-from dealroom.services.rooms.service import RoomAccess, holders
-
-if TYPE_CHECKING:
-    from dealroom.schema.ops_rooms import OpsRoom
-
-
-@strawberry.type(description="An account's public profile: what anyone may see.")
-class Account:
-    id: strawberry.ID = strawberry.field(description="The account id.")
-    handle: str = strawberry.field(description="The handle in the account's link, /z/<handle>.")
-    display_name: str = strawberry.field(description="The name shown to others.")
-    avatar_url: str | None = strawberry.field(description="Avatar image URL, if any.")
-
-    @strawberry.field(description="The account's public link path, where visitors start a deal.")
-    def link(self) -> str:
-        return f"/z/{self.handle}"
-
-    @classmethod
-    def from_row(cls, row: models.Account) -> Account:
-        return cls(
-            id=strawberry.ID(str(row.id)),
-            handle=row.handle,
-            display_name=row.display_name,
-            avatar_url=row.avatar_url,
-        )
+from dealroom.schema.offer_types import Payment
+from dealroom.schema.pane_types import Message
+from dealroom.schema.room_types import Offer, Room
 
 
 @strawberry.type(description="The signed-in account (or the account acted as), seen by itself.")
@@ -131,222 +87,6 @@ class Me:
         return await memory_resolvers.history(info, self._account_id, first, after)
 
 
-@strawberry.type(description="A seat in a room, as the reader may see it.")
-class Participant:
-    seat: Seat = strawberry.field(description="The participant's seat.")
-    display_name: str = strawberry.field(description="Account display name, or 'A visitor'.")
-    is_guest: bool = strawberry.field(description="An anonymous visitor not yet signed in.")
-    account: Account | None = strawberry.field(description="Public profile, unless a guest.")
-
-
-@strawberry.type(description="A permanent room, seen from the reader's seat.")
-class Room:
-    id: strawberry.ID = strawberry.field(description="The room id.")
-    kind: RoomKind = strawberry.field(description="HOME or DEAL.")
-    mode: RoomMode = strawberry.field(description="LIVE, DEMO or SCRIPTED.")
-    title: str = strawberry.field(description="The room's title.")
-    created_at: datetime = strawberry.field(description="When the room was opened (UTC).")
-    last_activity_at: datetime = strawberry.field(description="Last event in the room (UTC).")
-    _row: strawberry.Private[models.Room]
-
-    @classmethod
-    def for_reader(cls, row: models.Room) -> Room:
-        return cls(
-            id=strawberry.ID(str(row.id)),
-            kind=RoomKind(row.kind),
-            mode=RoomMode(row.mode),
-            title=row.title,
-            created_at=row.created_at,
-            last_activity_at=row.last_activity_at,
-            _row=row,
-        )
-
-    @strawberry.field(
-        description="Operators only (FORBIDDEN otherwise): runs, goal events, verdicts, flags "
-        "and spend of this room (as opsRoom)."
-    )
-    async def ops(
-        self, info: Info
-    ) -> Annotated[OpsRoom, strawberry.lazy("dealroom.schema.ops_rooms")]:
-        from dealroom.resolvers.ops import ops_room  # ops types build on these ones
-
-        return await ops_room(info, self.id)
-
-    async def _access(self, info: Info) -> RoomAccess:
-        """The room as this reader sees it (the same projection the services use)."""
-        participants = await info.context.loaders.participants.load(self._row.id)
-        identity = await info.context.identity()
-        seats = access.seats_of(identity.viewer, holders(participants))
-        return RoomAccess(self._row, participants, seats)
-
-    async def _names(self, info: Info, participants: list[models.Participant]) -> RoomNames:
-        by_seat = {p.key: p for p in participants}
-        visitor_row = by_seat.get(Seat.VISITOR)
-        visitor_id = visitor_row.account_id if visitor_row is not None else None
-        # Both loads in one tick, so a page's rooms share one accounts batch.
-        host, visitor = await asyncio.gather(
-            info.context.loaders.accounts.load(self._row.host_account_id),
-            _maybe(info.context.loaders.accounts.load(visitor_id) if visitor_id else None),
-        )
-        return RoomNames(
-            host=host.display_name if host else "",
-            visitor=visitor.display_name if visitor else None,
-        )
-
-    @strawberry.field(description="The seat the reader writes from by default.")
-    async def reader_seat(self, info: Info) -> Seat:
-        return (await self._access(info)).reader_seat
-
-    @strawberry.field(description="Panes the reader may read: both for the host, else its own.")
-    async def readable_seats(self, info: Info) -> list[Seat]:
-        return sorted((await self._access(info)).readable, key=list(Seat).index)
-
-    @strawberry.field(
-        description="True when the guest visitor must sign in: something the room would send "
-        "out is held for them, or they used up the messages a guest may send. Always false "
-        "outside the visitor's view and once the room is claimed."
-    )
-    async def login_required(self, info: Info) -> bool:
-        if Seat.VISITOR not in (await self._access(info)).seats:
-            return False  # seed 000: the gate is the visitor view's
-        return await info.context.loaders.login_required.load(self._row.id)
-
-    @strawberry.field(
-        description="How many outbound effects wait on the guest's sign-in (a count, never "
-        "their content). Only in the visitor's own view; null for anyone else."
-    )
-    async def held_effects(self, info: Info) -> int | None:
-        if Seat.VISITOR not in (await self._access(info)).seats:
-            return None
-        return await info.context.loaders.held_effects.load(self._row.id)
-
-    @strawberry.field(description="The room's participants.")
-    async def participants(self, info: Info) -> list[Participant]:
-        rows = (await self._access(info)).participants
-        accounts = await asyncio.gather(
-            *(
-                _maybe(
-                    info.context.loaders.accounts.load(row.account_id) if row.account_id else None
-                )
-                for row in rows
-            )
-        )
-        result = []
-        for row, account in zip(rows, accounts, strict=True):
-            result.append(
-                Participant(
-                    seat=Seat(row.key),
-                    display_name=account.display_name if account else GUEST_NAME,
-                    is_guest=account is None,
-                    account=Account.from_row(account) if account else None,
-                )
-            )
-        return result
-
-    @strawberry.field(description="The host: the account whose agent speaks in this room.")
-    async def host(self, info: Info) -> Account:
-        row = await info.context.loaders.accounts.load(self._row.host_account_id)
-        assert row is not None
-        return Account.from_row(row)
-
-    @strawberry.field(description="A header for the room, said from the reader's side.")
-    async def subtitle(self, info: Info) -> str:
-        view = await self._access(info)
-        names = await self._names(info, view.participants)
-        return conversation_subtitle(
-            RoomKind(self._row.kind), RoomMode(self._row.mode), view.reader_seat, names
-        )
-
-    @strawberry.field(
-        description="One pane: FORBIDDEN unless the reader may read it (the host reads both); "
-        "null when the room has no such seat (a home room has no visitor)."
-    )
-    async def pane(
-        self, info: Info, seat: Annotated[Seat, strawberry.argument(description="Whose pane.")]
-    ) -> Pane | None:
-        view = await self._access(info)
-        if seat not in view.readable:
-            raise forbidden("You cannot read that pane.")
-        participant = view.participant(seat)
-        if participant is None:
-            return None
-        names = await self._names(info, view.participants)
-        return Pane(
-            seat=seat,
-            relationship_label=pane_relationship_label(view.reader_seat, seat, names),
-            _participant_id=participant.id,
-            _reader_seat=view.reader_seat,
-        )
-
-    @strawberry.field(
-        description="Where the deal stands: derived from the room's current written offer "
-        "(NO_WRITTEN_OFFER when there is none)."
-    )
-    async def stage(self, info: Info) -> Stage:
-        offer = await info.context.loaders.current_offer.load(self._row.id)
-        return offer_service.stage_of(offer)
-
-    @strawberry.field(description="The room's current written offer, if any.")
-    async def offer(self, info: Info) -> Offer | None:
-        row = await info.context.loaders.current_offer.load(self._row.id)
-        if row is None:
-            return None
-        return Offer.for_reader(row, (await self._access(info)).reader_seat)
-
-    @strawberry.field(
-        description="The room's written offers, newest first (a closed one stays listed). "
-        "first: 1-100."
-    )
-    async def offers(
-        self,
-        info: Info,
-        first: Annotated[int, strawberry.argument(description="Page size, 1-100.")] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
-    ) -> OfferConnection:
-        cap = info.context.app.settings.max_page_size
-        if not 0 < first <= cap:
-            raise bad_input(f"first must be between 1 and {cap}.", "first")
-        seat = (await self._access(info)).reader_seat
-        rows = await OfferRepository(info.context.db).page(
-            self._row.id, before=parse_room_cursor(after) if after else None, limit=first + 1
-        )
-        edges = [
-            OfferEdge(cursor=room_cursor(row.created_at, row.id), node=Offer.for_reader(row, seat))
-            for row in rows[:first]
-        ]
-        return OfferConnection(
-            edges=edges,
-            has_next_page=len(rows) > first,
-            end_cursor=edges[-1].cursor if edges else None,
-        )
-
-    @strawberry.field(description="The newest message in a pane the reader may read.")
-    async def last_message(self, info: Info) -> Message | None:
-        view = await self._access(info)
-        panes = [p for p in view.participants if p.key in view.readable]
-        rows = await asyncio.gather(*(info.context.loaders.last_message.load(p.id) for p in panes))
-        newest: MessageView | None = None
-        for participant, row in zip(panes, rows, strict=True):
-            if row is not None and (newest is None or row.seq > newest.seq):
-                newest = MessageView.from_row(row, Seat(participant.key))
-        return Message.from_view(newest, view.reader_seat) if newest else None
-
-
-@strawberry.type(description="An edge in a room connection.")
-class RoomEdge:
-    cursor: str = strawberry.field(description="The room's cursor.")
-    node: Room = strawberry.field(description="The room.")
-
-
-@strawberry.type(description="The reader's rooms, most recently active first.")
-class RoomConnection:
-    edges: list[RoomEdge] = strawberry.field(description="The rooms.")
-    page_info: PageInfo = strawberry.field(description="Paging state.")
-    total_count: int = strawberry.field(description="How many rooms the reader has in all.")
-
-
 @strawberry.type(description="A signed-in session.")
 class AuthPayload:
     token: str = strawberry.field(
@@ -366,5 +106,15 @@ class OpenRoomPayload:
     created: bool = strawberry.field(description="True when this visit started a new room.")
 
 
-async def _maybe(load: Awaitable[models.Account | None] | None) -> models.Account | None:
-    return await load if load is not None else None
+@strawberry.type(description="The reader's chat line posted by an offer shortcut.")
+class OfferChatPayload:
+    message: Message = strawberry.field(description="The line, in the reader's own pane.")
+    offer: Offer = strawberry.field(
+        description="The offer, unchanged until an agent updates or closes it."
+    )
+
+
+@strawberry.type(description="The result of paying an offer.")
+class PayOfferPayload:
+    payment: Payment = strawberry.field(description="The payment.")
+    offer: Offer = strawberry.field(description="The offer, at its new stage.")

@@ -1,0 +1,175 @@
+"""The package's layers, read from its imports: dependencies flow one way
+(ARCHITECTURE "Layout"), and no module imports itself back through another."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "dealroom"
+
+# Each layer may import only the layers listed for it (and itself). Modules at the package's
+# top level that are not named here are its base (settings, logging): anyone may import them.
+ALLOWED: dict[str, set[str]] = {
+    "domain": set(),
+    "agents": {"domain"},
+    "persistence": {"domain"},
+    "realtime": set(),
+    "services": {"domain", "agents", "persistence", "realtime"},
+    "jobs": {"domain", "agents", "persistence", "realtime", "services"},
+    "resolvers": {"domain", "persistence", "realtime", "services", "schema"},
+    "schema": {"domain", "persistence", "realtime", "services", "resolvers"},
+}
+COMPOSITION = {"app", "cli", "worker", "webapp", "server", "supervisor"}
+"""The composition root: it wires every layer together and nothing imports it back."""
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import that runs, at module level or inside a function; imports under
+    ``if TYPE_CHECKING:`` are for the type checker only and are skipped."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for other in node.orelse:
+                yield from _runtime_imports(other)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        yield from _runtime_imports(node)
+
+
+def _resolve(name: str) -> str | None:
+    """The most specific module of ours that ``name`` (a module or a module's attribute)
+    names."""
+    modules = _modules()
+    while name:
+        if name in modules:
+            return name
+        if "." not in name:
+            return None
+        name = name.rsplit(".", 1)[0]
+    return None
+
+
+@cache
+def _graph() -> dict[str, frozenset[str]]:
+    graph: dict[str, frozenset[str]] = {}
+    for name, path in _modules().items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        targets: set[str] = set()
+        for node in _runtime_imports(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found = [_resolve(alias.name) for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                found = [_resolve(f"{base}.{alias.name}") for alias in node.names]
+            targets.update(t for t in found if t is not None and t != name)
+        graph[name] = frozenset(targets)
+    return graph
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _cycles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _wrong_way(graph: dict[str, frozenset[str]]) -> list[str]:
+    arrows = []
+    for source, targets in graph.items():
+        layer = _layer(source)
+        for target in targets:
+            other = _layer(target)
+            if other == layer:
+                continue
+            if other in COMPOSITION and layer not in COMPOSITION:
+                arrows.append(f"{source} -> {target} (the composition root)")
+            elif layer in ALLOWED and other in ALLOWED and other not in ALLOWED[layer]:
+                arrows.append(f"{source} -> {target}")
+    return sorted(arrows)
+
+
+def test_the_graph_is_read_from_every_module() -> None:
+    graph = _graph()
+    assert "dealroom.domain.offer_stage" in graph
+    assert "dealroom.jobs.runner" in graph["dealroom.jobs.wiring"]
+
+
+def test_dependencies_flow_one_way() -> None:
+    assert _wrong_way(_graph()) == []
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles(_graph()) == []
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"dealroom.services.a": frozenset({"dealroom.jobs.b"})}, ["dealroom.services.a"]),
+        ({"dealroom.domain.a": frozenset({"dealroom.persistence.b"})}, ["dealroom.domain.a"]),
+        ({"dealroom.jobs.a": frozenset({"dealroom.services.b"})}, []),
+    ],
+)
+def test_a_wrong_way_arrow_is_found(graph: dict[str, frozenset[str]], expected: list[str]) -> None:
+    assert [arrow.split(" -> ")[0] for arrow in _wrong_way(graph)] == expected
+
+
+def test_a_cycle_is_found() -> None:
+    graph = {
+        "dealroom.services.a": frozenset({"dealroom.services.b"}),
+        "dealroom.services.b": frozenset({"dealroom.services.c"}),
+        "dealroom.services.c": frozenset({"dealroom.services.a"}),
+        "dealroom.services.d": frozenset({"dealroom.services.a"}),
+    }
+    assert _cycles(graph) == [["dealroom.services.a", "dealroom.services.b", "dealroom.services.c"]]
