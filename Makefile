@@ -18,12 +18,12 @@ serve: $(STAMP)
 # Four workers on two cores, each with its own database (the session fixture makes one per
 # process): about a third of a worker's time is waiting (server stops, subprocess starts,
 # quiet windows), which two more workers fill; work stealing keeps the long tests (the
-# negotiation corpus is 8 chunks) from leaving one worker alone at the end (docs/DECISIONS.md,
-# issue 9). `make test PYTEST_ARGS=` runs the suite serially, which must pass too.
+# negotiation corpus is 8 chunks) from leaving one worker alone at the end (docs/DECISIONS.md).
+# `make test PYTEST_ARGS=` runs the suite serially, which must pass too.
 PYTEST_ARGS ?= -n 4 --dist worksteal
 
 test: $(STAMP)
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -rs $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check dealroom tests bench
