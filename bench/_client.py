@@ -46,8 +46,8 @@ UNTHROTTLED = {
     "guest_keys_per_ip_per_hour": 10**9,
     "guest_message_cap": 10**9,  # a benchmark guest posts far more than a person would
 }
-"""Every benchmark client comes from one address and posts faster than a person: the
-throttles (issue 9) are not what is measured."""
+"""Every benchmark client comes from one address and posts faster than a person: the throttles are
+not what is measured."""
 UNTHROTTLED_ENV = {f"DEALROOM_{name.upper()}": str(value) for name, value in UNTHROTTLED.items()}
 TRANSPORT_WS = "graphql-transport-ws"
 
@@ -587,26 +587,24 @@ def _backend_cpu(pid: int) -> float:
 async def autovacuum_stand_in(
     url: str, every: float = 10.0, *, whole_database: bool = False
 ) -> AsyncIterator[dict[str, Any]]:
-    """While the block runs, ``ANALYZE`` the benchmark's database every ``every`` seconds if
-    the server's autovacuum is off (this machine's PostgreSQL has it off). Production's
-    autovacuum keeps the planner's statistics as tables grow, and each ``ANALYZE`` re-plans
-    the statements servers hold prepared; without it a statement prepared while the tables
-    were nearly empty keeps the plan it got then for good (issue 17: the guest cap's count
-    and the room lookup of ``openVisitorRoom`` took 300-560 ms a call that way, against
-    well under a millisecond with statistics).
+    """While the block runs, ``ANALYZE`` the benchmark's database every ``every`` seconds if the
+    server's autovacuum is off (this machine's PostgreSQL has it off). Production's autovacuum
+    keeps the planner's statistics as tables grow, and each ``ANALYZE`` re-plans the statements
+    servers hold prepared; without it a statement prepared while the tables were nearly empty keeps
+    the plan it got then for good (the guest cap's count and the room lookup of ``openVisitorRoom``
+    take 300-560 ms a call that way, against well under a millisecond with statistics).
 
-    As autovacuum does: each visit analyzes the tables, system catalogs included, with more
-    rows changed since their last ``ANALYZE`` than 50 + 10 % of their rows (the defaults of
+    As autovacuum does: each visit analyzes the tables, system catalogs included, with more rows
+    changed since their last ``ANALYZE`` than 50 + 10 % of their rows (the defaults of
     ``autovacuum_analyze_threshold`` and ``_scale_factor``), cost-delayed by 2 ms
-    (``autovacuum_vacuum_cost_delay``); a visit with none to analyze is not counted. Until
-    2026-12-04 every visit analyzed the whole database at full speed, the ~60 system
-    catalogs included, which no production server does every 10 s; ``whole_database`` still
-    does (issue 17: at 300 posts a second with 5,000 subscriptions held, each such
-    ``ANALYZE`` took 277-389 ms and the posts stalled behind it for about a second; a visit
-    of the changed tables took 101-212 ms; docs/BENCHMARKS.md). Yields what it did, for the
-    report: in ``runs``, each ``ANALYZE``'s start (``time.monotonic()``), its seconds, the CPU
-    seconds its backend spent in it and the tables it took, so a report can line its slow
-    seconds up with them."""
+    (``autovacuum_vacuum_cost_delay``); a visit with none to analyze is not counted.
+    ``whole_database`` analyzes the whole database at full speed instead, the ~60 system catalogs
+    included, which no production server does every 10 s (at 300 posts a second with 5,000
+    subscriptions held, each such ``ANALYZE`` takes 277-389 ms against 101-212 ms for a visit of
+    the changed tables, and the posts stall behind it for about a second; docs/BENCHMARKS.md).
+    Yields what it did, for the report: in ``runs``, each ``ANALYZE``'s start
+    (``time.monotonic()``), its seconds, the CPU seconds its backend spent in it and the tables it
+    took, so a report can line its slow seconds up with them."""
     done: dict[str, Any] = {
         "autovacuum": "unknown",
         "analyzed": 0,
@@ -645,13 +643,13 @@ async def autovacuum_stand_in(
 
 @contextlib.asynccontextmanager
 async def backend_census(url: str | None, every: float = 0.1) -> AsyncIterator[dict[str, Any]]:
-    """While the block runs, the PostgreSQL backends connected to ``url``'s database, sampled
-    from ``pg_stat_activity`` every ``every`` seconds: how many were there at its start and
-    how many distinct ones it saw in all (this connection left out). More distinct ones than
-    the start's means backends were forked during the block: a pool that closes and reopens
-    connections under load, each preparing and planning its statements anew (issue 17: the
-    overflow's churn, 127 distinct against 61). ``pg_stat_database.sessions`` cannot show it
-    here: it is flushed as sessions end, and the benchmark's database is dropped with its
+    """While the block runs, the PostgreSQL backends connected to ``url``'s database, sampled from
+    ``pg_stat_activity`` every ``every`` seconds: how many were there at its start and how many
+    distinct ones it saw in all (this connection left out). More distinct ones than the start's
+    means backends were forked during the block: a pool that closes and reopens connections under
+    load, each preparing and planning its statements anew (a pool's overflow churning shows as
+    about twice as many distinct backends as at the start). ``pg_stat_database.sessions`` cannot
+    show it here: it is flushed as sessions end, and the benchmark's database is dropped with its
     statistics. Yields ``{"at_start": n, "distinct": n}``; nothing on SQLite (``url`` None)."""
     found: dict[str, Any] = {}
     if url is None:

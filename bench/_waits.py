@@ -1,12 +1,12 @@
 """How long processes waited for a CPU, sampled while a benchmark's block runs.
 
 Linux keeps, for every task, the time it spent runnable but not running (the second field of
-``/proc/<pid>/schedstat``, in nanoseconds), and for the whole machine the time at least one
-task waited so (``/proc/pressure/cpu``'s ``some total``, in microseconds). A post that takes
-100 ms because its server process was waiting for a core is the machine's contention, not
-the code's work; one that takes as long while its process ran or slept is the code, or
-something it waited on. ``bench/realtime.py`` lines these samples up with its slow seconds
-(issue 17: the stalls that decide the p99)."""
+``/proc/<pid>/schedstat``, in nanoseconds), and for the whole machine the time at least one task
+waited so (``/proc/pressure/cpu``'s ``some total``, in microseconds). A post that takes 100 ms
+because its server process was waiting for a core is the machine's contention, not the code's work;
+one that takes as long while its process ran or slept is the code, or something it waited on.
+``bench/realtime.py`` lines these samples up with its slow seconds (the stalls that decide the
+p99)."""
 
 from __future__ import annotations
 
@@ -119,8 +119,8 @@ AT_ONCE_NS = 500_000
 
 def _most_at_once(samples: Sequence[Sample], pids: Iterable[int]) -> int:
     """The most of ``pids`` busy in any one interval between consecutive ``samples``: for
-    PostgreSQL, how many backends worked at once (issue 17: after an ``ANALYZE`` every
-    connection the servers reach re-plans; at steady load a few carry the posts)."""
+    PostgreSQL, how many backends worked at once (after an ``ANALYZE`` every connection the servers
+    reach re-plans; at steady load a few carry the posts)."""
     most = 0
     for before, after in pairwise(samples):
         busy = sum(

@@ -1,5 +1,5 @@
-"""Durable-memory benchmark (issue 13): what Arvist and AccUpdate cost per run, what a due
-merge adds to a turn, and the syncStaleAccountMemory sweep over 10,000 rooms.
+"""Durable-memory benchmark: what Arvist and AccUpdate cost per run, what a due merge adds to a
+turn, and the syncStaleAccountMemory sweep over 10,000 rooms.
 
 Method. The app is built in-process (``workers=0``: nothing runs on its own; the periodic
 sweeps are removed so no sample carries them) and served by uvicorn on loopback; the bench

@@ -1,5 +1,5 @@
-"""Private-value firewall benchmark (issue 10): what screening a host→visitor crossing costs,
-against the turn that makes the crossing.
+"""Private-value firewall benchmark: what screening a host→visitor crossing costs, against the turn
+that makes the crossing.
 
 Method. SQLite in a temporary file, the in-process broker, the offline engine; the app is
 built in-process with ``workers=0`` and served by uvicorn on a loopback port, driven over HTTP

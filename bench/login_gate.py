@@ -1,5 +1,5 @@
-"""Login-gate benchmark (issue 11): what the outbound choke point costs a turn, gated against
-ungated, and how long a claim and its ordered replay take for a room with 20 held effects.
+"""Login-gate benchmark: what the outbound choke point costs a turn, gated against ungated, and how
+long a claim and its ordered replay take for a room with 20 held effects.
 
 Method. On each backend (SQLite in a temporary file with the in-process broker; PostgreSQL in
 a throwaway database with Redis) the app is built in-process over the offline engine and
@@ -86,7 +86,7 @@ class Counter:
 
 
 def settings_for(url: str, redis_url: str | None, folder: Path, workers: int) -> Settings:
-    """The throttles (issue 9) are off: every room here is opened from one address."""
+    """The throttles are off: every room here is opened from one address."""
     return Settings(
         database_url=url,
         redis_url=redis_url,

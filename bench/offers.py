@@ -1,5 +1,5 @@
-"""Written-offer benchmark (issue 4): what written offers add to an agent turn, what the two
-specialist runs cost, the offer mutations over HTTP, and approvals under contention.
+"""Written-offer benchmark: what written offers add to an agent turn, what the two specialist runs
+cost, the offer mutations over HTTP, and approvals under contention.
 
 Method. On each backend (SQLite in a temporary file with the in-process broker; PostgreSQL in
 a throwaway database with Redis) the app is built in-process with ``workers=0`` (nothing runs
@@ -439,8 +439,8 @@ async def turn_phase(
 
 @dataclass
 class ReadFigure:
-    """One unit of work timing, through ``Db``, the reads a persona run makes for issue 4,
-    against a ``SELECT 1`` in the same open transaction."""
+    """One unit of work timing, through ``Db``, the offer reads a persona run makes, against a
+    ``SELECT 1`` in the same open transaction."""
 
     select_one: float
     current_offer: float
@@ -894,8 +894,9 @@ def report_turns(result: dict[str, Any]) -> list[str]:
         (price(models[agent], added) or Decimal(0) for agent in ("persona", "distil")), Decimal(0)
     )
     lines.append(
-        f"  prompt text issue 4 adds to every persona and Distil call: the stage vocabulary in "
-        f"the system instruction ~{vocabulary} tokens + the DEAL STAGE block ~{block} tokens "
+        f"  prompt text the written offers add to every persona and Distil call: the stage "
+        f"vocabulary in the system instruction ~{vocabulary} tokens + the DEAL STAGE block "
+        f"~{block} tokens "
         f"(estimates); a turn (persona + Distil) ~{2 * (vocabulary + block)} input tokens, "
         f"${per_turn:.5f} at list price, uncached"
     )

@@ -1,5 +1,5 @@
-"""The offline engine before and after issue 14, in one run: CPU per turn, and what a floor
-prober learns over fresh rooms.
+"""The offline engine at two revisions, in one run: CPU per turn, and what a floor prober learns
+over fresh rooms.
 
 "Before" is the engine at ``--before`` (default: where this branch left main), unpacked with
 ``git archive`` into a temporary directory; "after" is this tree. Each is measured in its own
@@ -8,12 +8,11 @@ Python process (so each imports only its own ``dealroom``), on the same workload
 - **CPU per turn**: process CPU time of ``respond()`` over a fixed set of persona requests
   (visitor messages in everyday phrasing and host-side rulings), each built by the agents'
   own builders from a room document; and Offer-Gen requests over the same conversations.
-- **Prober**: a binary search for the least the host takes, over fresh rooms (a fresh room
-  document each), with the host's ask $8,000 and floor $6,000. *One-shot*: one proposal per
-  room, reading "was I countered at the ask?" (the oracle issue 10 found). *Persistent*: the
-  same proposal up to six times per room until the host side settles or stops conceding.
-  Reported: rooms and messages until the bracket is within 5% of the floor, or where the
-  search converges when it never gets there.
+- **Prober**: a binary search for the least the host takes, over fresh rooms (a fresh room document
+  each), with the host's ask $8,000 and floor $6,000. *One-shot*: one proposal per room, reading
+  "was I countered at the ask?" (a floor oracle). *Persistent*: the same proposal up to six times
+  per room until the host side settles or stops conceding. Reported: rooms and messages until the
+  bracket is within 5% of the floor, or where the search converges when it never gets there.
 
     .venv/bin/python bench/offline_engine.py [--before REF] [--repeat N]
 """

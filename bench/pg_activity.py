@@ -3,10 +3,10 @@ runs: ``pg_stat_activity`` sampled every ``--every`` seconds, each second's acti
 counted per statement (its first characters) and wait event.
 
 Run it beside ``bench/turn_machine.py`` or ``bench/realtime.py`` and stop it with Ctrl-C (or
-``--seconds``). A second whose active backends per sample stay high while the workers' CPU is
-low is PostgreSQL's own work, and the statement named is the one to ``EXPLAIN`` (issue 17: the
-claim's candidate, planned against statistics taken while nothing was queued, held three or
-four backends busy through a whole round).
+``--seconds``). A second whose active backends per sample stay high while the workers' CPU is low
+is PostgreSQL's own work, and the statement named is the one to ``EXPLAIN`` (a statement planned
+against statistics taken while nothing was queued can hold several backends busy through a whole
+round).
 
 Benchmarks are not tests: nothing here asserts anything.
 """

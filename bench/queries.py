@@ -1,4 +1,4 @@
-"""Query benchmark (issue 2, "Measure"): SQL statements per ``rooms`` page of 10 and of 50.
+"""Query benchmark: SQL statements per ``rooms`` page of 10 and of 50.
 
 Builds the app in-process on a fresh database (``--backend sqlite``: a temporary SQLite file;
 ``--backend postgres``: a throwaway PostgreSQL database), serves it with uvicorn on a free

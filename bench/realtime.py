@@ -1,4 +1,4 @@
-"""Realtime benchmark (issue 2, "Measure"): subscriptions held, delivery latency, server memory.
+"""Realtime benchmark: subscriptions held, delivery latency, server memory.
 
 One real ``dealroom serve`` subprocess on a free loopback port with a fresh database:
 
@@ -290,11 +290,11 @@ async def _subscriber(
         failures["open phase timed out"] += 1
     report.opened = len(sockets)
     report.open_seconds = time.monotonic() - started
-    # What the opening built lives until the end: out of the collector's way, and no
-    # collection at all while events arrive (this process's cycles are few; refcounting frees
-    # each event's objects). With the collector on, young collections of the events' objects
-    # paused it for 50-90 ms of wall time once or twice a posting on a busy machine, stamping
-    # the events behind it late by as much (issue 17, 2026-12-05).
+    # What the opening built lives until the end: out of the collector's way, and no collection at
+    # all while events arrive (this process's cycles are few; refcounting frees each event's
+    # objects). With the collector on, young collections of the events' objects pause it for
+    # 50-90 ms of wall time once or twice a posting on a busy machine, stamping the events behind
+    # it late by as much.
     gc.collect()
     gc.freeze()
     gc.disable()
@@ -818,9 +818,9 @@ class Run:
                 async with gate:
                     for attempt in range(3):
                         try:
-                            # each guest from an address of its own, as distinct visitors
-                            # are: a key's guest cap counts every key minted from its address
-                            # (issue 11), which from one address is every guest's posts
+                            # each guest from an address of its own, as distinct visitors are: a
+                            # key's guest cap counts every key minted from its address, which from
+                            # one address is every guest's posts
                             room_id, guest_key = await open_room(
                                 http, HOST_HANDLE, {"X-Forwarded-For": visitor_address(index)}
                             )
@@ -1204,9 +1204,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     # DEALROOM_DEMO=0: the first-run demo seed would add an account and startup work.
     env.update(DEALROOM_DATA_DIR=str(data_dir), DEALROOM_LOG_FORMAT="console", DEALROOM_DEMO="0")
     env.update(UNTHROTTLED_ENV)
-    # No access log, as floor.py's servers and its floor apps (the yardstick this run's rate
-    # is set from): uvicorn's line per post was 1.3 % of the servers' py-spy samples here.
-    # --server-env DEALROOM_ACCESS_LOG=true puts it back.
+    # No access log, as floor.py's servers and its floor apps (the yardstick this run's rate is set
+    # from): uvicorn's line per post is about 1.3 % of the servers' CPU. --server-env
+    # DEALROOM_ACCESS_LOG=true puts it back.
     env["DEALROOM_ACCESS_LOG"] = "false"
     # Agent workers off by default, as bench/floor.py's servers: what is measured is the
     # message path (post, publish, fan-out), not the turns each guest line queues
@@ -1348,7 +1348,7 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
     for line in lines:
         print(f"    {line}")
     load = main["load"]
-    # issue 17: 75% of the Core floor's throughput on this machine, about 375 msg/s on 2 cores
+    # The target: 75% of the Core floor's throughput on this machine, about 375 msg/s on 2 cores
     at_rate = load["completion_rate"] >= 0.95 * 375 and args.rate >= 375
     gc_load = main.get("gc_during_load") or {}
     targets = [

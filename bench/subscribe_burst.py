@@ -1,4 +1,4 @@
-"""A burst of subscribes against one ``dealroom serve`` process (issue 17 item 6).
+"""A burst of subscribes against one ``dealroom serve`` process.
 
 N clients subscribe to one pane at the same moment, each replaying from the pane's start (the
 resume a dropped client makes), and wait for the first payload: the replayed message, or an

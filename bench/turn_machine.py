@@ -1,13 +1,12 @@
 """Agent turns per second per machine: N worker processes draining one PostgreSQL + Redis.
 
-``bench/turns.py`` times one process's runner; issue 17's target is per machine (at least 100
-turns per second on 2 cores with a zero-latency model). This script queues the turns first
-(guests post over HTTP into a server with no workers), then starts N worker processes, each
-the real runner (``create_runner``, as ``dealroom worker`` builds it) with the bench's
-:class:`turns.ZeroClient` and ``--workers`` workers, and times them until no run is
-outstanding. Rounds alternate the process counts (default 1 then 2) and ``--loops``
-(``asyncio uvloop`` compares the two) in one run, repeated, so a ratio is read against a
-baseline taken minutes apart, not days.
+``bench/turns.py`` times one process's runner; the target is per machine (at least 100 turns per
+second on 2 cores with a zero-latency model). This script queues the turns first (guests post over
+HTTP into a server with no workers), then starts N worker processes, each the real runner
+(``create_runner``, as ``dealroom worker`` builds it) with the bench's :class:`turns.ZeroClient`
+and ``--workers`` workers, and times them until no run is outstanding. Rounds alternate the process
+counts (default 1 then 2) and ``--loops`` (``asyncio uvloop`` compares the two) in one run,
+repeated, so a ratio is read against a baseline taken minutes apart, not days.
 
 Reported per round: turns/s (a turn = one posted message's persona run and Distil run), the
 workers' CPU (all worker processes, % of one core), and the whole machine's CPU (both cores,

@@ -1,5 +1,4 @@
-"""Quiet-room benchmark (issue 12): what watching rooms costs the database, and what the
-Guard costs a room.
+"""Quiet-room benchmark: what watching rooms costs the database, and what the Guard costs a room.
 
 Method.
 (1) Watch claims on PostgreSQL (a throwaway database, migrated). 10,000 rooms are inserted,

@@ -1,5 +1,5 @@
-"""Web client benchmark (issue 15): bundle sizes, page load to the first agent line on the
-demo, and the server's memory with 100 open browser tabs' subscriptions.
+"""Web client benchmark: bundle sizes, page load to the first agent line on the demo, and the
+server's memory with 100 open browser tabs' subscriptions.
 
 Method. (1) Bundle sizes: the built files in ``dealroom/web`` (what the server sends), raw and
 gzip -9. (2) The server is ``dealroom serve`` in a subprocess on a fresh embedded database in

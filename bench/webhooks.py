@@ -1,5 +1,5 @@
-"""Partner webhook benchmark (issue 16): what the outbox row costs an approval, how soon a
-stage change reaches a partner after its commit, and deliveries per second per worker process.
+"""Partner webhook benchmark: what the outbox row costs an approval, how soon a stage change
+reaches a partner after its commit, and deliveries per second per worker process.
 
 Method. On each backend (SQLite in a temporary file with the in-process broker; PostgreSQL in
 a throwaway database with Redis) the world is written as rows: two hosts, each with N deal

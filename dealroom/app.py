@@ -129,11 +129,10 @@ class DealroomApp(Starlette):
 
     A socket's ASGI call chain lives as long as the socket: one suspended coroutine per layer
     (Starlette's error and exception middleware, the router, the route). With thousands of
-    subscriptions held that is thousands of each for nothing (issue 17's memory per
-    subscription): none of those layers acts on a websocket here (CORS and the error pages
-    are HTTP's; the view needs no path parameters). Everything else goes the usual way.
-    Middleware added to the app does not see these sockets: what a GraphQL websocket needs
-    goes in the view or in ``graphql_socket``."""
+    subscriptions held that is thousands of each, memory spent per subscription for nothing: none
+    of those layers acts on a websocket here (CORS and the error pages are HTTP's; the view needs
+    no path parameters). Everything else goes the usual way. Middleware added to the app does not
+    see these sockets: what a GraphQL websocket needs goes in the view or in ``graphql_socket``."""
 
     def __init__(self, graphql_socket: ASGIApp, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -1,11 +1,9 @@
 """The ``dealroom worker`` process (no HTTP): its loop. Any number of these may share one
 database and Redis.
 
-Its collector is left as CPython sets it. Tuned as ``serve`` tunes its own (start-up frozen,
-young collections every 10,000 allocations), the workers' collections went from 0.2-0.3 ms
-of a turn's 14-21 ms of CPU to under 0.05 ms, but whole rounds were not faster in three
-interleaved comparisons (``bench/turn_machine.py --gcs default tuned``, 2026-12-03; CPU per
-turn higher in two), so it was not kept."""
+Its collector is left as CPython sets it: tuned as ``serve`` tunes its own, a turn's collections
+shrink but no round of ``bench/turn_machine.py --gcs default tuned`` runs faster
+(docs/BENCHMARKS.md, "The collector")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Start-up and operations (issue 9, defect 7): an unmigrated database is refused in one
-line naming `dealroom migrate`; CLI errors are one line, never a traceback."""
+"""Start-up and operations: an unmigrated database is refused in one line naming `dealroom
+migrate`; CLI errors are one line, never a traceback."""
 
 from __future__ import annotations
 

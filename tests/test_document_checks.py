@@ -1,6 +1,6 @@
 """The document bounds checked before parsing (``schema/limits.document_error``) are worked out
-once per distinct document and set of limits: clients send the same few documents, and the
-token scan is the costly part (issue 17). What is kept must not change any answer."""
+once per distinct document and set of limits: clients send the same few documents, and the token
+scan is the costly part. What is kept must not change any answer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Freezing again once a burst of subscriptions has settled (issue 17, "Memory and pauses")."""
+"""Freezing again once a burst of subscriptions has settled."""
 
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ class AgreementTurn(SpecialistRun):
             if invented:
                 raise InventedTerms("; ".join(invented)[:500])
             if agreement_agent.private_values(memory, text, snapshot[3]):
-                # Shown to the visitor: never stored with a private value in it (issue 10).
+                # Shown to the visitor: never stored with a private value in it.
                 raise PrivateValueInAgreement(str(snapshot[0]))
             await self._store(run, snapshot, text, site)
         except Exception:

@@ -2,10 +2,10 @@
 into that account's document (seed 000 "Rooms never close; quiet remains Arvist's catch-up,
 Update Agent promotes on Distil"; seed 002 layer 4).
 
-Triggers: right after Distil changes a live home room (ZLY-1897, ``home_arvist_run``), and the
-quiet chain's curator window for every room (``jobs/curator.arvist_step``, which queues
-``curator_runs``). Scripted and demo rooms never promote: the skip is recorded as a run that
-wrote nothing (D5), and a run queued for one anyway finds nothing to do (``_load``).
+Triggers: right after Distil changes a live home room (``home_arvist_run``), and the quiet chain's
+curator window for every room (``jobs/curator.arvist_step``, which queues ``curator_runs``).
+Scripted and demo rooms never promote: the skip is recorded as a run that wrote nothing (D5), and a
+run queued for one anyway finds nothing to do (``_load``).
 
 load → think → apply: the input is read in one short unit of work, the model is called with
 no connection held, and the write happens under the account row lock with the version it read
@@ -149,9 +149,9 @@ async def enqueue_arvist_for_room(db: Db, room: Room, now: datetime) -> list[Age
 async def home_arvist_run(
     db: Db, room_id: uuid.UUID, kind: str, mode: str, participant_id: uuid.UUID, now: datetime
 ) -> AgentRun | None:
-    """ZLY-1897: after Distil changed a live home room, promote the host sitting now rather
-    than at quiet. One waiting run per pane is enough (see ``_queued``). The run is returned
-    unadded: the caller inserts it with its other rows, in one flush."""
+    """After Distil changed a live home room, promote the host sitting now rather than at quiet.
+    One waiting run per pane is enough (see ``_queued``). The run is returned unadded: the caller
+    inserts it with its other rows, in one flush."""
     if kind != RoomKind.HOME.value:
         return None
     if not durable.arvist_runs(RoomMode(mode)):

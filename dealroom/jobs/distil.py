@@ -132,10 +132,10 @@ class DistilTurn:
                 await self.lease.release(run.room_id, token)
 
     async def _take(self, run: RunSnapshot) -> tuple[int, TurnContext | None] | None:
-        """Take the memory lease and read the run's context in one transaction. The grant
-        reads the room's head (memory, kind, picks, the offer's stage) with it, so the load
-        reads only the pane (issue 17); the memory is the one the lease's previous holder
-        wrote, which the claim's read (taken before the lease) may not be."""
+        """Take the memory lease and read the run's context in one transaction. The grant reads the
+        room's head (memory, kind, picks, the offer's stage) with it, so the load reads only the
+        pane; the memory is the one the lease's previous holder wrote, which the claim's read
+        (taken before the lease) may not be."""
         db = Db(self.deps.sessionmaker)
         try:
             granted = await self.lease.grant_reading(db, run.room_id, str(run.id))
@@ -210,14 +210,13 @@ class DistilTurn:
         output: DistilOutput,
         site: CallSite,
     ) -> None:
-        """The fenced write (issue 17: three statements on PostgreSQL): the lease's release,
-        which is the fencing check and takes the room's row lock and reads its memory; the
-        held sends; then, deferred to the commit and sent as one statement, the run's
-        finish, which is the stale-run check (``StaleRun`` at the commit), the memory's
-        write if it changed and the ledger's row (other rows, when there are any, in one
-        flush before them). A failed check
-        raises and the unit rolls back, the release with it. Lock order: lease, room, run
-        (the Guard and AccUpdate take lease, room too; the persona room, run)."""
+        """The fenced write (three statements on PostgreSQL): the lease's release, which is the
+        fencing check and takes the room's row lock and reads its memory; the held sends; then,
+        deferred to the commit and sent as one statement, the run's finish, which is the stale-run
+        check (``StaleRun`` at the commit), the memory's write if it changed and the ledger's row
+        (other rows, when there are any, in one flush before them). A failed check raises and the
+        unit rolls back, the release with it. Lock order: lease, room, run (the Guard and AccUpdate
+        take lease, room too; the persona room, run)."""
         deps = self.deps
         async with deps.unit() as uow:
             db = uow.db
@@ -285,7 +284,8 @@ class DistilTurn:
             )
             promote = None
             if changed:
-                # ZLY-1897: a live home room promotes the host sitting right after Distil.
+                # A live home room promotes the host sitting right after Distil (docs/DECISIONS.md,
+                # "When Arvist runs").
                 promote = await home_arvist_run(
                     db, run.room_id, room.kind, room.mode, run.participant_id, now
                 )

@@ -1,4 +1,4 @@
-"""A Guard run (issue 12; seed 000 "A guard audits quiet rooms").
+"""A Guard run (seed 000 "A guard audits quiet rooms").
 
 Fired by the room watch once the room has been quiet for ``DEALROOM_GUARD_QUIET_SECONDS``.
 It waits for the room's memory lease (Distil's), takes it, reads the whole room, asks the
@@ -7,9 +7,9 @@ token, in one transaction:
 
 - G1 A run whose watch generation is stale (a reply re-armed the room since it fired, or
      while it thought) does nothing.
-- G2 Repairs: a send through ``services.sends.code_send`` into the outbound choke point (the
-     one every persona send takes: guest gate, pair cap, firewall), a goal reopened (the
-     Guard never rules a goal met, blocked or abandoned), a targeted memory change under the
+- G2 Repairs: a send through ``services.gate.sends.code_send`` into the outbound choke point (the
+     one every persona send takes: guest gate, pair cap, firewall), a goal reopened (the Guard
+     never rules a goal met, blocked or abandoned), a targeted memory change under the
      participants' branches or ``deal``, a stale plan cleared. Nothing else.
 - G3 The Guard reads the host's private rules, so each of its sends to a visitor-facing pane
      is screened like a persona's (``held_sends.screen``: the firewall's F1-F6 over the
@@ -221,10 +221,10 @@ class GuardTurn:
     async def _unruled(
         self, db: Db, room_id: uuid.UUID, host: Participant | None
     ) -> list[Dispatch]:
-        """G4: host-side sends to another pane that carried free text (no ruling, not a
-        code-made send) since the previous audit. A send the firewall still holds for the
-        principal (issue 10) has not crossed; one the principal released crossed on their
-        explicit yes to a question that named what it reveals (with a firewall flag)."""
+        """G4: host-side sends to another pane that carried free text (no ruling, not a code-made
+        send) since the previous audit. A send the firewall still holds for the principal has not
+        crossed; one the principal released crossed on their explicit yes to a question that named
+        what it reveals (with a firewall flag)."""
         if host is None:
             return []
         since = await db.scalar(
@@ -289,7 +289,7 @@ class GuardTurn:
         document = await repairs.reopen_goals(db, run, output, before, outcome, now)
         document = repairs.fix_memory(document, audit.participants, output, outcome)
         outbound = effects.Outbound(run.room_id, run.id, now, self.deps.settings)
-        # G3: the same firewall screen as a persona's send (issue 10), in the choke point.
+        # G3: the same firewall screen as a persona's send, in the choke point.
         outbound.screen = held_sends.screener(
             before, {p.id: p.key for p in audit.participants}, audit.held
         )

@@ -163,11 +163,11 @@ class GuardRepairs:
                 open_questions=owed.open_questions,
             )
             if len(outbound.screened) > screened:
-                detail = "held for the principal"  # G3: the host's pane asks (issue 10)
+                detail = "held for the principal"  # G3: the host's pane asks
             elif delivery is not None:
                 detail = str(delivery.trigger_dispatch_id)
             elif outbound.held > waiting:
-                detail = "held"  # for a guest's sign-in (issue 11)
+                detail = "held"  # for a guest's sign-in
             else:
                 outcome.refused.append(f"send {source.key} → {target.key}: capped")
                 continue

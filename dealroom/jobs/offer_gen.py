@@ -1,11 +1,11 @@
 """Offer-Gen, the specialist behind a written offer (seed 000 "Records are made by a
 specialist").
 
-Offer-Gen runs when the ``new-offer`` goal flips to met: it extracts the agreed terms from what
-the visitor side may see (the visitor pane, the rulings that crossed to it, the visitor view of
-memory) — never the host's private pane, because the offer is shown to the visitor. Terms that
-would state a private value of the host's are not drawn (issue 10); what the rest do to the
-offer (mint, a new version, nothing, or a sibling room: O5, O6) is ``offer_draw``.
+Offer-Gen runs when the ``new-offer`` goal flips to met: it extracts the agreed terms from what the
+visitor side may see (the visitor pane, the rulings that crossed to it, the visitor view of memory)
+— never the host's private pane, because the offer is shown to the visitor. Terms that would state
+a private value of the host's are not drawn; what the rest do to the offer (mint, a new version,
+nothing, or a sibling room: O5, O6) is ``offer_draw``.
 
 It and the agreement specialist (``agreement_turn``) run as jobs in ``agent_runs`` in the
 host's pane, so they are serialised per room, retried on failure, and applied in one
@@ -49,8 +49,8 @@ TRANSCRIPT_LINES = 60
 def _screened(
     memory: dict[str, Any], extracted: offer_gen.ExtractedTerms
 ) -> tuple[offer_gen.ExtractedTerms, list[str]]:
-    """Issue 10: a written offer is shown to the visitor, so terms that state a private
-    value of the host's (one the principal did not instruct) are not drawn."""
+    """A written offer is shown to the visitor, so terms that state a private value of the host's
+    (one the principal did not instruct) are not drawn."""
     if extracted.terms is None:
         return extracted, []
     reveals = firewall.describe(

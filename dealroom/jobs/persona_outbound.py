@@ -130,7 +130,7 @@ async def pane_sends(
         ruling = (
             crossing.safe_ruling(send.ruling.model_dump())
             if send.ruling is not None and ctx.pane_key == Seat.HOST.value
-            else None  # only the host side rules on a proposal (issue 3 item 6)
+            else None  # only the host side rules on a proposal
         )
         if ruling is None and ctx.pane_key == Seat.HOST.value and ctx.trigger_dispatch is not None:
             # C3: woken by the other side's news, the host side may answer it only with a
@@ -146,8 +146,8 @@ async def pane_sends(
             ruling = await held_sends.known_ruling(db, ctx, target, ruling)
             substance = crossing.render(ruling, ctx.represents.name)
             payload = {"ruling": ruling.to_json(), "open_questions": []}
-        # F1-F6, C5: a host→visitor send that would reveal a private value is held for
-        # the principal by the choke point (issue 10)
+        # F1-F6, C5: a host→visitor send that would reveal a private value is held for the
+        # principal by the choke point
         reveals = (
             held_sends.screen(ctx.memory, substance, payload, ctx.dispatches)
             if held_sends.faces_visitor(ctx, target)

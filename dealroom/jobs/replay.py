@@ -84,8 +84,8 @@ class ReplayTurn:
             outbound = effects.Outbound(
                 run.room_id, head.source_run_id, now, deps.settings, replay=True
             )
-            # A held send was composed before the claim: the firewall screens it again
-            # against the room as it is now (issue 10), and the principal decides any match.
+            # A held send was composed before the claim: the firewall screens it again against the
+            # room as it is now, and the principal decides any match.
             room = await RoomRepository(db).by_id(run.room_id)
             seats = await RoomRepository(db).participants(run.room_id)
             outbound.screen = held_sends.screener(

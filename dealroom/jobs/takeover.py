@@ -1,6 +1,6 @@
-"""A pane an operator has taken over gets no agent reply (issue 16): the persona's runs there,
-and the login gate's line, finish at once as no-ops, recorded as silenced. Distil still
-records the pane as usual."""
+"""A pane an operator has taken over gets no agent reply: the persona's runs there, and the login
+gate's line, finish at once as no-ops, recorded as silenced. Distil still records the pane as
+usual."""
 
 from __future__ import annotations
 

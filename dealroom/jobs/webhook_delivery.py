@@ -1,4 +1,4 @@
-"""Webhook delivery workers (issue 16, rules W2-W5 in ``domain/webhooks.py``).
+"""Webhook delivery workers (rules W2-W5 in ``domain/webhooks.py``).
 
 Any process may run them (``serve`` and ``worker``): deliveries are claimed from the outbox
 table with a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), so two workers never hold the
@@ -115,7 +115,7 @@ class WebhookWorker:
             # instead (``webhook_poll_seconds``): a permanent subscription on RedisBroker's one
             # pub/sub connection made pane subscriptions of two SQLite `serve` processes miss
             # events (tests/e2e/test_two_processes.py), as the agent runner's does; see
-            # DECISIONS.
+            # docs/DECISIONS.md, "Partner webhooks are an outbox".
             self._tasks.append(asyncio.create_task(self._listen(), name="webhook-listener"))
 
     async def close(self) -> None:

@@ -81,8 +81,8 @@ def create_runner(
     persona = PersonaTurn(deps)
     handlers: dict[AgentName, Handler] = {
         # AccUpdate merges newer durable memory before the turn reads memory (seed 000); an
-        # operator speaking in a pane's agent seat silences the agent there, the login gate's
-        # line included (issue 16).
+        # operator speaking in a pane's agent seat silences the agent there, the login gate's line
+        # included.
         AgentName.PERSONA: acc.before(silenced_when_taken_over(persona, deps)),
         AgentName.DISTIL: DistilTurn(deps),
         AgentName.OFFER_GEN: OfferGenTurn(deps),

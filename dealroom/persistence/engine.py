@@ -25,8 +25,9 @@ Each is a PostgreSQL backend whose cached plans an ``ANALYZE`` invalidates; in t
 after one, more requests are in flight, the pool's stack is dug into, and every connection
 reached re-plans on a machine already short of CPU. With fewer connections fewer backends
 re-plan, and the wait moves to the pool, in the process, where it costs no CPU: six gave a
-lower send -> event p99 than fifteen with turns unchanged (measured: docs/DECISIONS.md, "Six
-PostgreSQL connections a process, not fifteen"). None is opened past the bound or closed at
+lower send -> event p99 than fifteen with turns unchanged (measured:
+docs/DECISIONS.md, "PostgreSQL: six connections a process, a stack, opened at start, planned
+generically"). None is opened past the bound or closed at
 checkin: each new one prepares and plans the hot statements anew. A third of the pool goes
 to subscription start-ups (services/live/admission.py: two). N processes hold at most
 N x ``POOL_SIZE`` of PostgreSQL's ``max_connections``."""
@@ -40,8 +41,8 @@ connection, then plans it generically and compares: six plans a statement on eve
 connection. Every hot statement settles on the generic plan anyway, so forcing it changes no
 plan the hot path runs on; it makes a connection's first executions one plan instead of six,
 and those come exactly when the load needs more connections than it had, on a busy machine
-(measured: docs/DECISIONS.md, "Each statement planned once a connection; connections opened at
-start").
+(measured: docs/DECISIONS.md,
+"PostgreSQL: six connections a process, a stack, opened at start, planned generically").
 
 The run claim (``claim_statements.claim_candidate``) was built to keep its plan generic: its
 partial index is matched by literals, and ``tests/persistence/test_claim_candidate.py`` runs
@@ -66,7 +67,8 @@ def create_engine(
         # queue), so steady load runs on the few connections it needs at once and the rest
         # stay idle. A queue would send every post to the least recently used connection, so
         # every backend would prepare and plan the whole hot path and re-plan it after every
-        # ANALYZE (measured: docs/DECISIONS.md, "The pool is a stack"; pinned by
+        # ANALYZE (measured: docs/DECISIONS.md, "PostgreSQL: six connections a
+        # process, a stack, ..."; pinned by
         # tests/persistence/test_pool.py).
         #
         # Every prepared statement is planned once per connection, generically
@@ -137,8 +139,8 @@ async def open_pool(
     are reached only when more requests are in flight at once than before, which is when a
     second has gone slow (an ``ANALYZE`` re-planning every backend, a burst). Opened then,
     each is a PostgreSQL fork, its catalogs read and its statements prepared on the busiest
-    machine of the hour, at a stall (measured: docs/DECISIONS.md, "Each statement planned once
-    a connection; connections opened at start").
+    machine of the hour, at a stall (measured: docs/DECISIONS.md,
+    "PostgreSQL: six connections a process, a stack, opened at start, planned generically").
 
     ``wanted``: how many to hold (``DEALROOM_DATABASE_CONNECTIONS_AT_START``; None: the pool's
     bound; 0: none). A best effort: bounded by :func:`connections_to_open` and by ``timeout``,

@@ -1,5 +1,5 @@
-"""The Guard agent (issue 12): its Gemini path against the fake server (what goes on the
-wire, the schema, parsing) and the offline engine's rules on audit contexts."""
+"""The Guard agent: its Gemini path against the fake server (what goes on the wire, the schema,
+parsing) and the offline engine's rules on audit contexts."""
 
 from __future__ import annotations
 

@@ -457,8 +457,8 @@ def test_the_table_never_counters_below_the_settle_point_nor_above_the_ask(
 def test_an_answer_does_not_tell_below_from_above_the_floor(
     floor: int, spread: int, counters: int, percent: int
 ) -> None:
-    """Two proposals either side of the floor, both under the next point on the path, get the
-    same answer (issue 10 "No floor oracle")."""
+    """Two proposals either side of the floor, both under the next point on the path, get the same
+    answer ("No floor oracle")."""
     ask = floor + spread
     below = floor * percent // 100
     lowest_gap = int(min(judge_points(ask, floor))) - floor
@@ -549,7 +549,8 @@ def _as_guest(request: ModelRequest) -> ModelRequest:
 
 
 async def test_a_hello_greets_the_visitor_by_name_and_a_guest_without_the_placeholder() -> None:
-    """A guest's "Hi" used to get "Hi A visitor!": the placeholder is no name to address."""
+    """A guest's "Hi" gets "Hi there!", never "Hi A visitor!": the placeholder is no name to
+    address."""
     named = await run_persona(persona_request("visitor", Trigger("message", "Hi")))
     assert named.reply.startswith("Hi Dana Ortiz! ")
     guest = await run_persona(_as_guest(persona_request("visitor", Trigger("message", "Hi"))))
@@ -898,7 +899,7 @@ def changes_of(output: DistilOutput) -> list[tuple[str, str, str | None]]:
 
 
 LIMIT_6000 = '{"currency": "USD", "floor": "6000"}'
-"""A floor is a limit, stored as data (issue 10; memory M12); these lines carry no ids."""
+"""A floor is a limit, stored as data (memory M12); these lines carry no ids."""
 NO_ALCOHOL = '{"source": null, "text": "never work with alcohol brands"}'
 
 HOST_SAYS = [

@@ -1,4 +1,4 @@
-"""Floor safety of the offline negotiation (issues 10 "No floor oracle" and 14).
+"""Floor safety of the offline negotiation ("No floor oracle").
 
 Each negotiation here runs through the persona's real request builders, room document and
 visibility filter, as the turn pipeline does (see ``tests/agents/test_offline.py``), so a

@@ -1,5 +1,5 @@
-"""The offline engine reads everyday phrasing (issue 14): rates matched by kind with the
-platform as refinement, quantities, and a principal's "X, never below Y" as a rate."""
+"""The offline engine reads everyday phrasing: rates matched by kind with the platform as
+refinement, quantities, and a principal's "X, never below Y" as a rate."""
 
 from __future__ import annotations
 

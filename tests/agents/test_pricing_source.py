@@ -1,11 +1,11 @@
 """The price table against a maintained source: genai-prices' bundled Google data.
 
-genai-prices is a dev dependency only; the server prices with ``agents/models/pricing.py``
-and never imports it (DECISIONS.md, issue 16). This check fails when Google's list prices,
-as the library records them, move away from ours, or when we price a model it does not know.
-It reads the data shipped in the installed wheel and nothing else: no ``UpdatePrices``, and
-sockets refuse to connect while it runs. Upgrading genai-prices (its range is pinned in
-pyproject's dev extras) is how the check learns of new prices.
+genai-prices is a dev dependency only; the server prices with ``agents/models/pricing.py`` and
+never imports it (docs/DECISIONS.md). This check fails when Google's list prices, as the library
+records them, move away from ours, or when we price a model it does not know. It reads the data
+shipped in the installed wheel and nothing else: no ``UpdatePrices``, and sockets refuse to connect
+while it runs. Upgrading genai-prices (its range is pinned in pyproject's dev extras) is how the
+check learns of new prices.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""A server refusing a subscribe burst (UNAVAILABLE, issue 17's admission) tells the client
-when to come back (``retryAfterSeconds``): the web client waits that long before it
-subscribes again, instead of its 200 ms reconnect, and goes live once the server has room."""
+"""A server refusing a subscribe burst (UNAVAILABLE, from admission) tells the client when to come
+back (``retryAfterSeconds``): the web client waits that long before it subscribes again, instead of
+its 200 ms reconnect, and goes live once the server has room."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""The operators' pages (issue 16) on a phone (390×844): an operator signs in at /ops, finds a
-room by its host's handle, opens it, reads a run and the spend, takes over the visitor pane,
-speaks there as operator (the line is stored and shown authored OPERATOR) and releases it; the
-prompts page shows each prompt's SHA-256. A non-operator who opens /ops is told the pages are
-for operators only (the API's FORBIDDEN), and sees no room."""
+"""The operators' pages on a phone (390×844): an operator signs in at /ops, finds a room by its
+host's handle, opens it, reads a run and the spend, takes over the visitor pane, speaks there as
+operator (the line is stored and shown authored OPERATOR) and releases it; the prompts page shows
+each prompt's SHA-256. A non-operator who opens /ops is told the pages are for operators only (the
+API's FORBIDDEN), and sees no room."""
 
 from __future__ import annotations
 

@@ -106,7 +106,8 @@ def test_a_repeated_brand_approval_of_a_booked_offer_naming_a_version_it_had_is_
 def test_an_approval_naming_a_version_that_never_existed_conflicts(
     seat: Seat, version: int
 ) -> None:
-    """Issue 9: approveOffer(version: 7) on a booked v2 offer was accepted as a no-op."""
+    """approveOffer naming a version the booked v2 offer never had (7, say) is a CONFLICT, not a
+    no-op."""
     booked = rules.OfferState(OfferStatus.ACCEPTED, AT, 2)
     with pytest.raises(DomainError) as raised:
         rules.approve(booked, seat, version=version)

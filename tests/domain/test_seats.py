@@ -54,7 +54,7 @@ ALIGNMENT_TABLE = [
     pytest.param(VISITOR, HOST, AGENT, RIGHT, id="visitor-reads-host-pane-agent-right"),
     pytest.param(VISITOR, HOST, PARTICIPANT, LEFT, id="visitor-reads-host-pane-host-left"),
     pytest.param(VISITOR, HOST, SYSTEM, LEFT, id="visitor-reads-host-pane-system-left"),
-    # issue 16: an operator speaks in the agent's seat of a taken-over pane, placed as the agent.
+    # An operator speaks in the agent's seat of a taken-over pane, placed as the agent.
     pytest.param(HOST, HOST, OPERATOR, LEFT, id="host-own-pane-operator-left"),
     pytest.param(VISITOR, VISITOR, OPERATOR, LEFT, id="visitor-own-pane-operator-left"),
     pytest.param(HOST, VISITOR, OPERATOR, RIGHT, id="host-reads-visitor-pane-operator-right"),

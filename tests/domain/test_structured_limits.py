@@ -1,4 +1,4 @@
-"""Issue 10 item 1: a host's limits are code-owned data.
+"""A host's limits are code-owned data.
 
 Memory M12: the writer records a floor only as ``host.limits.<slug> = {floor, currency,
 source}`` and a private term only as ``{text, source}`` appended to ``host.private_terms``;

@@ -1,5 +1,5 @@
-"""API keys (issue 16, rules K1-K4 in domain/scopes.py): shown once, stored hashed, scoped,
-revocable, last-used time; a key never reaches a pane."""
+"""API keys (rules K1-K4 in domain/scopes.py): shown once, stored hashed, scoped, revocable,
+last-used time; a key never reaches a pane."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Arvist promotes what a room settled into each bound participant's durable document (issue 13;
-seed 002 layer 4): the host's closed deal reaches the next room, the brand's document gets
+"""Arvist promotes what a room settled into each bound participant's durable document
+(seed 002 layer 4): the host's closed deal reaches the next room, the brand's document gets
 nothing of the host's, neither run sees what its perspective may not, scripted and demo rooms
 write nothing, and Arvist racing a home-room Distil loses no write.
 
@@ -468,7 +468,7 @@ async def test_a_sibling_room_after_a_booking_seeds_the_host_like_any_new_room(
     sibling = siblings[0]
     current = await durable(db, host_id)
     home = await room_memory(db, d.home_id)
-    # the seeding path: the durable document, or the home branch when that is newer (ZLY-1897)
+    # the seeding path: the durable document, or the home branch when that is newer
     assert sibling.memory["host"] in (current.document, home["host"])
     assert sitting_only not in json.dumps(sibling.memory)
     assert sibling.memory["deal"]["continuesFromRoom"] == d.room_id

@@ -1,4 +1,4 @@
-"""Account memory is no way around the private-value firewall (issue 10; durable D7, D8).
+"""Account memory is no way around the private-value firewall (durable D7, D8).
 
 A host's durable document seeds every new deal room's host branch and is merged into open
 rooms by AccUpdate, and whatever lands under ``host.public`` reaches every visitor-facing

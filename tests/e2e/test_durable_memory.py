@@ -1,7 +1,7 @@
-"""What a host teaches once carries everywhere (issue 13): the home room makes it durable at
-once (Arvist after Distil, ZLY-1897), a deal room opened long before merges it at its next turn
-(AccUpdate, announced in the host's pane only) and negotiates with it, and the owner reads the
-document with leaf dates and its history."""
+"""What a host teaches once carries everywhere: the home room makes it durable at once (Arvist
+after Distil), a deal room opened long before merges it at its next turn (AccUpdate, announced in
+the host's pane only) and negotiates with it, and the owner reads the document with leaf dates and
+its history."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
 ) -> None:
     host, _account_id, home_id = await host_teaching(agent_server)
     visitor = agent_server.client()
-    # a signed-in brand: a guest's sends would be held by the login gate (issue 11)
+    # a signed-in brand: a guest's sends would be held by the login gate
     await sign_up(visitor, "acme", "Mara Ellison")
     room_id = (await open_room(visitor, "devraman"))["room"]["id"]
     seeded = await memory(db, room_id)
@@ -165,7 +165,7 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
 async def test_the_sweep_merges_rooms_with_no_turn_coming(agent_server: Server, db: Db) -> None:
     host, _account_id, home_id = await host_teaching(agent_server)
     visitor = agent_server.client()
-    # a signed-in brand: a guest's sends would be held by the login gate (issue 11)
+    # a signed-in brand: a guest's sends would be held by the login gate
     await sign_up(visitor, "acme", "Mara Ellison")
     room_id = (await open_room(visitor, "devraman"))["room"]["id"]
     await post(host, home_id, NEW_FLOOR)

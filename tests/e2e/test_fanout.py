@@ -1,5 +1,5 @@
-"""Fan-out (issue 17): an event reaching many subscribers of one pane is executed and encoded
-once per selection, and every subscriber still gets exactly the documented payload."""
+"""Fan-out: an event reaching many subscribers of one pane is executed and encoded once per
+selection, and every subscriber still gets exactly the documented payload."""
 
 from __future__ import annotations
 

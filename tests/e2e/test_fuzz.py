@@ -1,6 +1,6 @@
-"""The live schema, fuzzed (issue 9): queries and mutations generated from the schema by
-hypothesis-graphql, valid and invalid, sent over HTTP to a real server as an anonymous caller
-and as a signed-in host with a room. No 5xx, no INTERNAL, no unhandled exception logged.
+"""The live schema, fuzzed: queries and mutations generated from the schema by hypothesis-graphql,
+valid and invalid, sent over HTTP to a real server as an anonymous caller and as a signed-in host
+with a room. No 5xx, no INTERNAL, no unhandled exception logged.
 
 Bounded and reproducible: a fixed number of examples per mode, derandomized."""
 

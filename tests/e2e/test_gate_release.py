@@ -1,7 +1,6 @@
-"""A host's yes to a send the firewall held (issue 10), in an unclaimed guest's room: the
-release is an outbound effect like any other, so the gate holds it (the guest's agent asks for
-a sign-in, naming what waits), the host is told it goes out at sign-in, and the claim delivers
-it once."""
+"""A host's yes to a send the firewall held, in an unclaimed guest's room: the release is an
+outbound effect like any other, so the gate holds it (the guest's agent asks for a sign-in, naming
+what waits), the host is told it goes out at sign-in, and the claim delivers it once."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A goal flip's "notify" effect (issue 12; GN1-GN2 in dealroom/domain/goal_notices.py):
-code's table decides who hears a flip, and the notice goes through the one send path."""
+"""A goal flip's "notify" effect (GN1-GN2 in dealroom/domain/goal_notices.py): code's table decides
+who hears a flip, and the notice goes through the one send path."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The visitor is greeted when a room opens (issue 14 item 4): the first line of the visitor
-pane, in the host's agent's voice, from ``host.public`` only; once per room."""
+"""The visitor is greeted when a room opens: the first line of the visitor pane, in the host's
+agent's voice, from ``host.public`` only; once per room."""
 
 from __future__ import annotations
 

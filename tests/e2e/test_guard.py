@@ -1,6 +1,6 @@
-"""The Guard audits a room that went quiet (issue 12; G1-G5 in dealroom/jobs/guard.py;
-seed 000 "A guard audits quiet rooms"). Each test is one of the seed's failure shapes, made
-by a scripted model at the model edge, and the Guard's repair seen end to end."""
+"""The Guard audits a room that went quiet (G1-G5 in dealroom/jobs/guard.py; seed 000 "A guard
+audits quiet rooms"). Each test is one of the seed's failure shapes, made by a scripted model at
+the model edge, and the Guard's repair seen end to end."""
 
 from __future__ import annotations
 
@@ -338,10 +338,10 @@ async def test_a_guard_send_carrying_a_private_term_never_reaches_the_visitor(
 async def test_a_host_side_free_text_send_that_carried_a_floor_is_held_and_not_flagged_again(
     agent_server: Server, model: RecordingClient, db: Db
 ) -> None:
-    """G4 after issue 10: a host-side send without a ruling (the principal asked for it) that
-    carries the host's floor is held by the firewall in the choke point before it can cross,
-    with a firewall flag. When the principal's yes releases it, it crosses on their word to a
-    question that named the floor: the Guard does not flag it a second time."""
+    """G4 with the firewall in place: a host-side send without a ruling (the principal asked for
+    it) that carries the host's floor is held by the firewall in the choke point before it can
+    cross, with a firewall flag. When the principal's yes releases it, it crosses on their word to
+    a question that named the floor: the Guard does not flag it a second time."""
     d, _secret = await private_room(agent_server, db)
     said = "Tell them whatever you need to."
     model.script = persona_in(

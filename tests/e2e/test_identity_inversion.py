@@ -82,7 +82,7 @@ async def with_private_memory(server: Server, db: Db, client: Client, owner: str
     durable, home, canaries = private_memory(owner)
     await set_account_memory(db, account_id, durable)
     home_id = (await client.query(HOME))["me"]["homeRoom"]["id"]
-    # Newer than durable memory: the ZLY-1897 path prefers it — for a host, never a visitor.
+    # Newer than durable memory: the seeding path prefers it — for a host, never a visitor.
     await write_room_memory(db, home_id, {"host": home}, now=server.clock.now())
     return canaries
 
@@ -139,8 +139,8 @@ async def test_a_visiting_creator_is_only_ever_the_counterparty(
 
     requests = model.requests[before:]
     assert requests
-    # Her own memory merged into her own home room (AccUpdate, issue 13) is hers to see; no
-    # merge ever ran for this deal room.
+    # Her own memory merged into her own home room (AccUpdate) is hers to see; no merge ever ran
+    # for this deal room.
     merges = await room_rows(db, ModelCall, room_id)
     assert [m for m in merges if m.agent == AgentName.ACC_UPDATE.value] == []
     requests = [r for r in requests if r.agent is not AgentName.ACC_UPDATE]

@@ -1,4 +1,4 @@
-"""Confidentiality that holds when the model is fully jailbroken (issue 10).
+"""Confidentiality that holds when the model is fully jailbroken.
 
 Every agent runs on the adversarial model (tests/support/jailbroken.py): a fake Gemini, over
 HTTP through the real google-genai client, that fills every string field of every answer
@@ -256,8 +256,8 @@ async def test_nothing_private_crosses_under_a_fully_jailbroken_model(
     await set_account_memory(db, host_id, secrets.durable())
     await create_webhook(host, "http://127.0.0.1:9/hook")
     visitors = [server.client() for _ in range(ROOMS)]
-    # signed-in brands: a guest's rulings would wait behind the login gate (issue 11), and
-    # this test is about what crosses
+    # signed-in brands: a guest's rulings would wait behind the login gate, and this test is about
+    # what crosses
     for n, visitor in enumerate(visitors):
         await account_client(visitor, f"brand{n}", f"Brand {n}")
     rooms: list[str] = [(await open_room(v, HOST))["room"]["id"] for v in visitors]

@@ -305,10 +305,10 @@ STORY_OFFER = "A story would be $2,400, happy to do it."
 async def test_a_held_send_stating_a_limit_added_before_the_claim_is_held_for_the_principal(
     agent_server: Server, db: Db, model: ModelClient
 ) -> None:
-    """Issue 10, held replays: the host's free-text send to a guest passed the firewall when
-    it was composed and waited behind the gate; the host then set that figure as a floor.
-    At the claim the replay is screened against the room as it is now: the send is held for
-    the principal (the question in the host's pane), never delivered to the visitor."""
+    """Held replays: the host's free-text send to a guest passed the firewall when it was composed
+    and waited behind the gate; the host then set that figure as a floor. At the claim the replay
+    is screened against the room as it is now: the send is held for the principal (the question in
+    the host's pane), never delivered to the visitor."""
     assert isinstance(model, RecordingClient)
     host, _home = await host_with_rules(agent_server)
     guest = agent_server.client()

@@ -1,5 +1,5 @@
-"""/metrics (issue 16): Prometheus text that the Prometheus parser reads, whose counters move
-with real traffic."""
+"""/metrics: Prometheus text that the Prometheus parser reads, whose counters move with real
+traffic."""
 
 from __future__ import annotations
 

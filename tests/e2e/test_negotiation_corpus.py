@@ -1,9 +1,9 @@
-"""The negotiation corpus (issue 14): every script in ``tests/data/negotiations/`` played end
-to end through the real server on the offline engine — the host teaches its rates in its home
-room, a guest brand opens a deal room and posts each line, the host answers in the deal
-room's own pane where the script says so — and the written offer must carry exactly the
-expected terms (or no offer, and a refusal in the brand's pane; or, for a yes with nothing
-proposed, no offer and a request for a proposal).
+"""The negotiation corpus: every script in ``tests/data/negotiations/`` played end to end through
+the real server on the offline engine — the host teaches its rates in its home room, a guest brand
+opens a deal room and posts each line, the host answers in the deal room's own pane where the
+script says so — and the written offer must carry exactly the expected terms (or no offer, and a
+refusal in the brand's pane; or, for a yes with nothing proposed, no offer and a request for a
+proposal).
 
 The corpus is played in ``CHUNKS`` chunks, each a test with its own server, so pytest-xdist
 spreads it over its workers. Within a chunk the scripts run concurrently in lock step (every
@@ -98,7 +98,7 @@ async def _teach(server: Server, played: Played) -> None:
 
 async def _open(server: Server, played: Played) -> None:
     played.visitor = _client(server)
-    # a signed-in brand: a guest's notes and offers wait behind the login gate (issue 11)
+    # a signed-in brand: a guest's notes and offers wait behind the login gate
     await sign_up(played.visitor, f"{played.handle}b", "Brand")
     played.room_id = (await open_room(played.visitor, played.handle))["room"]["id"]
 
@@ -235,8 +235,8 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 @pytest.fixture
 def agent_settings(settings: Settings) -> Settings:
-    """Every script's room from one loopback address: the per-address throttles (issue 9) are
-    about abuse, not about this corpus."""
+    """Every script's room from one loopback address: the per-address throttles are about abuse,
+    not about this corpus."""
     return settings.model_copy(
         update={
             "workers": 2,

@@ -1,5 +1,5 @@
-"""The firewall on the written offer (issue 10 item 2): Offer-Gen's terms and the agreement
-draft are shown to the visitor, so code screens them against the host's private values.
+"""The firewall on the written offer: Offer-Gen's terms and the agreement draft are shown to the
+visitor, so code screens them against the host's private values.
 
 Offer-Gen and the agreement drafter read only the visitor's side, so no model here *could*
 know the host's floor; these tests stand in for one that guessed or was told it elsewhere:

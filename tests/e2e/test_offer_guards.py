@@ -1,7 +1,7 @@
-"""Guards on the written-offer flow that a client app cannot see by itself (issue 4): what the
-payment provider was asked to charge, a goal's effect firing once per flip, the ``prev`` links
-on the broker's payloads, the shortcut's default idempotency key, and an agreement draft that
-invents a term.
+"""Guards on the written-offer flow that a client app cannot see by itself: what the payment
+provider was asked to charge, a goal's effect firing once per flip, the ``prev`` links on the
+broker's payloads, the shortcut's default idempotency key, and an agreement draft that invents a
+term.
 
 Subscribing clients hide a wrong ``prev`` (they fall back to a database replay), so the
 ``prev`` tests read the broker's payloads directly. Tests run their own agents (workers=0,

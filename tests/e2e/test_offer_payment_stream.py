@@ -1,5 +1,5 @@
-"""Paying a booked offer, and every stage change arriving live (issue 4, "Payment" and
-"GraphQL"; ARCHITECTURE "Offers and the stage vocabulary" and "Realtime").
+"""Paying a booked offer, and every stage change arriving live (ARCHITECTURE "Offers and the stage
+vocabulary" and "Realtime").
 
 The brand pays the due slice of the fee plus a 20% platform fee, quoted before it pays, with
 the local test provider's cards; only the brand pays and only once booked, and a retried

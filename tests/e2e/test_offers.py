@@ -1,6 +1,5 @@
-"""From agreed terms to a booking (issue 4): the written offer, its one stage vocabulary, and
-the approvals in order (ARCHITECTURE "Offers and the stage vocabulary"; rules O1-O9 in
-``domain/offers.py``).
+"""From agreed terms to a booking: the written offer, its one stage vocabulary, and the approvals
+in order (ARCHITECTURE "Offers and the stage vocabulary"; rules O1-O9 in ``domain/offers.py``).
 
 Agreement in chat makes the ``new-offer`` goal met and Offer-Gen mints the written offer;
 memory keeps only its id, never a stage. The brand (visitor) approves first, then the
@@ -376,7 +375,7 @@ async def test_a_counter_racing_the_booking_is_either_before_it_or_refused(
 async def test_a_counter_after_the_brands_approval_needs_a_fresh_brand_approval(
     server: Server, db: Db
 ) -> None:
-    """ZLY-1932: a material rewrite after the brand's stamp clears it."""
+    """A material rewrite after the brand's stamp clears it."""
     d = await open_deal(server)
     offer_id = await negotiate_to_offer(server, d)
     stamped = await approved(d.visitor, offer_id, 1)

@@ -1,4 +1,4 @@
-"""Operations (issue 9, defect 7): liveness and readiness, the origin refusal's advice."""
+"""Operations: liveness and readiness, the origin refusal's advice."""
 
 from __future__ import annotations
 
@@ -73,7 +73,8 @@ async def test_probes_that_arrive_together_share_one_check(
 
 
 async def test_an_unmigrated_database_is_alive_but_not_ready(unmigrated: Server) -> None:
-    """It used to say ok while every request was INTERNAL."""
+    """Readiness says unavailable, naming ``dealroom migrate``, rather than ok while every request
+    would be INTERNAL."""
     async with httpx.AsyncClient(base_url=unmigrated.base_url) as http:
         live = await http.get("/health/live")
         ready = await http.get("/health")

@@ -1,7 +1,7 @@
-"""The operators' surface (issue 16): every ops field refused to non-operators and to keys
-without the scope; rooms, runs, goal events, verdicts, spend (with unpriced calls) and
-prompts read; models picked; goals overridden (the effect fires once); panes taken over
-(no agent reply); every action audited."""
+"""The operators' surface: every ops field refused to non-operators and to keys without the scope;
+rooms, runs, goal events, verdicts, spend (with unpriced calls) and prompts read; models picked;
+goals overridden (the effect fires once); panes taken over (no agent reply); every action
+audited."""
 
 from __future__ import annotations
 

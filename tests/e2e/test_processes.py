@@ -1,6 +1,6 @@
-"""Issue 17, "All cores": two `dealroom serve --processes 2` instances (four processes, each
-with its own broker connection and agent workers) on one PostgreSQL and one Redis deliver
-every event once and run every turn once.
+"""Two `dealroom serve --processes 2` instances (four processes, each with its own broker
+connection and agent workers) on one PostgreSQL and one Redis deliver every event once and run
+every turn once.
 
 This test is about several processes sharing PostgreSQL, so it uses PostgreSQL on both passes
 (as the broker tests use Redis): a machine without it fails the test rather than skipping it.

@@ -1,6 +1,6 @@
-"""Pushes that survive Redis (issue 9, defect 4): the Redis connection is killed at the
-publish after a commit; every subscriber, on every server process, still receives every
-event, and the run is done, not failed."""
+"""Pushes that survive Redis: the Redis connection is killed at the publish after a commit; every
+subscriber, on every server process, still receives every event, and the run is done, not
+failed."""
 
 from __future__ import annotations
 

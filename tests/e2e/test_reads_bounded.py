@@ -1,4 +1,4 @@
-"""Issue 2, item 9: a rooms page costs a bounded number of SQL statements, whatever its size.
+"""A rooms page costs a bounded number of SQL statements, whatever its size.
 
 The host has 50 deal rooms (half with guests, half with signed-in visitors), each with a
 message; its pages of 10 and of 50 must run the same, small number of statements.

@@ -1,5 +1,5 @@
-"""Bounds a request meets before anything parses it (issue 9, defects 1, 2 and 6c): body and
-websocket message size, JSON nesting, document size/tokens/literals, introspection depth."""
+"""Bounds a request meets before anything parses it: body and websocket message size, JSON nesting,
+document size/tokens/literals, introspection depth."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ async def test_the_limits_follow_the_settings(settings: Settings) -> None:
 async def test_an_authorization_header_without_bearer_is_unauthenticated_with_a_hint(
     client: Client, header: str
 ) -> None:
-    """It used to make the caller silently anonymous."""
+    """A malformed header is refused with a hint, never read as a silently anonymous caller."""
     client.headers["Authorization"] = header
 
     body = await client.raw("{ me { handle } }")

@@ -1,14 +1,13 @@
-"""Issue 17, "Memory and pauses": a request's objects are freed by reference counting as the
-request ends, not left in reference cycles for the garbage collector; a held subscription
-keeps nothing per event it delivered.
+"""A request's objects are freed by reference counting as the request ends, not left in reference
+cycles for the garbage collector; a held subscription keeps nothing per event it delivered.
 
-Each cycle held a whole request (its context, the unit of work, the execution and its
-results): every request's objects then waited for a collection, young collections came
-often and took long, and those caught mid-request were promoted and walked again. Three
-cycles were cut (docs/BENCHMARKS.md): the scope's list of contexts, graphql-core's executor
-holding its own bound methods, and the error extension holding a bound method of itself.
-Checked with ``gc.DEBUG_SAVEALL`` over real posts, a refused post and subscription
-deliveries through the real server in this process."""
+A cycle holds a whole request (its context, the unit of work, the execution and its results): every
+request's objects would wait for a collection, young collections would come often and take long,
+and those caught mid-request would be promoted and walked again. The cycles guarded against here
+(docs/BENCHMARKS.md): the scope's list of contexts, graphql-core's executor holding its own bound
+methods, and the error extension holding a bound method of itself. Checked with
+``gc.DEBUG_SAVEALL`` over real posts, a refused post and subscription deliveries through the real
+server in this process."""
 
 from __future__ import annotations
 
@@ -167,7 +166,7 @@ async def test_a_held_subscription_keeps_nothing_per_event(server: Server) -> No
             await post(guest, room_id, f"line {n}")
             await _until_line(feed, f"line {n}")
         after = _alive(FieldDetails)
-    # 20 events (and the agent's replies) used to leave 4 or more each
+    # a cycle per event leaves 4 or more for each of the 20 (and the agent's replies)
     assert after - before < 10, (before, after)
 
 

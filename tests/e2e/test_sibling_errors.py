@@ -1,4 +1,4 @@
-"""A failing field does not break its siblings' unit of work (issue 9, defect 5)."""
+"""A failing field does not break its siblings' unit of work."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from tests.conftest import Server
 from tests.support.graphql import sign_up
 
 QUERY = '{ me { memory { version } } a: room(id: "x") { id } b: room(id: "y") { id } }'
-"""``me``'s statement is in flight when ``a`` fails and graphql-core cancels it. The issue's
-``me { memory }`` no longer validates (``memory`` became an object), so it never ran."""
+"""``me``'s statement is in flight when ``a`` fails and graphql-core cancels it (``me { memory }``
+alone would not validate: ``memory`` is an object)."""
 
 
 @contextmanager
@@ -45,9 +45,9 @@ def pool_events(engine: AsyncEngine) -> Iterator[dict[str, int]]:
 async def test_sibling_fields_cancelled_by_an_error_leave_the_session_clean(
     server: Server, engine: AsyncEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """graphql-core cancels the siblings of a failed non-null field; a statement cut off
-    mid-flight used to leave "Future exception was never retrieved ... PendingRollbackError"
-    and a connection thrown away (and a new one opened) per request, on either backend."""
+    """graphql-core cancels the siblings of a failed non-null field; a statement cut off mid-flight
+    leaves no "Future exception was never retrieved ... PendingRollbackError" and no connection
+    thrown away (and a new one opened) per request, on either backend."""
     client = server.client()
     await sign_up(client, "mara", "Mara Ellison")
 

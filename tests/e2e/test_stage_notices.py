@@ -1,5 +1,5 @@
-"""Stage events through the agents (issue 12; SN1-SN2 in dealroom/domain/stage_notices.py):
-each side hears a stage change from its own agent, once, in the stage vocabulary."""
+"""Stage events through the agents (SN1-SN2 in dealroom/domain/stage_notices.py): each side hears a
+stage change from its own agent, once, in the stage vocabulary."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Issue 17: the hot path's SQL is pinned by count (never by time), so a change that adds a
-statement to ``postMessage`` or to a turn is a visible decision, not a drift.
+"""The hot path's SQL is pinned by count (never by time), so a change that adds a statement to
+``postMessage`` or to a turn is a visible decision, not a drift.
 
-The budgets are today's counts; lower them as the hot path shrinks (issue 17's target is 12
-statements per turn: on PostgreSQL a visitor's message end to end, its post and both runs of
-its turn, is 10; each run, claim included, is 5 and 7). The statements are printed so a
-failure shows what was added.
+The budgets are the current counts; lower them as the hot path shrinks (the target is 12 statements
+per turn: on PostgreSQL a visitor's message end to end, its post and both runs of its turn, is 10;
+each run, claim included, is 5 and 7). The statements are printed so a failure shows what was
+added.
 """
 
 from __future__ import annotations
@@ -18,17 +18,16 @@ from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up
 
 POST_MESSAGE_BUDGET = {"postgresql": 2, "sqlite": 6}
-"""A guest's post. First the room and its participants in one statement, without the room's
-memory, which also counts the guest key's posts (the guest cap, issue 11). Then:
+"""A guest's post. First the room and its participants in one statement, without the room's memory,
+which also counts the guest key's posts (the guest cap). Then:
 
 * on PostgreSQL, one statement that commits on its own, with no transaction around the post
-  (``Db.write_alone``, since 2026-12-04): the pane log's append (the sequence bump, the pane's
-  tail under the room's lock, the insert with the idempotency check in ``ON CONFLICT``, issue
-  17), with the two runs' INSERT, the room's watch re-armed (issue 12) and the cross-room
-  throttle's capped upsert (issue 9, with its key's older windows removed) folded into its
-  ``WITH``. A post that stores nothing there (a retry, a refusal) writes nothing and goes the
-  transaction path: the read, the append, and the rest as one statement at the commit
-  (``Db.defer``);
+  (``Db.write_alone``): the pane log's append (the sequence bump, the pane's tail under the room's
+  lock, the insert with the idempotency check in ``ON CONFLICT``), with the two runs' INSERT, the
+  room's watch re-armed and the cross-room throttle's capped upsert (with its key's older windows
+  removed) folded into its ``WITH``. A post that stores nothing there (a retry, a refusal) writes
+  nothing and goes the transaction path: the read, the append, and the rest as one statement at the
+  commit (``Db.defer``);
 * on SQLite, the bump and the insert, the runs' INSERT, the watch's upsert and the throttle's
   upsert.
 
@@ -40,32 +39,27 @@ end, apart from the workers' queue polls and claims (how many of those run depen
 not on the turn: an empty poll is the same claim statement finding nothing). Each run's own
 claim is counted by the per-run test below."""
 PERSONA_RUN_BUDGET = {"postgresql": 5, "sqlite": 7}
-"""The persona's run, from its claim to its commit (issue 17 items 3 and 7): the claim (one
-``UPDATE … RETURNING`` that also reads the room's head and memory, the pane's takeover, whether
-a merge may be due and the offer's stage; PostgreSQL adds before it the ``SKIP LOCKED``
-candidate, which takes the pane's row lock in the same statement, so that two runs of one pane
-never run at once: until 2026-12-02 the lock was a statement of its own); the pane's read in
-one statement (``persistence/pane_read``: the participants with their accounts, and folded
-into JSON the host's services, the session and the recent dispatches: four statements until
-2026-12-03); then the reply through the pane log's append (on PostgreSQL one statement: the
-room's sequence, the pane's tail under its lock, the insert and the room's memory as locked;
-on SQLite the bump, which reads the tail and the memory, and the insert); the run's finish
-(the stale-run check), the watch re-armed and the model call INSERTed (a changed memory adds
-its ``UPDATE``), on PostgreSQL one statement sent at the commit (``Db.defer``; the finish read
-the memory in a statement of its own until 2026-12-03). No separate sequence bump and no tail
-reads: those were 3 more."""
+"""The persona's run, from its claim to its commit: the claim (one ``UPDATE … RETURNING`` that also
+reads the room's head and memory, the pane's takeover, whether a merge may be due and the offer's
+stage; PostgreSQL adds before it the ``SKIP LOCKED`` candidate, which takes the pane's row lock in
+the same statement, so that two runs of one pane never run at once); the pane's read in one
+statement (``persistence/pane_read``: the participants with their accounts, and folded into JSON
+the host's services, the session and the recent dispatches); then the reply through the pane log's
+append (on PostgreSQL one statement: the room's sequence, the pane's tail under its lock, the
+insert and the room's memory as locked; on SQLite the bump, which reads the tail and the memory,
+and the insert); the run's finish (the stale-run check), the watch re-armed and the model call
+INSERTed (a changed memory adds its ``UPDATE``), on PostgreSQL one statement sent at the commit
+(``Db.defer``). No separate sequence bump and no tail reads."""
 DISTIL_RUN_BUDGET = {"postgresql": 7, "sqlite": 7}
-"""Distil's run beside it (issue 17): its claim as above; the memory lease's grant, one upsert that
-also reads the room's head under the lease (its memory as the lease's previous holder left it,
-the room's kind and model picks, the offer's stage); the pane's read in one statement
-(participants with their accounts, the session, the recent dispatches); then the fenced write:
-the lease's release (one statement: the fencing check, the release, the room's row lock and its
-memory), the held sends (firewall F6, read under that lock), the run's finish (the stale-run
-check) and the model call INSERTed with any flags in one flush. A changed memory adds its
-``UPDATE``. On PostgreSQL the finish, the memory and the model call are one statement sent at
-the commit, which also reads back the finish's check (``Db.defer``, 2026-12-03). Before: a lease
-read and a lease write, the room and the offer read again, and a run read, a lease read, a room
-read and a lease write in the fenced write (15 on SQLite, 17 on PostgreSQL)."""
+"""Distil's run beside it: its claim as above; the memory lease's grant, one upsert that also reads
+the room's head under the lease (its memory as the lease's previous holder left it, the room's kind
+and model picks, the offer's stage); the pane's read in one statement (participants with their
+accounts, the session, the recent dispatches); then the fenced write: the lease's release (one
+statement: the fencing check, the release, the room's row lock and its memory), the held sends
+(firewall F6, read under that lock), the run's finish (the stale-run check) and the model call
+INSERTed with any flags in one flush. A changed memory adds its ``UPDATE``. On PostgreSQL the
+finish, the memory and the model call are one statement sent at the commit, which also reads back
+the finish's check (``Db.defer``)."""
 
 
 def _polls(statement: str) -> bool:

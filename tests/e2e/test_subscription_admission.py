@@ -1,4 +1,4 @@
-"""Subscribe bursts get backpressure (issue 17 item 6; services/live/admission.py).
+"""Subscribe bursts get backpressure (services/live/admission.py).
 
 While the database is held by another connection, a burst of subscribes larger than the
 start-up slots must not queue on the connection pool: each one either starts (and then

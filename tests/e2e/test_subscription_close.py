@@ -2,11 +2,9 @@
 and the stream closed (``resolvers/live.Guarded``, one task reads it), so the socket's
 handler finishes and ``dealroom_subscriptions_open`` falls back to zero after every close.
 
-Found as a CI failure of tests/e2e/test_metrics.py: now and then, under load, one cancel of the
-stream's read did not end it, and the subscription stayed open until the server stopped. The
-cancel was swallowed by redis-py when it landed during the stream's SUBSCRIBE on the shared
-pub/sub connection (issue 17's session found it with a task dump): the broker now runs its
-(un)subscribes to completion and re-raises the cancel after (``RedisBroker._uncut``)."""
+A cancel of the stream's read that lands during its SUBSCRIBE on the shared pub/sub connection is
+swallowed by redis-py, which would leave the subscription open until the server stops: the broker
+runs its (un)subscribes to completion and re-raises the cancel after (``RedisBroker._uncut``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Held subscriptions are re-checked together (issue 17 on issue 9's promise): a round's SQL
-does not grow with the subscriptions (or sessions) held, and whatever takes a stream away
-without changing who the reader is (a seat unbound, an API key revoked) still ends it within
-the interval, while an API key's stream that stands goes on."""
+"""Held subscriptions are re-checked together: a round's SQL does not grow with the subscriptions
+(or sessions) held, and whatever takes a stream away without changing who the reader is (a seat
+unbound, an API key revoked) still ends it within the interval, while an API key's stream that
+stands goes on."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Subscriptions that really end (issue 9, defect 3): signOut and expiry close the socket with
-4401; a revoked act-as edge ends the operation FORBIDDEN; a guest key that no longer holds the
-pane's seat ends the operation NOT_FOUND (the socket, which has no session, stays open)."""
+"""Subscriptions that really end: signOut and expiry close the socket with 4401; a revoked act-as
+edge ends the operation FORBIDDEN; a guest key that no longer holds the pane's seat ends the
+operation NOT_FOUND (the socket, which has no session, stays open)."""
 
 from __future__ import annotations
 
@@ -140,7 +140,8 @@ async def _guest_events(sub: Subscription, body: str) -> None:
 
 
 async def test_a_claimed_room_keeps_its_guest_subscription(quick: Server) -> None:
-    """A guest key keeps its seat after the claim (DECISIONS, issue 11): the re-check passes."""
+    """A guest key keeps its seat after the claim (docs/DECISIONS.md, "Identity from headers and
+    cookies"): the re-check passes."""
     _host, guest, room_id = await _host_room(quick)
     variables = {"roomId": room_id, "seat": "VISITOR", "after": FROM_START}
     async with subscribe(quick.ws_url, PANE_EVENTS, variables, init=ws_init_for(guest)) as sub:

@@ -1,5 +1,5 @@
-"""Throttles stored in the database (issue 9, defect 6): posts across rooms, rooms and guest
-keys per IP, signIn failures with backoff; RATE_LIMITED with retryAfterSeconds."""
+"""Throttles stored in the database: posts across rooms, rooms and guest keys per IP, signIn
+failures with backoff; RATE_LIMITED with retryAfterSeconds."""
 
 from __future__ import annotations
 
@@ -100,7 +100,8 @@ async def _sign_in(client: Client, password: str) -> dict[str, Any]:
 async def test_sign_in_backs_off_after_failures_even_for_the_right_password(
     settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock
 ) -> None:
-    """15 wrong passwords and then the right one used to be all accepted."""
+    """Past the free failures even the right password is RATE_LIMITED until the backoff ends, on
+    every server process."""
     async with (
         throttled(settings, engine, broker, clock, sign_in_free_failures=3) as first,
         throttled(settings, engine, broker, clock, sign_in_free_failures=3) as second,

@@ -23,7 +23,7 @@ async def test_home_room_rules_are_recorded_privately_in_the_host_branch(
     home = await memory(db, d.home_id)
     rates = home["host"]["rates"]["sponsored_post"]
     assert "8000" in rates["ask"]
-    assert "floor" not in rates  # a floor is a limit, code-owned data (issue 10)
+    assert "floor" not in rates  # a floor is a limit, code-owned data
     limit = home["host"]["limits"]["sponsored_post"]
     assert (limit["floor"], limit["currency"]) == ("6000", "USD")
     assert limit["source"] == str((await messages_in(db, d.home_id, "host"))[0].id)
@@ -35,8 +35,8 @@ async def test_home_room_rules_are_recorded_privately_in_the_host_branch(
     seeded = await memory(db, d.room_id)
     assert seeded["host"]["rates"] == home["host"]["rates"]
     seeded_limit = seeded["host"]["limits"]["sponsored_post"]
-    # the limit itself; its source names a message of the room it was said in (issue 13
-    # keeps that out of durable memory, which may seed the room)
+    # the limit itself; its source names a message of the room it was said in (durable memory,
+    # which may seed the room, keeps that out)
     assert (seeded_limit["floor"], seeded_limit["currency"]) == ("6000", "USD")
     assert "visitor" not in seeded
 

@@ -1,6 +1,6 @@
-"""Partner webhooks end to end (issue 16, W1-W5 in domain/webhooks.py): an outbox written in
-the stage change's transaction, delivered by workers to a local receiver that checks every
-signature with the standardwebhooks library's verifier."""
+"""Partner webhooks end to end (W1-W5 in domain/webhooks.py): an outbox written in the stage
+change's transaction, delivered by workers to a local receiver that checks every signature with the
+standardwebhooks library's verifier."""
 
 from __future__ import annotations
 
@@ -347,10 +347,10 @@ async def test_no_host_secret_reaches_a_webhook(
 async def test_a_payload_stating_a_private_value_goes_out_without_its_terms(
     hook_server: Server, worker: WebhookWorker, db: Db
 ) -> None:
-    """Issue 10 on the webhook path: should an offer's terms state one of the host's private
-    values (here the host names the deliverable itself a private term after the offer was
-    drawn), the firewall withholds the terms from the payload — the stage still goes out —
-    and operators get a firewall flag."""
+    """The firewall on the webhook path: should an offer's terms state one of the host's private
+    values (here the host names the deliverable itself a private term after the offer was drawn),
+    the firewall withholds the terms from the payload — the stage still goes out — and operators
+    get a firewall flag."""
     async with receiver() as partner:
         d = await open_deal(hook_server)
         await create_webhook(d.host, partner.url, ["offer.stage_changed"])

@@ -1,6 +1,6 @@
-"""The server's websocket pings (``DEALROOM_WS_PING_SECONDS``, issue 17): every held socket is
-pinged, so the interval is a cost per subscription; it is a setting, and `dealroom serve`
-pings at the interval it is given (0: never, as uvicorn is told)."""
+"""The server's websocket pings (``DEALROOM_WS_PING_SECONDS``): every held socket is pinged, so the
+interval is a cost per subscription; it is a setting, and `dealroom serve` pings at the interval it
+is given (0: never, as uvicorn is told)."""
 
 from __future__ import annotations
 

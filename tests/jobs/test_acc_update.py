@@ -77,9 +77,9 @@ async def test_a_merge_waits_for_the_memory_lease_and_then_lands(server: Server,
 async def test_a_merge_that_fails_after_its_writes_publishes_nothing_and_stores_nothing(
     server: Server, db: Db, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The unit of work's contract on AccUpdate's merge (issue 17 item 2): its MemoryMerged
-    line goes out only once the merge commits, so a merge that fails after writing the
-    line, the branch and the merged version leaves none of them and tells no subscriber."""
+    """The unit of work's contract on AccUpdate's merge: its MemoryMerged line goes out only once
+    the merge commits, so a merge that fails after writing the line, the branch and the merged
+    version leaves none of them and tells no subscriber."""
     room_id, seat = await _stale_host_seat(server, db)
     published: list[str] = []
     real_publish = server.broker.publish

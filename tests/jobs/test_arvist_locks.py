@@ -1,10 +1,10 @@
 """Arvist's apply takes the pane's row before the account's (PostgreSQL row locks).
 
-A persona applying in a pane holds the pane's row (its append) and then waits on the host's
-account row: its memory write updates a room row it already changed, so PostgreSQL checks the
-room's foreign key to the account (``FOR KEY SHARE``). An Arvist that held the account
-(``FOR UPDATE``) and then waited on the pane (``set_merged``) closed the cycle: three
-deadlocks in one PostgreSQL suite run (2026-12-02), each failing a persona turn once."""
+A persona applying in a pane holds the pane's row (its append) and then waits on the host's account
+row: its memory write updates a room row it already changed, so PostgreSQL checks the room's
+foreign key to the account (``FOR KEY SHARE``). An Arvist that held the account (``FOR UPDATE``)
+and then waited on the pane (``set_merged``) would close the cycle: a deadlock that fails a persona
+turn."""
 
 from __future__ import annotations
 

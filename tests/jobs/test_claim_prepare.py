@@ -1,7 +1,7 @@
-"""A persona run's first reads are made in its claim's transaction (issue 17, "one claim-and-
-load"): one unit of work less per run. A ``prepare`` that fails rolls its claim back, and the
-run is claimed again without it, so the handler reads for itself and a failure takes the run's
-own path instead of the run being claimed and rolled back for ever."""
+"""A persona run's first reads are made in its claim's transaction: one unit of work less per run.
+A ``prepare`` that fails rolls its claim back, and the run is claimed again without it, so the
+handler reads for itself and a failure takes the run's own path instead of the run being claimed
+and rolled back for ever."""
 
 from __future__ import annotations
 

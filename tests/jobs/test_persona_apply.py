@@ -1,6 +1,6 @@
-"""The persona's apply writes its pane in cursor order (issue 17, the pane log): the reply is
-appended first, then anything else the same unit stores in the pane (a held send's question),
-so each event's ``prev`` is the one before it and the pane's tail is its newest message."""
+"""The persona's apply writes its pane in cursor order (the pane log): the reply is appended first,
+then anything else the same unit stores in the pane (a held send's question), so each event's
+``prev`` is the one before it and the pane's tail is its newest message."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The persona's apply (issue 17): the room's memory it rewrites comes with the reply's append,
-read under the room's row lock, and its run's finish (the stale-run check) goes with the unit's
-deferred writes at the commit. So a memory change made while the model thought is kept, and a
-run another worker owns now applies nothing: no reply, no memory, no finish."""
+"""The persona's apply: the room's memory it rewrites comes with the reply's append, read under the
+room's row lock, and its run's finish (the stale-run check) goes with the unit's deferred writes at
+the commit. So a memory change made while the model thought is kept, and a run another worker owns
+now applies nothing: no reply, no memory, no finish."""
 
 from __future__ import annotations
 

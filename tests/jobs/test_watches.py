@@ -1,6 +1,6 @@
-"""Room watches (issue 12; QW1-QW4 in dealroom/jobs/watches.py): every reply re-arms the room's
-watch, a step fires once per quiet, a stale timer fires nothing, the Guard's own push never
-re-arms, and a watch survives a restart."""
+"""Room watches (QW1-QW4 in dealroom/jobs/watches.py): every reply re-arms the room's watch, a step
+fires once per quiet, a stale timer fires nothing, the Guard's own push never re-arms, and a watch
+survives a restart."""
 
 from __future__ import annotations
 
@@ -81,8 +81,8 @@ async def test_a_timer_that_is_not_due_fires_nothing(agent_server: Server, db: D
 async def test_the_curator_step_runs_arvist_for_the_quiet_room_after_the_guard(
     agent_server: Server, db: Db
 ) -> None:
-    """Issue 13 plugged in: the second window of the chain queues the real Arvist, once per
-    bound participant, and never before the Guard's window."""
+    """The second window of the chain queues the real Arvist, once per bound participant, and never
+    before the Guard's window."""
     d = await deal(agent_server)
     await post(d.visitor, d.room_id, "Hi, we want one sponsored post in May.")
     await agent_server.settle()

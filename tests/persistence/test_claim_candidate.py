@@ -1,6 +1,6 @@
-"""PostgreSQL's claim chooses a run and takes its pane's row lock in one statement (issue 17):
-a claim passes over a pane a post or an apply holds, never waiting on it, skips a run another
-worker is claiming, and never takes a run whose pane already has one running."""
+"""PostgreSQL's claim chooses a run and takes its pane's row lock in one statement: a claim passes
+over a pane a post or an apply holds, never waiting on it, skips a run another worker is claiming,
+and never takes a run whose pane already has one running."""
 
 from __future__ import annotations
 
@@ -260,11 +260,10 @@ async def test_a_backlog_costs_a_claim_its_oldest_runs_whatever_the_statistics_s
 async def test_a_claim_finds_a_free_pane_behind_a_flood_in_a_held_one(
     pg_engine: AsyncEngine, clock: ManualClock
 ) -> None:
-    """More queued runs than a claim reads first, all one pane's personas, none running (so
-    its head may start), and that pane held by a post: the claim passes it over for another
-    pane's younger run instead of finding nothing (until a review on 2026-12-04 the whole
-    queue was read only when none of the oldest headed a queue, so a held pane's one head
-    left the worker idle until its next poll)."""
+    """More queued runs than a claim reads first, all one pane's personas, none running (so its
+    head may start), and that pane held by a post: the claim passes it over for another pane's
+    younger run instead of finding nothing (reading the whole queue only when none of the oldest
+    heads a queue would leave the worker idle until its next poll)."""
     room, (flooded, other) = await _panes(pg_engine, clock, "heldflood", 2)
     flood = _runs(room, [flooded], clock.now(), "queued", q.OLDEST + 6)
     for run in flood:

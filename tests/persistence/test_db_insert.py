@@ -1,5 +1,5 @@
-"""``Db.insert``: the model ledger's rows in one Core ``INSERT``, without the session's flush
-(issue 17), in the caller's transaction."""
+"""``Db.insert``: the model ledger's rows in one Core ``INSERT``, without the session's flush, in
+the caller's transaction."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""``Db.defer`` (issue 17): a unit's closing writes, whose results nobody reads, wait for the
-unit's next statement or its commit; on PostgreSQL the ones deferred in a row go as one
-statement (``raw_lane.batch``), so a turn's re-arm, memory and ledger row cost one round trip."""
+"""``Db.defer``: a unit's closing writes, whose results nobody reads, wait for the unit's next
+statement or its commit; on PostgreSQL the ones deferred in a row go as one statement
+(``raw_lane.batch``), so a turn's re-arm, memory and ledger row cost one round trip."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""The guest cap's count (issue 11): a key's own posts, and its address's other keys' posts
-within the window. It stops at the cap (issue 17): the cap only compares the count with it,
-and an unbounded count read every post that an address's guest keys made in a day, for every
-guest post. It reads only the key's own and its address's rows (issue 17: an ``OR`` of the
-two read every guest message in the database, for every guest post), and a room list counts
-each room's guest by that guest's own address. A post reads the count with its room, in the
-room's statement."""
+"""The guest cap's count: a key's own posts, and its address's other keys' posts within the window.
+It stops at the cap: the cap only compares the count with it, and an unbounded count would read
+every post that an address's guest keys made in a day, for every guest post. It reads only the
+key's own and its address's rows (an ``OR`` of the two would read every guest message in the
+database, for every guest post), and a room list counts each room's guest by that guest's own
+address. A post reads the count with its room, in the room's statement."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""``id_lists.rows_for`` (issue 17): a read keyed by thousands of ids is one statement on
-PostgreSQL (the ids as one array) and one per chunk of ``CHUNK`` on SQLite, with the same
-rows either way."""
+"""``id_lists.rows_for``: a read keyed by thousands of ids is one statement on PostgreSQL (the ids
+as one array) and one per chunk of ``CHUNK`` on SQLite, with the same rows either way."""
 
 from __future__ import annotations
 

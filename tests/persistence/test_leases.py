@@ -1,5 +1,5 @@
-"""The memory writer's lease in one statement each (issue 17): the grant reads the room with
-it, and the fenced release locks the room and reads its memory."""
+"""The memory writer's lease in one statement each: the grant reads the room with it, and the
+fenced release locks the room and reads its memory."""
 
 from __future__ import annotations
 

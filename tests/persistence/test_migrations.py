@@ -97,8 +97,7 @@ async def test_the_migrated_partial_indexes_have_the_models_predicates(
     fresh_engine: AsyncEngine,
 ) -> None:
     """Alembic's comparison does not look at a partial index's predicate (a model changed to
-    ``status = 'running'`` still compared equal, a review found on 2026-12-04), so this
-    does."""
+    ``status = 'running'`` still compares equal), so this does."""
     await upgrade(fresh_engine)
     async with fresh_engine.connect() as conn:
         found = await conn.run_sync(_partial)

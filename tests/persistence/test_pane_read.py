@@ -1,8 +1,7 @@
-"""A run's read of its room in one statement (issue 17, ``persistence/pane_read``): the pane's
-current session, the room's recent dispatches and the host's services come back folded into
-JSON, and must read back exactly as the separate statements they replace give them, value for
-value and type for type (a UUID as a UUID, a datetime in UTC, a payload as a mapping), on both
-backends."""
+"""A run's read of its room in one statement (``persistence/pane_read``): the pane's current
+session, the room's recent dispatches and the host's services come back folded into JSON, and must
+read back exactly as the separate statements they replace give them, value for value and type for
+type (a UUID as a UUID, a datetime in UTC, a payload as a mapping), on both backends."""
 
 from __future__ import annotations
 

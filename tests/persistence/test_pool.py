@@ -1,7 +1,7 @@
 """PostgreSQL's pool keeps the connections a burst opened (``engine.POOL_SIZE``): the next burst
-finds them open, with their prepared statements, instead of forking new backends. Until
-2026-12-04 the pool kept 10 and closed the overflow's 20 at checkin, and under load a
-process opened a new PostgreSQL connection a few times a second."""
+finds them open, with their prepared statements, instead of forking new backends. A pool that
+closes its overflow at checkin makes a process under load open a new PostgreSQL connection a few
+times a second."""
 
 from __future__ import annotations
 
@@ -51,9 +51,10 @@ async def test_a_burst_of_checkouts_leaves_its_connections_open_for_the_next(
 async def test_steady_use_after_a_burst_stays_on_the_connection_returned_last(
     pg_engine: AsyncEngine,
 ) -> None:
-    """The pool is a stack: one request at a time after a burst runs on one backend, not on
-    each of the burst's connections in turn (which makes every backend prepare and plan, and
-    after an ANALYZE re-plan, the whole hot path; docs/BENCHMARKS.md, 2026-12-04)."""
+    """The pool is a stack: one request at a time after a burst runs on one backend, not on each of
+    the burst's connections in turn (which makes every backend prepare and plan, and after an
+    ANALYZE re-plan, the whole hot path; docs/DECISIONS.md, "PostgreSQL: six connections a
+    process")."""
     await _burst(pg_engine, BURST)
 
     backends: set[int] = set()
@@ -64,10 +65,10 @@ async def test_steady_use_after_a_burst_stays_on_the_connection_returned_last(
 
 
 async def test_a_connection_plans_each_statement_once(pg_engine: AsyncEngine) -> None:
-    """A prepared statement is planned once per connection (``engine.GENERIC_PLANS``), not for
-    each of its first five executions and then once more: a connection the pool opens under
-    load (a stall, the start of a burst) joins at one plan a statement. The hot statements
-    settle on the generic plan anyway (docs/DECISIONS.md, twenty-first session)."""
+    """A prepared statement is planned once per connection (``engine.GENERIC_PLANS``), not for each
+    of its first five executions and then once more: a connection the pool opens under load (a
+    stall, the start of a burst) joins at one plan a statement. The hot statements settle on the
+    generic plan anyway (docs/DECISIONS.md, "PostgreSQL: six connections a process")."""
     statement = text("SELECT count(*) FROM rooms WHERE id = :id AND event_seq >= :seq")
     async with pg_engine.connect() as conn:
         for seq in range(8):
@@ -100,9 +101,10 @@ async def _backends(engine: AsyncEngine) -> int:
 
 
 async def test_a_server_opens_its_pool_at_start(settings: Settings) -> None:
-    """A server with an engine of its own opens its pool as it starts (``engine.open_pool``),
-    so a slow second later finds the connections open instead of forking backends in it
-    (docs/DECISIONS.md, twenty-first session); on both passes, on a PostgreSQL of its own.
+    """A server with an engine of its own opens its pool as it starts (``engine.open_pool``), so a
+    slow second later finds the connections open instead of forking backends in it
+    (docs/DECISIONS.md, "PostgreSQL: six connections a process"); on both passes, on a PostgreSQL
+    of its own.
 
     All of the pool when PostgreSQL has room; the suite's other workers share it (their servers,
     their databases), so what they hold meanwhile may lower the server's half-of-free bound:

@@ -1,7 +1,7 @@
-"""``Db.rows`` and PostgreSQL's raw lane (issue 17): a built-once Core statement runs on the
-session's asyncpg connection, inside the session's transaction (begun by the lane through
-SQLAlchemy's adapter when it is the first statement), and reads back exactly what SQLAlchemy
-would. Every statement on SQLite goes through SQLAlchemy."""
+"""``Db.rows`` and PostgreSQL's raw lane: a built-once Core statement runs on the session's asyncpg
+connection, inside the session's transaction (begun by the lane through SQLAlchemy's adapter when
+it is the first statement), and reads back exactly what SQLAlchemy would. Every statement on SQLite
+goes through SQLAlchemy."""
 
 from __future__ import annotations
 
@@ -562,9 +562,8 @@ async def test_a_turns_pane_read_goes_by_the_lane_reading_what_sqlalchemy_reads(
 async def test_a_posts_room_read_and_throttle_go_by_the_lane_reading_what_sqlalchemy_reads(
     pg_engine: AsyncEngine, clock: ManualClock
 ) -> None:
-    """``postMessage``'s room read (the room's mode, its seats, a guest's charged posts) and
-    its cross-room throttle's upsert on the lane: the same rows and count as through
-    SQLAlchemy (both were a post's last statements off the lane until 2026-12-04)."""
+    """``postMessage``'s room read (the room's mode, its seats, a guest's charged posts) and its
+    cross-room throttle's upsert on the lane: the same rows and count as through SQLAlchemy."""
     _, opened = await guest_room_in_process(pg_engine, clock, "lanewriter")
     count = GuestCount(30, clock.now() - timedelta(hours=1))
 

@@ -1,7 +1,7 @@
-"""``Db.write_alone`` (issue 17): a post that is its unit's only write goes to PostgreSQL as one
-statement, its deferred writes (the runs, the room's watch, the cross-room count) folded into
-the pane log's append (``raw_lane.folded``), without BEGIN or COMMIT. The statement commits on
-its own; when it stores nothing, nothing in it is kept."""
+"""``Db.write_alone``: a post that is its unit's only write goes to PostgreSQL as one statement,
+its deferred writes (the runs, the room's watch, the cross-room count) folded into the pane log's
+append (``raw_lane.folded``), without BEGIN or COMMIT. The statement commits on its own; when it
+stores nothing, nothing in it is kept."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ async def _stored(engine: AsyncEngine, pane: Participant) -> tuple[int, int, int
 async def _post_alone(
     db: Db, pane: Participant, clock: ManualClock, client_id: str
 ) -> pane_log.StoredAlone | None:
-    """What ``postMessage`` does on its one-statement path (``services/messages``)."""
+    """What ``postMessage`` does on its one-statement path (``services/rooms/messages``)."""
     assert await db.alone()
     now = clock.now()
     new = NewMessage(

@@ -1,6 +1,6 @@
-"""A message event's wire form: what the broker carries between processes. ``to_json`` is
-written out field by field (issue 17), so these pin that it still names every field and
-decodes to the same event; and a payload handed to many subscribers is decoded once."""
+"""A message event's wire form: what the broker carries between processes. ``to_json`` is written
+out field by field, so these pin that it still names every field and decodes to the same event; and
+a payload handed to many subscribers is decoded once."""
 
 from __future__ import annotations
 

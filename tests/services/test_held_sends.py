@@ -1,5 +1,5 @@
-"""Only the principal's explicit yes releases a held send (issue 10); the rest of the flow is
-end to end in tests/e2e/test_jailbroken_confidentiality.py."""
+"""Only the principal's explicit yes releases a held send; the rest of the flow is end to end in
+tests/e2e/test_jailbroken_confidentiality.py."""
 
 from __future__ import annotations
 

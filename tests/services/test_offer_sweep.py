@@ -1,7 +1,6 @@
-"""The capture sweep (``offers.capture_pending``): a pending charge the provider later
-declines puts the offer back to BOOKED_AWAITING_PAYMENT, with the payment row declined and
-the stage change recorded (issue 4 "Payment": declined → stays BOOKED_AWAITING_PAYMENT with a
-clear error)."""
+"""The capture sweep (``offers.capture_pending``): a pending charge the provider later declines
+puts the offer back to BOOKED_AWAITING_PAYMENT, with the payment row declined and the stage change
+recorded."""
 
 from __future__ import annotations
 

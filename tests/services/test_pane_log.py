@@ -1,5 +1,5 @@
-"""The pane log (issue 17): one append that links each event to the pane's previous one,
-whoever wrote that, and keeps idempotency, the rate limit and the guest cap in their order."""
+"""The pane log: one append that links each event to the pane's previous one, whoever wrote that,
+and keeps idempotency, the rate limit and the guest cap in their order."""
 
 from __future__ import annotations
 

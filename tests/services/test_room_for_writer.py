@@ -1,6 +1,6 @@
-"""``postMessage``'s room (issue 17): the room and its participants in one statement, the
-same seats as a reader's, and never the room's memory document, which a writer of a pane does
-not read (it was decoded on every post)."""
+"""``postMessage``'s room: the room and its participants in one statement, the same seats as a
+reader's, and never the room's memory document, which a writer of a pane does not read (decoding it
+on every post is wasted work)."""
 
 from __future__ import annotations
 

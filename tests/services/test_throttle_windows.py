@@ -1,7 +1,7 @@
-"""Throttle rows (services.throttle): a key's older windows go when its first hit of a new
-window lands, and only then (not a DELETE per hit on the hot path); a hit counted at the
-commit (``hit_at_commit``, PostgreSQL) removes them in the same statement, and past its limit
-fails the commit and rolls the whole unit back."""
+"""Throttle rows (services.accounts.throttle): a key's older windows go when its first hit of a new
+window lands, and only then (not a DELETE per hit on the hot path); a hit counted at the commit
+(``hit_at_commit``, PostgreSQL) removes them in the same statement, and past its limit fails the
+commit and rolls the whole unit back."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A job's unit of work (issue 17): it commits on a clean exit and only then publishes what it
-buffered and wakes the workers; on an error it rolls back and sends nothing."""
+"""A job's unit of work: it commits on a clean exit and only then publishes what it buffered and
+wakes the workers; on an error it rolls back and sends nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The adversarial model (issue 10 item 5): a fake Gemini that is fully jailbroken.
+"""The adversarial model: a fake Gemini that is fully jailbroken.
 
 Over the real fake server (tests/support/fake_gemini.py) and so through the real google-genai
 client, it answers every request with every string field of the requested JSON schema filled

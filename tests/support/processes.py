@@ -32,13 +32,11 @@ _handed = itertools.count()
 def free_port() -> int:
     """A loopback port for a test's server that no other test of the run is handed.
 
-    Each pytest-xdist worker takes the ports of its own block in turn (starting at an offset
-    of its pid, so a run just after another does not start on its ports), skipping any that
-    will not bind now. Until 2026-12-05 this asked the kernel for any free port; another
-    worker could be handed the same one before the first server bound it, and as the
-    servers' children bind with ``SO_REUSEPORT`` both servers then shared it: one test's
-    ``/health`` was answered by another test's server (docs/BENCHMARKS.md, twenty-first
-    session)."""
+    Each pytest-xdist worker takes the ports of its own block in turn (starting at an offset of its
+    pid, so a run just after another does not start on its ports), skipping any that will not bind
+    now. Any free port from the kernel is not enough: another worker could be handed the same one
+    before the first server binds it, and as the servers' children bind with ``SO_REUSEPORT`` both
+    servers would share it, one test's ``/health`` answered by another test's server."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
     block = PORTS_FROM + (int(worker) if worker.isdigit() else 0) % WORKER_BLOCKS * PORTS_PER_WORKER
     for _ in range(PORTS_PER_WORKER):
@@ -88,7 +86,7 @@ def serve(
         "DEALROOM_HOST": "127.0.0.1",
         # Only the foundation's events: agent replies are covered by tests/e2e/test_turn*.
         "DEALROOM_WORKERS": "0",
-        "DEALROOM_WEBHOOK_WORKERS": "0",  # no polling loop either (see DECISIONS, issue 16)
+        "DEALROOM_WEBHOOK_WORKERS": "0",  # no polling loop either
         **{f"DEALROOM_{name.upper()}": value for name, value in settings.items()},
     }
     process = subprocess.Popen(

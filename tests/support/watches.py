@@ -1,4 +1,4 @@
-"""Reading room watches and the runs they queued (issue 12)."""
+"""Reading room watches and the runs they queued."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ class Room(Base):
     memory_version: Mapped[int] = mapped_column(Integer, default=0)
     memory_updated_at: Mapped[datetime | None]
     """When a writer last changed ``memory``: a home room newer than durable memory seeds new
-    deal rooms (ZLY-1897)."""
+    deal rooms."""
     event_seq: Mapped[int] = mapped_column(Integer, default=0)
     """The room's event sequence: the last number handed out, under the room's row lock."""
     stage_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -1,4 +1,4 @@
-"""The throttles this API applies (issue 9, defect 6), over ``services/accounts/throttle.py``:
+"""The throttles this API applies, over ``services/accounts/throttle.py``:
 
 * posts by one participant (account or guest key) across all its rooms per minute: the
   per-pane limit alone multiplied with every room opened;
@@ -37,10 +37,10 @@ def sign_in_failures(settings: Settings) -> Backoff:
 
 
 async def count_post(db: Db, settings: Settings, identity: Identity, now: datetime) -> None:
-    """Last in postMessage's unit, for a post stored (a retry is not counted): RATE_LIMITED
-    past the cross-room limit, which rolls the post back. On PostgreSQL counted at the
-    commit, in one statement with the post's runs and its room's watch, and on a post that
-    writes alone in its append's statement (issue 17, ``Db.write_alone``)."""
+    """Last in postMessage's unit, for a post stored (a retry is not counted): RATE_LIMITED past
+    the cross-room limit, which rolls the post back. On PostgreSQL counted at the commit, in one
+    statement with the post's runs and its room's watch, and on a post that writes alone in its
+    append's statement (``Db.write_alone``)."""
     viewer = identity.viewer
     subject = f"a:{viewer.account_id}" if viewer.account_id else f"g:{viewer.guest_key_hash}"
     limit = posts_across_rooms(settings)

@@ -75,8 +75,8 @@ def _increment_statement(insert: PgInsert | SqliteInsert, *, capped: bool = Fals
     )
 
 
-# Built once per dialect: every post counts a hit (issue 17: building the upsert per call cost
-# more CPU than its round trip).
+# Built once per dialect: every post counts a hit, and building the upsert per call costs more CPU
+# than its round trip.
 _INCREMENT: dict[str, Executable] = {
     "postgresql": _increment_statement(pg_insert(Throttle)),
     "sqlite": _increment_statement(sqlite_insert(Throttle)),
@@ -93,8 +93,8 @@ _PRUNE: Executable = delete(Throttle).where(
 async def _increment(db: Db, key: str, window: datetime, now: datetime) -> int:
     """Add one hit to (key, window) atomically; returns the new count."""
     params = {"key": key, "window": window, "now": now}
-    # On the raw lane (issue 17): through SQLAlchemy's execution path the upsert cost about
-    # three times the CPU (on SQLite every post comes here; see also ``hit_at_commit``).
+    # On the raw lane: through SQLAlchemy's execution path the upsert costs about three times the
+    # CPU (on SQLite every post comes here; see also ``hit_at_commit``).
     ((found,),) = await db.rows(_INCREMENT[db.dialect], params)
     count = int(found)
     if count == 1:
@@ -112,12 +112,12 @@ async def hit(db: Db, limit: Limit, subject: str, now: datetime, message: str) -
 
 
 async def hit_at_commit(db: Db, limit: Limit, subject: str, now: datetime, message: str) -> None:
-    """``hit``; on PostgreSQL sent with the unit's closing writes (``Db.defer``: one
-    statement with them, issue 17) instead of at once. Past the limit the unit then fails
-    where they are sent, with RATE_LIMITED, and rolls back with everything it did; so only
-    for a last step that nothing before it depends on. The key's older windows go with it
-    each time (the count is not known before; in the same statement, it costs no round
-    trip). On SQLite, where a statement costs no round trip, ``hit`` as it is."""
+    """``hit``; on PostgreSQL sent with the unit's closing writes (``Db.defer``: one statement with
+    them) instead of at once. Past the limit the unit then fails where they are sent, with
+    RATE_LIMITED, and rolls back with everything it did; so only for a last step that nothing
+    before it depends on. The key's older windows go with it each time (the count is not known
+    before; in the same statement, it costs no round trip). On SQLite, where a statement costs no
+    round trip, ``hit`` as it is."""
     if db.dialect != "postgresql":
         await hit(db, limit, subject, now, message)
         return

@@ -42,7 +42,7 @@ log = structlog.get_logger(__name__)
 
 HELD = "held"
 FIREWALL_HELD = "held"
-"""A dispatch's status while the firewall holds it for the principal (issue 10)."""
+"""A dispatch's status while the firewall holds it for the principal."""
 FIREWALL_NOTE = "firewall"
 """The payload key of the firewall's note on a held send (``held_sends.ASKED``)."""
 PERFORMED = "performed"
@@ -60,8 +60,8 @@ class EffectKind(StrEnum):
     OFFER_CLOSE = "offer_close"
     """``new-offer`` abandoned: the live written offer is closed (reject-offer)."""
     RELEASE = "release"
-    """The principal's explicit yes to a send the firewall held (issue 10): the held
-    dispatch is delivered after all."""
+    """The principal's explicit yes to a send the firewall held: the held dispatch is delivered
+    after all."""
 
 
 class GateReason(StrEnum):
@@ -80,8 +80,8 @@ class PaneSend:
     position: int
     chain_depth: int
     reveals: tuple[str, ...] = ()
-    """What the private-value firewall found in it (issue 10): non-empty, the send is held
-    for the principal as a ``held`` dispatch and never delivered on a model's say-so."""
+    """What the private-value firewall found in it: non-empty, the send is held for the principal
+    as a ``held`` dispatch and never delivered on a model's say-so."""
 
     kind = EffectKind.PANE_SEND
 

@@ -1,7 +1,7 @@
 """What a goal's status flip does, in the transaction that records it (seed 000 "Goals are
-structured envelopes"): ``new-offer`` met mints the written offer (Offer-Gen), abandoned closes
-the live one. One place, so a persona's ruling and an operator's override fire the same
-effects — through the outbound choke point, so a guest's room holds them (issue 11)."""
+structured envelopes"): ``new-offer`` met mints the written offer (Offer-Gen), abandoned closes the
+live one. One place, so a persona's ruling and an operator's override fire the same effects —
+through the outbound choke point, so a guest's room holds them."""
 
 from __future__ import annotations
 

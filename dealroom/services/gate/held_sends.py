@@ -1,5 +1,4 @@
-"""Held sends: what the host's side would send a visitor, checked by code before it crosses
-(issue 10 items 2 and 3).
+"""Held sends: what the host's side would send a visitor, checked by code before it crosses.
 
 Every host→visitor send is screened (``screen``) by the private-value firewall
 (dealroom.domain.firewall) and, for a ruling, by C5 (its amount may not meet a limit). A send
@@ -237,8 +236,8 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
         if not held:
             uow.discard()
             return False
-        # The release is an outbound effect like any other: through the choke point, so a
-        # guest's room holds it until the claim (issue 11).
+        # The release is an outbound effect like any other: through the choke point, so a guest's
+        # room holds it until the claim.
         outbound = effects.Outbound(ctx.room_id, run.id, now, deps.settings)
         names = []
         for dispatch in held:

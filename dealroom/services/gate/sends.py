@@ -1,4 +1,4 @@
-"""Sends that code decides (the Guard's repairs, a goal's notify effect; issue 12).
+"""Sends that code decides (the Guard's repairs, a goal's notify effect).
 
 They reach another pane exactly like a persona's send: through the outbound choke point
 (``services/gate/effects.py``), so the guest gate holds them for an unclaimed guest and the pair

@@ -1,5 +1,5 @@
-"""Admission for subscription start-ups (issue 17 item 6): a burst of subscribes waits in a
-short queue of ours instead of on the connection pool.
+"""Admission for subscription start-ups: a burst of subscribes waits in a short queue of ours
+instead of on the connection pool.
 
 A start-up (the subscription's authorisation, the stream's end read, its first replay batch)
 holds one of a few slots per process. A subscribe that finds none free waits at most

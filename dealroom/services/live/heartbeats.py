@@ -1,11 +1,11 @@
-"""The process's heartbeat for followed streams (issue 17, at 5,000 subscriptions).
+"""The process's heartbeat for followed streams.
 
-A wake-up can be lost: a publish that failed for good, a process killed between its commit
-and its publish. Every followed stream used to re-read the database after 30 s idle, so
-5,000 held subscriptions cost ~170 reads a second doing nothing. Now the process reads, once
-per ``subscription_heartbeat_seconds``, where every followed pane and offer ends (one
-statement per 500, ``persistence/stream_ends.py``), and wakes only the streams behind that
-end: they re-read as after a RESYNC. An idle stream that is up to date costs no read."""
+A wake-up can be lost: a publish that failed for good, a process killed between its commit and its
+publish. Rather than every followed stream re-reading the database when idle (at 5,000 held
+subscriptions, ~170 reads a second doing nothing), the process reads, once per
+``subscription_heartbeat_seconds``, where every followed pane and offer ends (one statement per
+500, ``persistence/stream_ends.py``), and wakes only the streams behind that end: they re-read as
+after a RESYNC. An idle stream that is up to date costs no read."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Held subscriptions re-checked together (issue 9's promise at issue 17's scale).
+"""Held subscriptions re-checked together: a stream loses what its standing no longer allows, at a
+cost that does not grow with the subscriptions held.
 
 Every guarded stream (``resolvers/live.Guarded``) holds a ``Watch`` keyed by what it stands
 on: its credentials as presented (hashed) and what it reads (a room, a pane). Streams with
@@ -80,9 +81,9 @@ class Held:
 
 
 JUDGED_AT_ONCE = 250
-"""Watches judged between two turns of the event loop: a process holding 2,500 streams
-judged them all in one block of about 20 ms every round, and every request and delivery of
-the process waited meanwhile (issue 17)."""
+"""Watches judged between two turns of the event loop: a process holding 2,500 streams judged them
+all in one block of about 20 ms every round, and every request and delivery of the process waited
+meanwhile."""
 
 Standing: TypeAlias = tuple[
     uuid.UUID | None, frozenset[str] | None, frozenset[Seat], uuid.UUID | None

@@ -76,12 +76,12 @@ class LiveStream(Generic[S, E]):
     database holds an event it has not delivered); without, the broker hands it a RESYNC
     after every idle ``HEARTBEAT_SECONDS``.
 
-    One object with ``__anext__``, not a chain of async generators (issue 17): a held
-    stream waits on one future, and a delivery leaves a coroutine behind, not an
-    ``asend``, a coroutine and a frame per layer. ``interrupt()`` (a re-check's wake-up)
-    makes the next ``__anext__`` return ``WOKEN`` before anything else it would read. A
-    ``__anext__`` that raised (a cancel included) ends the stream's use: close it, as
-    ``resolvers/live.Guarded`` does (a cancelled replay or re-read is not resumed)."""
+    One object with ``__anext__``, not a chain of async generators: a held stream waits on one
+    future, and a delivery leaves a coroutine behind, not an ``asend``, a coroutine and a frame per
+    layer. ``interrupt()`` (a re-check's wake-up) makes the next ``__anext__`` return ``WOKEN``
+    before anything else it would read. A ``__anext__`` that raised (a cancel included) ends the
+    stream's use: close it, as ``resolvers/live.Guarded`` does (a cancelled replay or re-read is
+    not resumed)."""
 
     __slots__ = (
         "_after",

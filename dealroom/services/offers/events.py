@@ -54,12 +54,12 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
         actor=actor,
         created_at=now,
     )
-    # Issue 12: each side hears the change from its own agent, once — the notice runs are
-    # queued in the event's own transaction and keyed by it (unique per pane).
+    # Each side hears the change from its own agent, once — the notice runs are queued in the
+    # event's own transaction and keyed by it (unique per pane).
     notices = await stage_notice_runs(db, row, await rooms.participants(offer.room_id), now)
     await db.add(row, *notices)
-    # The partner webhook outbox, in this same transaction (issue 16): committed with the
-    # change or not at all.
+    # The partner webhook outbox, in this same transaction: committed with the change or not at
+    # all.
     outbox = await webhooks.stage_recorded(db, offer, row)
 
     def event(prev: int) -> str:

@@ -1,6 +1,6 @@
-"""What operators do (issue 16): pick a room's models, override a goal (firing the same
-effects a persona's ruling fires, once), take over a pane and speak in the agent's seat.
-Every action is an ``ops_actions`` row naming the operator."""
+"""What operators do: pick a room's models, override a goal (firing the same effects a persona's
+ruling fires, once), take over a pane and speak in the agent's seat. Every action is an
+``ops_actions`` row naming the operator."""
 
 from __future__ import annotations
 

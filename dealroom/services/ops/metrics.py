@@ -1,4 +1,4 @@
-"""Prometheus metrics, served at ``/metrics`` (issue 16; README "Metrics").
+"""Prometheus metrics, served at ``/metrics`` (README "Metrics").
 
 Counters and histograms live in this process's registry and move as things happen; gauges
 that describe shared state (queue depth, outbox backlog) are read from the database when

@@ -1,5 +1,5 @@
-"""What operators read (issue 16): rooms found by host, stage, flag and spend; a room's run
-history, goal events, verdicts and spend; every agent's prompt; an account's spend.
+"""What operators read: rooms found by host, stage, flag and spend; a room's run history, goal
+events, verdicts and spend; every agent's prompt; an account's spend.
 
 Operators only: every entry point takes the identity and checks the flag (a key's ops scope
 never makes an operator, rule K4). Spend is summed from ``model_calls``: a call whose model
@@ -190,7 +190,7 @@ class RunRow:
     latency_ms: int
     """Model time spent by the run (sum over its calls)."""
     guard: GuardVerdict | None = None
-    """A Guard run's own verdict row (issue 12), once its audit has ended."""
+    """A Guard run's own verdict row, once its audit has ended."""
 
 
 async def runs(

@@ -1,6 +1,6 @@
-"""Model spend summed from the ledger (``model_calls``) for operators (issue 16): by agent,
-model or UTC day, for a room, an account's rooms or a page of runs. A call whose model is
-missing from the price table is counted as ``unpriced``, never summed as free."""
+"""Model spend summed from the ledger (``model_calls``) for operators: by agent, model or UTC day,
+for a room, an account's rooms or a page of runs. A call whose model is missing from the price
+table is counted as ``unpriced``, never summed as free."""
 
 from __future__ import annotations
 

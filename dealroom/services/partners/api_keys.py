@@ -1,5 +1,5 @@
-"""Partner API keys (issue 16): ``createApiKey`` shows a key once; only its SHA-256 is
-stored; a key authenticates as its account with only its scopes (``domain/scopes.py``)."""
+"""Partner API keys: ``createApiKey`` shows a key once; only its SHA-256 is stored; a key
+authenticates as its account with only its scopes (``domain/scopes.py``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """What a webhook says: composed here and nowhere else.
 
-A payload carries only offer fields the buyer side already sees on the written offer (an
-allowlist, never the row or the room): no memory, no host branch, no pane line. This is the
-one place issue 10's private-value firewall is applied to partner webhooks."""
+A payload carries only offer fields the buyer side already sees on the written offer (an allowlist,
+never the row or the room): no memory, no host branch, no pane line. This is the one place the
+private-value firewall is applied to partner webhooks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Partner webhooks: managing endpoints, and the outbox writer (issue 16, rules W1-W5 in
+"""Partner webhooks: managing endpoints, and the outbox writer (rules W1-W5 in
 ``domain/webhooks.py``).
 
 The outbox: ``stage_recorded`` is called by ``offers.record_stage`` in the stage change's own
@@ -304,10 +304,10 @@ async def payment_declined(
 
 
 async def _screened(db: Db, offer: Offer, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """Issue 10: a webhook payload is a host→outside flow, so the private-value firewall reads
-    it before it is stored. The terms already passed it when Offer-Gen drew them; should one
-    still state a private value, the terms are withheld from the payload (the stage still
-    goes out) and operators get a flag."""
+    """A webhook payload is a host→outside flow, so the private-value firewall reads it before it
+    is stored. The terms already passed it when Offer-Gen drew them; should one still state a
+    private value, the terms are withheld from the payload (the stage still goes out) and operators
+    get a flag."""
     room = await db.get(Room, offer.room_id)
     memory = dict(room.memory or {}) if room is not None else {}
     matches = firewall.check(

@@ -99,11 +99,10 @@ async def append(
 
 @dataclass(frozen=True, slots=True)
 class StoredAlone:
-    """A post :func:`append_alone` stored: what it was given, the event number and session
-    the statement decided, and the cursor of the pane's event before it. No ORM row: the
-    post only reads these back, and building a ``Message`` entity (its instance state and
-    an attribute event per column) was about 1 % of a server's CPU under
-    ``bench/realtime.py`` (issue 17, py-spy)."""
+    """A post :func:`append_alone` stored: what it was given, the event number and session the
+    statement decided, and the cursor of the pane's event before it. No ORM row: the post only
+    reads these back, and building a ``Message`` entity (its instance state and an attribute event
+    per column) would cost about 1 % of a server's CPU under ``bench/realtime.py``."""
 
     message: NewMessage
     seq: int

@@ -151,11 +151,11 @@ async def open_visitor_room(
     rooms = RoomRepository(db)
     visitor = identity.account
     fresh_guest = visitor is None and identity.guest_key is None
-    # Locking the host row serialises visits to one host, so two racing bare visits by the
-    # same visitor cannot both decide to create a room (the empty-room reuse rule holds). A
-    # guest without a key gets one minted here: it has no room to reuse and no twin to race,
-    # so its visit takes no lock (else every first visit to a popular link waits in one line:
-    # ~4.5 rooms/s for one host, bench/realtime.py's set-up, 2026-12-02).
+    # Locking the host row serialises visits to one host, so two racing bare visits by the same
+    # visitor cannot both decide to create a room (the empty-room reuse rule holds). A guest
+    # without a key gets one minted here: it has no room to reuse and no twin to race, so its visit
+    # takes no lock (else every first visit to a popular link waits in one line: ~4.5 rooms/s for
+    # one host under bench/realtime.py's set-up).
     host = await accounts.by_handle(handle.strip().lower(), lock=not fresh_guest)
     if host is None:
         raise not_found("Account")
@@ -281,8 +281,8 @@ async def seed_host_memory(db: Db, host_id: uuid.UUID) -> SeededMemory:
     seed 002 layer 1: only the host seeds a deal room (into the host branch). The visitor's
     account memory is never read here, whoever the visitor is.
 
-    ZLY-1897: the home room's host branch is used when it changed after durable memory did,
-    so a link opened right after the host told their agent something is not stale."""
+    The home room's host branch is used when it changed after durable memory did, so a link opened
+    right after the host told their agent something is not stale."""
     memories = await AccountRepository(db).memories([host_id])
     durable = memories[0] if memories else None
     version = durable.version if durable is not None else 0

@@ -49,7 +49,7 @@ class ClaimLoad:
     memory: dict[str, Any]
     memory_version: int
     taken_over: bool
-    """An operator holds the pane (issue 16)."""
+    """An operator holds the pane."""
     merge_maybe_due: bool
     """Some bound participant's account memory is newer than its last merge."""
     offer_status: str | None
@@ -70,8 +70,8 @@ class ClaimLoad:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A turn's context read in the claim's transaction (issue 17: one unit of work less per
-    persona run)."""
+    """A turn's context read in the claim's transaction, so a persona run needs one unit of work
+    less."""
 
     context: TurnContext | None
     """None when the room or the pane is gone."""
@@ -90,7 +90,7 @@ class RunSnapshot:
     chain_depth: int
     attempts: int
     trigger_event_id: uuid.UUID | None = None
-    """A stage notice: the offer event the persona is told (issue 12)."""
+    """A stage notice: the offer event the persona is told."""
     watch_generation: int | None = None
     """A Guard run: the room watch generation it fired for."""
     loaded: ClaimLoad | None = None
@@ -116,7 +116,7 @@ class TurnContext:
     session_ids: list[str] = field(default_factory=list)
     """The message id of each ``session`` line (Distil cites a limit's source by it)."""
     trigger_event: OfferEvent | None = None
-    """A stage notice's offer event (issue 12)."""
+    """A stage notice's offer event."""
 
     @property
     def pane_key(self) -> str:
@@ -261,9 +261,8 @@ async def lines_of(
     participants: Sequence[Occupant],
     names: Mapping[str, str],
 ) -> list[Line]:
-    """Transcript lines as agents read them: a delivery of another participant's words is
-    marked ``[relayed from <sender>]`` (issue 12), so no agent takes a true relay for its own
-    unsupported claim."""
+    """Transcript lines as agents read them: a delivery of another participant's words is marked
+    ``[relayed from <sender>]``, so no agent takes a true relay for its own unsupported claim."""
     relayed = {m.relayed_dispatch_id for m in messages if m.relayed_dispatch_id is not None}
     senders: dict[uuid.UUID, tuple[uuid.UUID, str]] = {}
     if relayed:

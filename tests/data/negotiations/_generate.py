@@ -363,9 +363,9 @@ def excluded(rng: random.Random, index: int) -> dict[str, Any]:
     return {"id": f"excluded-{index:03d}", "rules": rules, "steps": steps, "expect": expect}
 
 
-# The issue's own phrasings (issue 14 "Why"), a few scripts each.
+# Phrasings the corpus must read as written, a few scripts each.
 AT_BOOKING: list[tuple[str, str | None]] = [("50% due at booking", "50")]
-"""The schedule as the issue wrote it."""
+"""The schedule as a brand writes it."""
 STRATEGIES_AT_BOOKING = ["accept_ask", "two_rounds", "meet_ask", "three_rounds"]
 SINGLE_LINES = [
     # (rate, the whole request in one line, quantity, label, per-unit bid)
