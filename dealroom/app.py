@@ -250,8 +250,8 @@ class GraphQLView(GraphQL[Context, None]):
             # -> scope) that only the garbage collector frees, and every request's objects
             # with it; without it reference counting frees them as the request ends.
             for context in scope.pop(CONTEXTS, ()):
-                if "db" in vars(context):  # made only if the request used the database
-                    await context.db.close()
+                if "unit" in vars(context):  # made only if the request used the database
+                    await context.unit.close()
 
 
 class State(TypedDict):

@@ -32,7 +32,6 @@ from dealroom.agents.models.base import AgentName
 from dealroom.domain import durable, firewall
 from dealroom.domain.seats import RoomKind, RoomMode
 from dealroom.jobs.distil import LEASE_POLL_SECONDS, LEASE_POLLS, MemoryLease, holds
-from dealroom.persistence.db import Db
 from dealroom.persistence.durable import DurableRepository, StaleParticipant
 from dealroom.persistence.models import AccountMemory, Dispatch, Flag, Participant, Room
 from dealroom.persistence.runs import RunRepository
@@ -41,6 +40,7 @@ from dealroom.services.turns.context import RunSnapshot
 from dealroom.services.turns.ledger import CallSite
 from dealroom.services.turns.queue import RunStatus, new_run
 from dealroom.services.turns.runs import RunnerDeps, system_line
+from dealroom.services.unit_of_work import UnitOfWork, reading
 
 log = structlog.get_logger(__name__)
 
@@ -86,11 +86,8 @@ class AccUpdate:
         return merged_first
 
     async def before_turn(self, run: RunSnapshot) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with reading(self.deps.sessionmaker) as db:
             stale = [s for s in await DurableRepository(db).stale_in_room(run.room_id) if _due(s)]
-        finally:
-            await db.close()
         for participant in stale:
             try:
                 await self.merge(participant.participant_id, run.id)
@@ -156,14 +153,11 @@ class AccUpdate:
     async def _take(self, participant_id: uuid.UUID) -> tuple[int, uuid.UUID] | None:
         """The room's memory lease (waiting for another writer like Distil does), or None when
         the seat is gone; LeaseBusy when the lease never came free."""
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with reading(self.deps.sessionmaker) as db:
             participant = await db.get(Participant, participant_id)
             if participant is None:
                 return None
             room_id = participant.room_id
-        finally:
-            await db.close()
         for _ in range(LEASE_POLLS):
             token = await self.lease.acquire(room_id, f"acc_update:{participant_id}")
             if token is not None:
@@ -172,8 +166,7 @@ class AccUpdate:
         raise LeaseBusy(str(room_id))
 
     async def _plan(self, participant_id: uuid.UUID) -> _Plan | None:
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with reading(self.deps.sessionmaker) as db:
             participant = await db.get(Participant, participant_id)
             if participant is None or participant.account_id is None:
                 return None
@@ -206,8 +199,6 @@ class AccUpdate:
                 memory.version,
                 dict(room.model_picks or {}),
             )
-        finally:
-            await db.close()
 
     async def _apply(
         self,
@@ -320,11 +311,10 @@ async def sync_stale_account_memory(
     three statements. Workers merge them like any run, so 10,000 stale rooms are 50 passes of
     cheap queueing, never one long stall; a pass queues nothing while a full batch is still
     waiting, so the run queue (and every worker's claim scan over it) stays short."""
-    db = Db(sessionmaker)
-    try:
+    async with UnitOfWork(sessionmaker) as unit:
+        db = unit.db
         repo = DurableRepository(db)
         if await repo.merges_waiting() >= batch:
-            await db.commit()
             return 0  # the last batch is still being merged: the queue stays short
         stale = await repo.stale_batch(batch)
         now = clock.now()
@@ -340,7 +330,4 @@ async def sync_stale_account_memory(
                     for s in stale
                 ]
             )
-        await db.commit()
         return len(stale)
-    finally:
-        await db.close()

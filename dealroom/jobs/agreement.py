@@ -24,6 +24,7 @@ from dealroom.services.turns.context import RunSnapshot
 from dealroom.services.turns.ledger import CallSite
 from dealroom.services.turns.queue import RunStatus
 from dealroom.services.turns.runs import model_for
+from dealroom.services.unit_of_work import reading
 
 
 class InventedTerms(Exception):
@@ -36,8 +37,7 @@ class PrivateValueInAgreement(Exception):
 
 class AgreementTurn(SpecialistRun):
     async def __call__(self, run: RunSnapshot) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with reading(self.deps.sessionmaker) as db:
             offer = await OfferRepository(db).current(run.room_id)
             if offer is None or offer.status in rules.CLOSED:
                 offer = None
@@ -58,8 +58,6 @@ class AgreementTurn(SpecialistRun):
                 room = await db.get(Room, run.room_id)
                 picks = dict(room.model_picks or {}) if room is not None else {}
                 memory = dict(room.memory or {}) if room is not None else {}
-        finally:
-            await db.close()
         if offer is None:
             await self._finish(run, no_op=True)
             return

@@ -40,7 +40,8 @@ from dealroom.services.memory import durable as durable_memory
 from dealroom.services.turns.context import RunSnapshot
 from dealroom.services.turns.ledger import CallSite
 from dealroom.services.turns.queue import RunStatus, new_run
-from dealroom.services.turns.runs import RunnerDeps
+from dealroom.services.turns.runs import RunnerDeps, still_claimed
+from dealroom.services.unit_of_work import reading
 
 log = structlog.get_logger(__name__)
 
@@ -195,8 +196,7 @@ class ArvistTurn:
             raise
 
     async def _load(self, run: RunSnapshot) -> _Loaded | None:
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with reading(self.deps.sessionmaker) as db:
             room = await db.get(Room, run.room_id)
             participant = await db.get(Participant, run.participant_id)
             if room is None or participant is None or participant.account_id is None:
@@ -225,8 +225,6 @@ class ArvistTurn:
                 closed_deals=deals,
             )
             return _Loaded(inputs, account.id, dict(room.model_picks or {}))
-        finally:
-            await db.close()
 
     async def _apply(
         self, run: RunSnapshot, account_id: uuid.UUID, output: ArvistOutput, site: CallSite
@@ -235,8 +233,8 @@ class ArvistTurn:
         async with deps.unit() as uow:
             db = uow.db
             now = deps.clock.now()
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+            row = await still_claimed(db, run)
+            if row is None:
                 raise StaleArvist(str(run.id))
             repo = DurableRepository(db)
             participant = await repo.locked_pane(run.participant_id)  # before the account

@@ -28,7 +28,8 @@ from dealroom.persistence.runs import DispatchRepository, RunRepository
 from dealroom.services.turns.context import ClaimLoad, RunSnapshot, TurnContext, load
 from dealroom.services.turns.ledger import CallSite
 from dealroom.services.turns.queue import RunStatus
-from dealroom.services.turns.runs import RunnerDeps, StaleRun, model_for
+from dealroom.services.turns.runs import RunnerDeps, StaleRun, fence, model_for
+from dealroom.services.unit_of_work import UnitOfWork
 
 log = structlog.get_logger(__name__)
 
@@ -44,18 +45,14 @@ class MemoryLease:
         self.deps = deps
 
     async def acquire(self, room_id: uuid.UUID, holder: str) -> int | None:
-        db = Db(self.deps.sessionmaker)
         try:
-            token = await self.grant(db, room_id, holder)
-            if token is None:
-                await db.rollback()
-                return None
-            await db.commit()
-            return token
+            async with UnitOfWork(self.deps.sessionmaker) as unit:
+                token = await self.grant(unit.db, room_id, holder)
+                if token is None:
+                    unit.discard()
+                return token
         except IntegrityError:
             return None  # the room is gone (the lease row's foreign key)
-        finally:
-            await db.close()
 
     async def grant(self, db: Db, room_id: uuid.UUID, holder: str) -> int | None:
         """Take the lease inside the caller's transaction (visible once it commits)."""
@@ -73,12 +70,9 @@ class MemoryLease:
         return now, now + timedelta(seconds=self.deps.settings.memory_lease_seconds)
 
     async def release(self, room_id: uuid.UUID, token: int) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with UnitOfWork(self.deps.sessionmaker) as unit:
+            db = unit.db
             await LeaseRepository(db).release(room_id, token)
-            await db.commit()
-        finally:
-            await db.close()
 
 
 def _cited(ctx: TurnContext) -> list[Line]:
@@ -136,40 +130,38 @@ class DistilTurn:
         room's head (memory, kind, picks, the offer's stage) with it, so the load reads only the
         pane; the memory is the one the lease's previous holder wrote, which the claim's read
         (taken before the lease) may not be."""
-        db = Db(self.deps.sessionmaker)
         try:
-            granted = await self.lease.grant_reading(db, run.room_id, str(run.id))
-            if granted is None:
-                await db.rollback()
-                return None
-            head = granted.room
-            claimed = dataclasses.replace(
-                run,
-                loaded=ClaimLoad(
-                    room_kind=head.kind,
-                    model_picks=head.model_picks,
-                    memory=head.memory,
-                    memory_version=head.memory_version,
-                    # the persona's checks, read by the claim; Distil reads neither
-                    taken_over=run.loaded.taken_over if run.loaded else False,
-                    merge_maybe_due=run.loaded.merge_maybe_due if run.loaded else False,
-                    offer_status=head.offer_status,
-                    offer_brand_approved_at=head.offer_brand_approved_at,
-                ),
-            )
-            ctx = await load(
-                db,
-                claimed,
-                line_cap=self.deps.settings.session_line_cap,
-                host_facts=False,
-                claimed=True,
-            )
-            await db.commit()
-            return granted.token, ctx
+            async with UnitOfWork(self.deps.sessionmaker) as unit:
+                db = unit.db
+                granted = await self.lease.grant_reading(db, run.room_id, str(run.id))
+                if granted is None:
+                    unit.discard()
+                    return None
+                head = granted.room
+                claimed = dataclasses.replace(
+                    run,
+                    loaded=ClaimLoad(
+                        room_kind=head.kind,
+                        model_picks=head.model_picks,
+                        memory=head.memory,
+                        memory_version=head.memory_version,
+                        # the persona's checks, read by the claim; Distil reads neither
+                        taken_over=run.loaded.taken_over if run.loaded else False,
+                        merge_maybe_due=run.loaded.merge_maybe_due if run.loaded else False,
+                        offer_status=head.offer_status,
+                        offer_brand_approved_at=head.offer_brand_approved_at,
+                    ),
+                )
+                ctx = await load(
+                    db,
+                    claimed,
+                    line_cap=self.deps.settings.session_line_cap,
+                    host_facts=False,
+                    claimed=True,
+                )
+                return granted.token, ctx
         except IntegrityError:
             return None  # the room is gone (the lease row's foreign key)
-        finally:
-            await db.close()
 
     async def _run(self, run: RunSnapshot, token: int, ctx: TurnContext) -> bool:
         deps = self.deps
@@ -323,9 +315,7 @@ async def fenced_write(
     """Start the Guard's write: the run is still this claim, the lease is still this grant
     (fencing; it is released with the write), and the room's row is locked. (Distil's write
     does the same in fewer statements: ``DistilTurn._apply``.)"""
-    row = await RunRepository(db).by_id(run.id, lock=True)
-    if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
-        raise StaleRun(str(run.id))
+    row = await fence(db, run)
     lease = await holds(db, run.room_id, token, now)
     if lease is None:
         raise StaleRun(f"memory lease lost by {run.id}")  # fencing: retried later

@@ -17,14 +17,13 @@ from dealroom.agents.models.base import AgentName
 from dealroom.agents.persona import PersonaOutput, Trigger
 from dealroom.domain.seats import AuthorKind
 from dealroom.jobs.persona import PersonaTurn
-from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Participant, PendingEffect
-from dealroom.persistence.runs import RunRepository
 from dealroom.services.gate import effects
 from dealroom.services.turns.context import RunSnapshot, load
 from dealroom.services.turns.ledger import CallSite
 from dealroom.services.turns.queue import RunStatus, new_run
-from dealroom.services.turns.runs import StaleRun, system_line
+from dealroom.services.turns.runs import fence, system_line
+from dealroom.services.unit_of_work import reading
 
 OUTSTANDING = ("queued", "running")
 
@@ -54,8 +53,7 @@ def waiting_phrase(kinds: list[tuple[str, bool]], host: str) -> str:
 
 class GateTurn(PersonaTurn):
     async def __call__(self, run: RunSnapshot) -> None:
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with reading(self.deps.sessionmaker) as db:
             busy = await db.scalar(
                 select(AgentRun.id)
                 .where(
@@ -78,8 +76,6 @@ class GateTurn(PersonaTurn):
                 (kind, (payload or {}).get("from") == str(run.participant_id))
                 for kind, payload in (tuple(r) for r in rows)
             ]
-        finally:
-            await db.close()
         if busy:
             await self._later(run)  # speak after the reply this gate follows
             return
@@ -107,9 +103,7 @@ class GateTurn(PersonaTurn):
         worker's claim can never pass for it)."""
         async with self.deps.unit() as uow:
             db = uow.db
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
-                raise StaleRun(str(run.id))
+            row = await fence(db, run)
             now = self.deps.clock.now()
             row.status, row.finished_at, row.no_op = RunStatus.DONE.value, now, True
             later = new_run(
@@ -124,9 +118,7 @@ class GateTurn(PersonaTurn):
     async def _store(self, run: RunSnapshot, text: str, site: CallSite) -> None:
         async with self.deps.unit() as uow:
             db = uow.db
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
-                raise StaleRun(str(run.id))
+            row = await fence(db, run)
             line = await system_line(
                 db,
                 self.deps.clock,

@@ -134,19 +134,15 @@ class GuardTurn:
 
     async def _take(self, run: RunSnapshot) -> tuple[int, Audit | None] | None:
         """Take the memory lease and read the room in one transaction."""
-        db = Db(self.deps.sessionmaker)
         try:
-            token = await self.lease.grant(db, run.room_id, str(run.id))
-            if token is None:
-                await db.rollback()
-                return None
-            audit = await self._load(db, run)
-            await db.commit()
-            return token, audit
+            async with UnitOfWork(self.deps.sessionmaker) as unit:
+                token = await self.lease.grant(unit.db, run.room_id, str(run.id))
+                if token is None:
+                    unit.discard()
+                    return None
+                return token, await self._load(unit.db, run)
         except IntegrityError:
             return None  # two first writers raced to create the lease row
-        finally:
-            await db.close()
 
     async def _spoke_again(self, db: Db, run: RunSnapshot) -> bool:
         """G1: the room's watch moved on from the generation this run fired for."""

@@ -30,7 +30,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Flag, Participant, Room
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.persistence.runs import RunRepository, TranscriptRepository
+from dealroom.persistence.runs import TranscriptRepository
 from dealroom.services.live.publish import Publish
 from dealroom.services.offers import draw as offer_draw
 from dealroom.services.offers.actions import queue_agreement
@@ -38,7 +38,8 @@ from dealroom.services.offers.reads import stage_of
 from dealroom.services.turns.context import RunSnapshot
 from dealroom.services.turns.ledger import CallSite
 from dealroom.services.turns.queue import RunStatus
-from dealroom.services.turns.runs import RunnerDeps, StaleRun, model_for, system_line
+from dealroom.services.turns.runs import RunnerDeps, fence, model_for, system_line
+from dealroom.services.unit_of_work import reading
 
 log = structlog.get_logger(__name__)
 
@@ -75,10 +76,7 @@ class SpecialistRun:
         self.deps = deps
 
     async def _own(self, db: Db, run: RunSnapshot) -> Any:
-        row = await RunRepository(db).by_id(run.id, lock=True)
-        if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
-            raise StaleRun(str(run.id))
-        return row
+        return await fence(db, run)
 
     async def _finish(self, run: RunSnapshot, *, no_op: bool) -> None:
         async with self.deps.unit() as uow:
@@ -112,8 +110,7 @@ class OfferGenTurn(SpecialistRun):
     async def _load(
         self, run: RunSnapshot
     ) -> tuple[offer_gen.OfferGenInput, dict[str, Any]] | None:
-        db = Db(self.deps.sessionmaker)
-        try:
+        async with reading(self.deps.sessionmaker) as db:
             room = await db.get(Room, run.room_id)
             if room is None:
                 return None
@@ -141,8 +138,6 @@ class OfferGenTurn(SpecialistRun):
                 today=self.deps.clock.now().date(),
             )
             return inputs, dict(room.model_picks or {})
-        finally:
-            await db.close()
 
     async def _apply(
         self, run: RunSnapshot, extracted: offer_gen.ExtractedTerms, site: CallSite

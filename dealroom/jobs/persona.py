@@ -39,6 +39,7 @@ from dealroom.services.turns.context import Prepared, RunSnapshot, TurnContext, 
 from dealroom.services.turns.ledger import CallSite
 from dealroom.services.turns.queue import RunStatus
 from dealroom.services.turns.runs import RunnerDeps, StaleRun, model_for
+from dealroom.services.unit_of_work import reading
 
 log = structlog.get_logger(__name__)
 
@@ -67,13 +68,10 @@ class PersonaTurn:
         if prepared is not None:
             ctx = prepared.context
         else:
-            db = Db(self.deps.sessionmaker)
-            try:
+            async with reading(self.deps.sessionmaker) as db:
                 ctx = await load(
                     db, run, line_cap=self.deps.settings.session_line_cap, claimed=True
                 )
-            finally:
-                await db.close()
         if ctx is None:
             await self._finish_orphan(run)
             return

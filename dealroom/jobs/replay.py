@@ -22,13 +22,14 @@ from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Participant, PendingEffect
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.persistence.runs import DispatchRepository, RunRepository
+from dealroom.persistence.runs import DispatchRepository
 from dealroom.services.clock import Clock
 from dealroom.services.gate import effects, held_sends
 from dealroom.services.gate.claims import LEFT, OUTSTANDING, replay_run
 from dealroom.services.turns.context import RunSnapshot
 from dealroom.services.turns.queue import RunStatus
-from dealroom.services.turns.runs import RunnerDeps, StaleRun
+from dealroom.services.turns.runs import RunnerDeps, fence
+from dealroom.services.unit_of_work import UnitOfWork
 
 log = structlog.get_logger(__name__)
 
@@ -48,9 +49,7 @@ class ReplayTurn:
         deps = self.deps
         async with deps.unit() as uow:
             db = uow.db
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
-                raise StaleRun(str(run.id))
+            row = await fence(db, run)
             now = deps.clock.now()
             await RoomRepository(db).lock(run.room_id)
             visitor = await db.scalar(
@@ -126,8 +125,8 @@ async def resume_replays(sessionmaker: async_sessionmaker[AsyncSession], clock: 
     """The workers' sweep: a claimed room with rows left and no replay run queued or running
     gets one (its replay failed for good, or the claim's run was lost). A replay run cut off
     by a dead worker is re-queued by its lease, like any run."""
-    db = Db(sessionmaker)
-    try:
+    async with UnitOfWork(sessionmaker) as unit:
+        db = unit.db
         visitor = Participant
         active = exists().where(
             AgentRun.room_id == PendingEffect.room_id,
@@ -154,7 +153,4 @@ async def resume_replays(sessionmaker: async_sessionmaker[AsyncSession], clock: 
         ).all()
         for room_id, visitor_id in (tuple(r) for r in rows):
             await db.add(replay_run(room_id, visitor_id, clock))
-        await db.commit()
         return len(rows)
-    finally:
-        await db.close()

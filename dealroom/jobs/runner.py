@@ -26,7 +26,8 @@ from dealroom.persistence.runs import RunRepository
 from dealroom.services.live.publish import RUNS_CHANNEL, RunSignal
 from dealroom.services.turns.context import ClaimLoad, RunSnapshot
 from dealroom.services.turns.queue import RunStatus
-from dealroom.services.turns.runs import RunnerDeps, system_line
+from dealroom.services.turns.runs import RunnerDeps, still_claimed, system_line
+from dealroom.services.unit_of_work import UnitOfWork, reading
 
 log = structlog.get_logger(__name__)
 
@@ -169,11 +170,8 @@ class TurnRunner:
         deadline = loop.time() + timeout
         while True:
             finished = self._finished  # taken before counting: a run ending meanwhile is seen
-            db = Db(self.deps.sessionmaker)
-            try:
+            async with reading(self.deps.sessionmaker) as db:
                 outstanding = await RunRepository(db).outstanding(self.deps.clock.now())
-            finally:
-                await db.close()
             if outstanding == 0:
                 return
             remaining = deadline - loop.time()
@@ -223,13 +221,10 @@ class TurnRunner:
         while True:
             await asyncio.sleep(max(0.05, seconds / 3))
             try:
-                db = Db(self.deps.sessionmaker)
-                try:
+                async with UnitOfWork(self.deps.sessionmaker) as unit:
+                    db = unit.db
                     until = self.deps.clock.now() + timedelta(seconds=seconds)
                     await RunRepository(db).extend_lease(run.id, run.attempts, until)
-                    await db.commit()
-                finally:
-                    await db.close()
             except Exception:
                 log.warning("run_heartbeat_failed", run_id=str(run.id))
 
@@ -291,8 +286,8 @@ class TurnRunner:
         settings = self.deps.settings
         async with self.deps.unit() as uow:
             db = uow.db
-            row = await RunRepository(db).by_id(run.id, lock=True)
-            if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+            row = await still_claimed(db, run)
+            if row is None:
                 uow.discard()
                 return  # another worker owns it now
             now = self.deps.clock.now()

@@ -59,34 +59,27 @@ class WatchFirer:
         """Claim the due watches and fire them, in batches; returns how many steps fired."""
         fired = 0
         while True:
-            db = Db(self.deps.sessionmaker)
-            queued: list[AgentRun] = []
-            try:
+            async with self.deps.unit() as unit:
                 now = self.deps.clock.now()
                 guard_before, curator_before = self._windows(now)
-                due = await WatchRepository(db).claim_due(
+                due = await WatchRepository(unit.db).claim_due(
                     guard_before=guard_before, curator_before=curator_before, limit=CLAIM_BATCH
                 )
                 for watch in due:
-                    queued += await self._fire(db, watch, watch.generation, now)
-                await db.commit()
-            finally:
-                await db.close()
+                    if await self._fire(unit.db, watch, watch.generation, now):
+                        unit.announce()
             fired += len(due)
-            if queued:
-                await self.runner.announce()
             if len(due) < CLAIM_BATCH:
                 return fired
 
     async def fire(self, room_id: uuid.UUID, generation: int) -> bool:
         """QW2: fire the room's due step for ``generation`` (a timer that was set for it).
         False — and nothing queued — when the watch moved on or nothing is due."""
-        db = Db(self.deps.sessionmaker)
-        queued: list[AgentRun] = []
-        try:
+        async with self.deps.unit() as unit:
+            db = unit.db
             watch = await WatchRepository(db).locked(room_id)
             if watch is None:
-                await db.rollback()
+                unit.discard()
                 return False
             now = self.deps.clock.now()
             guard_before, curator_before = self._windows(now)
@@ -94,14 +87,10 @@ class WatchFirer:
                 watch.step == CURATOR and watch.armed_at <= curator_before
             )
             if not due or watch.generation != generation:
-                await db.rollback()
+                unit.discard()
                 return False
-            queued = await self._fire(db, watch, generation, now)
-            await db.commit()
-        finally:
-            await db.close()
-        if queued:
-            await self.runner.announce()
+            if await self._fire(db, watch, generation, now):
+                unit.announce()
         return True
 
     async def _fire(

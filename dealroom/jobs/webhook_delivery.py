@@ -179,8 +179,8 @@ class WebhookWorker:
     async def claim(self) -> list[Claim]:
         now = self.clock.now()
         lease = timedelta(seconds=self.settings.webhook_lease_seconds)
-        db = Db(self.sessionmaker)
-        try:
+        async with UnitOfWork(self.sessionmaker) as unit:
+            db = unit.db
             statement = (
                 select(WebhookDelivery, Webhook, WebhookEvent)
                 .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
@@ -219,10 +219,7 @@ class WebhookWorker:
                         body=json.dumps(event.payload, separators=(",", ":"), sort_keys=True),
                     )
                 )
-            await db.commit()
             return claims
-        finally:
-            await db.close()
 
     async def attempt(self, http: httpx.AsyncClient, claim: Claim) -> Outcome:
         started = time.perf_counter()

@@ -16,6 +16,7 @@ from dealroom.jobs.gate_line import GateTurn
 from dealroom.jobs.guard import GuardTurn
 from dealroom.jobs.handler import Handler
 from dealroom.jobs.offer_gen import OfferGenTurn
+from dealroom.jobs.payment_capture import capture_pending
 from dealroom.jobs.persona import PersonaTurn
 from dealroom.jobs.replay import ReplayTurn, resume_replays
 from dealroom.jobs.runner import TurnRunner
@@ -23,7 +24,6 @@ from dealroom.jobs.takeover import silenced_when_taken_over
 from dealroom.jobs.watches import WatchFirer
 from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
-from dealroom.services.offers.payments import capture_pending
 from dealroom.services.offers.provider import PaymentProvider, TestPaymentProvider
 from dealroom.services.ops import metrics
 from dealroom.services.turns.ledger import Ledger

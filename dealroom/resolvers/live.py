@@ -27,7 +27,6 @@ from dealroom import gc_tuning
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.scopes import API_KEY_PREFIX
 from dealroom.domain.seats import Seat
-from dealroom.persistence.db import Db
 from dealroom.persistence.repositories import SessionRepository
 from dealroom.schema.context import Info
 from dealroom.services.accounts.identity import digest
@@ -76,7 +75,7 @@ class Guarded(Generic[S, E, T]):
     (``LiveStream.interrupt``) and is looked at before every item is passed on: no event
     reaches the reader after its stream was woken and before it acted.
 
-    One object, read by the operation's own task (issue 17): no async generator per layer,
+    One object, read by the operation's own task: no async generator per layer,
     no task, ``asyncio.wait`` and waiter per event per subscriber. Any error, the end of the
     stream, a cancel or ``aclose`` ends it the same way (``_end``, once)."""
 
@@ -199,13 +198,10 @@ async def _session_ended(info: Info) -> bool:
     token = ctx.credentials().token
     if token is None or token.startswith(API_KEY_PREFIX):
         return False
-    db = Db(ctx.app.sessionmaker)
-    try:
+    async with ctx.reading() as db:
         live = await SessionRepository(db).account_for_live_token(
             digest(token), ctx.app.clock.now()
         )
-    finally:
-        await db.close()
     return live is None
 
 

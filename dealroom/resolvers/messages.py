@@ -10,7 +10,6 @@ import strawberry
 
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
 from dealroom.domain.seats import AuthorKind, Seat, message_alignment
-from dealroom.persistence.db import Db
 from dealroom.resolvers.live import Admit, Guarded, Opened
 from dealroom.schema.context import Info
 from dealroom.schema.fanout import shared
@@ -167,12 +166,9 @@ async def _authorise_pane(info: Info, room_id: uuid.UUID, seat: Seat) -> tuple[u
     otherwise live as long as the subscription, about 10 KiB each."""
     ctx = info.context
     # A short-lived unit of work: a subscription must never hold a connection while it waits.
-    db = Db(ctx.app.sessionmaker)
-    try:
+    async with ctx.reading() as db:
         # Resolved per operation: a session revoked since the socket opened no longer reads.
         identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
         require_key_scope(identity, "paneEvents")
         room = await rooms.room_for_reader(db, identity, room_id)
         return messages.readable_pane(room, seat), room.reader_seat
-    finally:
-        await db.close()

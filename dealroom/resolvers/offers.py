@@ -12,7 +12,6 @@ import strawberry
 from dealroom.domain import offers as rules
 from dealroom.domain.cursors import parse_event_cursor
 from dealroom.domain.errors import DomainError, ErrorCode
-from dealroom.persistence.db import Db
 from dealroom.resolvers.live import Admit, Guarded, Opened
 from dealroom.schema.context import Info
 from dealroom.schema.fanout import shared
@@ -108,7 +107,7 @@ async def pay_offer(
     except DomainError as exc:
         if exc.code is ErrorCode.PAYMENT_DECLINED:
             # The decline changed nothing, so it was rolled back; partners still hear of it
-            # (issue 16, W1), in a transaction of its own.
+            # (W1), in a transaction of its own.
             async with ctx.transaction() as db:
                 wake = await webhooks.payment_declined(
                     db,
@@ -161,11 +160,8 @@ async def _authorise(info: Info, offer_id: uuid.UUID) -> uuid.UUID:
     """Participants only; a short unit of work, closed before the stream waits. Returns the
     offer's room (its seats are what the re-checks watch)."""
     ctx = info.context
-    db = Db(ctx.app.sessionmaker)
-    try:
+    async with ctx.reading() as db:
         identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
         require_key_scope(identity, "offerStage")
         found = await offers.offer_for_reader(db, identity, offer_id)
         return found.offer.room_id
-    finally:
-        await db.close()

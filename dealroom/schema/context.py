@@ -27,6 +27,7 @@ from dealroom.services.live.heartbeats import Heartbeats
 from dealroom.services.live.rechecks import Rechecks
 from dealroom.services.offers.provider import PaymentProvider
 from dealroom.services.turns.runs import Runner
+from dealroom.services.unit_of_work import UnitOfWork, reading
 
 SESSION_COOKIE = "dealroom_session"
 GUEST_COOKIE = "dealroom_guest"
@@ -42,7 +43,7 @@ class AppState:
     runner: Runner
     payments: PaymentProvider
     admission: Admission
-    """Bounds subscription start-ups' database work in this process (issue 17 item 6)."""
+    """Bounds subscription start-ups' database work in this process."""
     rechecks: Rechecks
     """Held subscriptions' periodic re-checks (``resolvers/live.Guarded``)."""
     heartbeats: Heartbeats
@@ -61,9 +62,18 @@ class Context:
         self._identity: Identity | None = None
 
     @functools.cached_property
-    def db(self) -> Db:
+    def unit(self) -> UnitOfWork:
         """The request's unit of work (made on first use: a websocket never needs one)."""
-        return Db(self.app.sessionmaker)
+        return UnitOfWork(self.app.sessionmaker, self.app.broker, self.app.runner.signal)
+
+    @property
+    def db(self) -> Db:
+        return self.unit.db
+
+    def reading(self) -> contextlib.AbstractAsyncContextManager[Db]:
+        """A short read of its own, closed on exit: a websocket's operations take one each, so
+        the socket never holds a pooled connection while it waits."""
+        return reading(self.app.sessionmaker)
 
     @functools.cached_property
     def loaders(self) -> Loaders:
@@ -118,11 +128,8 @@ class Context:
             # A socket's unit of work lives as long as the socket: reads left open on it would
             # hold a pooled connection (SQLite's only one) until it closes. An API key's events
             # resolve it here, through the scope gate.
-            db = Db(self.app.sessionmaker)
-            try:
+            async with self.reading() as db:
                 self._identity = await resolve_identity(db, self.app.clock, self.credentials())
-            finally:
-                await db.close()
         return self._identity
 
     def adopt_account(self, account: Account) -> None:
@@ -139,15 +146,16 @@ class Context:
     async def transaction(self) -> AsyncIterator[Db]:
         """A mutation's boundary: commit on success (then run after-commit publishes),
         roll back on any error so bad input changes nothing."""
+        unit = self.unit
         try:
-            yield self.db
+            yield unit.db
         except BaseException:
-            await self.db.rollback()
+            await unit.rollback()
             raise
         try:
-            await self.db.commit()  # sends any deferred writes first (Db.defer)
+            await unit.commit()  # sends any deferred writes first (Db.defer)
         except BaseException:
-            await self.db.rollback()
+            await unit.rollback()
             raise
 
     def set_cookie(self, name: str, value: str, max_age: int) -> None:

@@ -33,7 +33,7 @@ class ErrorCodes(MaskErrors):
     def _process_result(self, result: object) -> None:
         # MaskErrors' own test is an isinstance against a runtime-checkable Protocol, which
         # walks the Protocol's members on every result: 0.6 % of a server's samples with
-        # every streamed event going through it (issue 17). The same test, by attribute.
+        # every streamed event going through it. The same test, by attribute.
         errors = getattr(result, "errors", None)
         if errors:
             result.errors = self._process_errors(errors)  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
 """Fan-out: an event is executed and serialised once per selection, then written to every
-subscriber that asked for that selection (issue 17, "Fan-out").
+subscriber that asked for that selection.
 
 graphql-core executes a subscription's selection set once per event *per subscriber* (the
 event is the root value of a fresh execution), and strawberry's websocket handler encodes each
@@ -208,8 +208,8 @@ class FanoutExecutor(StrawberryGraphQLCoreExecutionContext):
         # that only the garbage collector frees. A subscription's executor lives as long as
         # the subscription, so ``dealroom serve`` freezes it (gc_tuning.freeze_survivors) and
         # the cycle, once the subscription closed, kept its socket, handler and context (71
-        # objects) frozen until a full collection over the whole heap (docs/BENCHMARKS.md,
-        # issue 17). Held weakly, nothing of an execution outlives it.
+        # objects) frozen until a full collection over the whole heap (docs/BENCHMARKS.md).
+        # Held weakly, nothing of an execution outlives it.
         helpers = _Helpers(self)
         self.async_helpers = GraphQLResolveInfoHelpers(gather=helpers.gather, track=helpers.track)
 

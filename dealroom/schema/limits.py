@@ -126,7 +126,7 @@ class OperationLimits(SchemaExtension):
     validate hooks, which end before execution. strawberry's ``MaxTokensLimiter`` and
     ``AddValidationRules`` set them in ``on_operation``, a hook that stays open for the whole
     operation: for a subscription, two generators, their context managers and hooks held for
-    the socket's life (issue 17). Listed first, so the cached parser and the validation cache
+    the socket's life. Listed first, so the cached parser and the validation cache
     see what it sets."""
 
     def __init__(self, rules: Sequence[type[ASTValidationRule]], max_tokens: int) -> None:

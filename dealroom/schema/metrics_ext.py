@@ -1,4 +1,4 @@
-"""GraphQL operations and their errors, counted for ``/metrics`` (issue 16). Listed before
+"""GraphQL operations and their errors, counted for ``/metrics``. Listed before
 ``ErrorCodes`` so it reads each error's final ``extensions.code``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The operators' fields (issue 16), merged into the root types by ``schema/root.py``.
+"""The operators' fields, merged into the root types by ``schema/root.py``.
 FORBIDDEN for anyone but operators; API keys need ops:read / ops:write as well."""
 
 from __future__ import annotations

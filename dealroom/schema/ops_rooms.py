@@ -1,4 +1,4 @@
-"""GraphQL types of the operators' room and account views (issue 16). Every field that
+"""GraphQL types of the operators' room and account views. Every field that
 reads the database checks the operator flag again (``services/ops/reads.py``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""GraphQL types of the operators' surface (issue 16). Every field that reads the database
+"""GraphQL types of the operators' surface. Every field that reads the database
 checks the operator flag again (``services/ops/reads.py``)."""
 
 from __future__ import annotations

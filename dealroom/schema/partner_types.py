@@ -1,4 +1,4 @@
-"""GraphQL types for partners: API keys and webhooks (issue 16)."""
+"""GraphQL types for partners: API keys and webhooks."""
 
 from __future__ import annotations
 

@@ -38,7 +38,6 @@ from dealroom.persistence.pane_read import Occupant
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import (
     DispatchLine,
-    RunRepository,
     SessionMessage,
     TranscriptRepository,
 )
@@ -46,7 +45,7 @@ from dealroom.services.gate import effects
 from dealroom.services.rooms import pane_lines
 from dealroom.services.turns.context import RunSnapshot, TurnContext
 from dealroom.services.turns.queue import RunStatus
-from dealroom.services.turns.runs import RunnerDeps
+from dealroom.services.turns.runs import RunnerDeps, still_claimed
 
 log = structlog.get_logger(__name__)
 
@@ -213,8 +212,8 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
         return False
     async with deps.unit() as uow:
         db = uow.db
-        row = await RunRepository(db).by_id(run.id, lock=True)
-        if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+        row = await still_claimed(db, run)
+        if row is None:
             uow.discard()
             return False
         now = deps.clock.now()

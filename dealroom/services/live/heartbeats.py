@@ -17,9 +17,9 @@ from typing import Literal
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from dealroom.persistence.db import Db
 from dealroom.persistence.stream_ends import offer_ends, pane_ends
 from dealroom.services.live.periodic import Periodic
+from dealroom.services.unit_of_work import reading
 
 log = structlog.get_logger(__name__)
 
@@ -69,14 +69,11 @@ class Heartbeats:
             return 0
         panes = {f.end.id for f in followed if f.end.kind == "pane"}
         offers = {f.end.id for f in followed if f.end.kind == "offer"}
-        db = Db(self._sessionmaker)
-        try:
+        async with reading(self._sessionmaker) as db:
             ends = {
                 **{StreamEnd("pane", k): v for k, v in (await pane_ends(db, panes)).items()},
                 **{StreamEnd("offer", k): v for k, v in (await offer_ends(db, offers)).items()},
             }
-        finally:
-            await db.close()
         woken = 0
         for one in followed:
             if ends.get(one.end, 0) > one.delivered() and one in self._followed:

@@ -28,11 +28,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.domain import access
 from dealroom.domain.scopes import API_KEY_PREFIX, key_may_call
 from dealroom.domain.seats import Seat
-from dealroom.persistence.db import Db
 from dealroom.persistence.standing import KeyStanding, RoomSeats, StandingRepository
 from dealroom.services.accounts.identity import Credentials, digest
 from dealroom.services.clock import Clock
 from dealroom.services.live.periodic import Periodic
+from dealroom.services.unit_of_work import reading
 
 log = structlog.get_logger(__name__)
 
@@ -163,8 +163,7 @@ class Rechecks:
     async def _read(self, helds: list[Held]) -> _Round:
         token_hashes = {h.token_hash for h in helds if h.token_hash is not None}
         key_hashes = {h.key_hash for h in helds if h.key_hash is not None}
-        db = Db(self._sessionmaker)
-        try:
+        async with reading(self._sessionmaker) as db:
             repo = StandingRepository(db)
             sessions = await repo.live_sessions(token_hashes, self._clock.now())
             keys = await repo.live_keys(key_hashes) if key_hashes else {}
@@ -176,8 +175,6 @@ class Rechecks:
             edges = await repo.manager_edges(managers) if managers else set()
             # a set, not sorted: UUIDs compare in Python, 2,500 of them ~10 ms a round
             rooms = await repo.room_seats(list({h.room_id for h in helds}))
-        finally:
-            await db.close()
         return _Round(sessions, keys, edges, rooms)
 
     @staticmethod

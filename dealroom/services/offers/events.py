@@ -35,6 +35,7 @@ from dealroom.services.live.stream import LiveStream
 from dealroom.services.offers.reads import stage_of
 from dealroom.services.partners import webhooks
 from dealroom.services.turns.queue import new_run
+from dealroom.services.unit_of_work import reading
 
 
 async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> list[Publish]:
@@ -119,22 +120,16 @@ def follow_offer(
 
 
 async def _offer_end(sessionmaker: async_sessionmaker[AsyncSession], offer_id: uuid.UUID) -> int:
-    db = Db(sessionmaker)
-    try:
+    async with reading(sessionmaker) as db:
         return await OfferRepository(db).last_offer_event_seq(offer_id)
-    finally:
-        await db.close()
 
 
 async def _replay_offer(
     sessionmaker: async_sessionmaker[AsyncSession], offer_id: uuid.UUID, after: int
 ) -> AsyncIterator[StageChangedEvent]:
     while True:
-        db = Db(sessionmaker)
-        try:
+        async with reading(sessionmaker) as db:
             rows = await OfferRepository(db).offer_events_after(offer_id, after, REPLAY_BATCH)
-        finally:
-            await db.close()
         for row in rows:
             yield stage_event(row, after)
             after = row.seq

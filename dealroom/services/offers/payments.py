@@ -1,13 +1,12 @@
 """Paying for a written offer (O8): the quote (the due slice of the fee plus the platform
-fee), the brand's payment through the provider, and the workers' sweep that settles pending
-captures. Each moves the offer's stage under the room's lock and records it."""
+fee), the brand's payment through the provider (the workers' sweep that settles pending captures is
+``jobs/payment_capture.py``). Each moves the offer's stage under the room's lock and records
+it."""
 
 from __future__ import annotations
 
 import uuid
 from decimal import Decimal
-
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.domain import money
 from dealroom.domain import offers as rules
@@ -133,62 +132,3 @@ async def pay_offer(
     await db.add(payment)
     publish_after_commit(db, broker, await record_stage(db, offer, actor="payment", now=now))
     return payment, OfferAccess(offer, found.room)
-
-
-async def capture_pending(
-    sessionmaker: async_sessionmaker[AsyncSession],
-    broker: Broker,
-    clock: Clock,
-    provider: PaymentProvider,
-    *,
-    limit: int = 50,
-) -> int:
-    """Ask the provider about pending captures; a captured one moves its offer to
-    PAYMENT_HELD, a declined one back to ACCEPTED (BOOKED_AWAITING_PAYMENT). Returns how
-    many offers moved. Run by the workers' sweep."""
-    moved = 0
-    db = Db(sessionmaker)
-    try:
-        pending = [
-            (p.id, p.offer_id, p.provider_ref)
-            for p in await OfferRepository(db).pending_payments(limit)
-        ]
-        await db.rollback()
-    finally:
-        await db.close()
-    for payment_id, offer_id, reference in pending:
-        if reference is None:
-            continue
-        charge = await provider.status(reference)
-        if charge.status is ChargeStatus.PENDING:
-            continue
-        db = Db(sessionmaker)
-        try:
-            offer = await OfferRepository(db).by_id(offer_id)
-            if offer is None:
-                continue
-            offer = await locked_offer(db, offer_id, offer.room_id)
-            payment = await db.get(Payment, payment_id)
-            if payment is None or payment.status != "pending":
-                await db.rollback()
-                continue
-            now = clock.now()
-            payment.status = charge.status.value
-            payment.error = charge.message if charge.status is ChargeStatus.DECLINED else None
-            payment.updated_at = now
-            if offer.status == OfferStatus.PENDING_PAY_CAPTURE.value:
-                offer.status = (
-                    OfferStatus.PAYMENT_HELD.value
-                    if charge.status is ChargeStatus.CAPTURED
-                    else OfferStatus.ACCEPTED.value
-                )
-                offer.updated_at = now
-                await db.flush()
-                publish_after_commit(
-                    db, broker, await record_stage(db, offer, actor="payment", now=now)
-                )
-                moved += 1
-            await db.commit()
-        finally:
-            await db.close()
-    return moved

@@ -53,6 +53,7 @@ from dealroom.services.rooms.service import (
     room_for_writer,
 )
 from dealroom.services.turns.queue import queue_for_message, retry_failed
+from dealroom.services.unit_of_work import reading
 
 log = structlog.get_logger(__name__)
 
@@ -345,11 +346,8 @@ _PANE_PASSED: tuple[type[EphemeralEvent], ...] = (
 async def _pane_end(
     sessionmaker: async_sessionmaker[AsyncSession], room_id: uuid.UUID, participant_id: uuid.UUID
 ) -> int:
-    db = Db(sessionmaker)
-    try:
+    async with reading(sessionmaker) as db:
         return await pane_log.pane_end(db, room_id, participant_id)
-    finally:
-        await db.close()
 
 
 async def _replay(
@@ -362,14 +360,12 @@ async def _replay(
     """The pane's stored events after ``after``: its messages and the room's stage changes,
     merged in cursor order, a batch at a time."""
     while True:
-        db = Db(sessionmaker)
-        try:
+        # a session of its own per batch: never hold a connection while the client reads
+        async with reading(sessionmaker) as db:
             rows = await MessageRepository(db).page(
                 participant_id, after=after, before=None, limit=REPLAY_BATCH, newest_first=False
             )
             stages = await OfferRepository(db).room_events_after(room_id, after, REPLAY_BATCH)
-        finally:
-            await db.close()  # never hold a connection while the client reads
         full = len(rows) == REPLAY_BATCH or len(stages) == REPLAY_BATCH
         # Past the end of a full batch the other table may hold earlier events: stop there.
         horizon = min(

@@ -13,10 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import Chunk, Generation, ModelClient, ModelRequest, Usage
 from dealroom.agents.models.pricing import price
-from dealroom.persistence.db import Db
 from dealroom.persistence.models import ModelCall
 from dealroom.services.clock import Clock
 from dealroom.services.ops import metrics
+from dealroom.services.unit_of_work import UnitOfWork
 
 log = structlog.get_logger(__name__)
 
@@ -106,11 +106,8 @@ class Ledger:
 
     async def _store_failure(self, row: ModelCall) -> None:
         # Its own short transaction: the ledger keeps failed calls whose turn rolls back.
-        db = Db(self._sessionmaker)
         try:
-            await db.add(row)
-            await db.commit()
+            async with UnitOfWork(self._sessionmaker) as unit:
+                await unit.db.add(row)
         except Exception:
             log.exception("ledger_write_failed", agent=row.agent)
-        finally:
-            await db.close()

@@ -17,7 +17,8 @@ from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Participant
+from dealroom.persistence.models import AgentRun, Participant
+from dealroom.persistence.runs import RunRepository
 from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
 from dealroom.services.live.events import MessageAddedEvent, MessageView, pane_channel
@@ -26,6 +27,7 @@ from dealroom.services.rooms import pane_log
 from dealroom.services.rooms.pane_log import Stored
 from dealroom.services.turns.context import RunSnapshot
 from dealroom.services.turns.ledger import Ledger
+from dealroom.services.turns.queue import RunStatus
 from dealroom.services.unit_of_work import UnitOfWork
 
 
@@ -69,6 +71,24 @@ class RunnerDeps:
 
 class StaleRun(Exception):
     """The run was taken over (its lease expired and another worker claimed it)."""
+
+
+async def still_claimed(db: Db, run: RunSnapshot) -> AgentRun | None:
+    """The run's fence, checked in the transaction that is about to write: the run's row,
+    locked, while this worker's claim still holds it (running, at the attempt it was claimed
+    for); None once its lease expired and another worker claimed it again."""
+    row = await RunRepository(db).by_id(run.id, lock=True)
+    if row is None or row.status != RunStatus.RUNNING or row.attempts != run.attempts:
+        return None
+    return row
+
+
+async def fence(db: Db, run: RunSnapshot) -> AgentRun:
+    """:func:`still_claimed`, or :class:`StaleRun`: the write that follows must not happen."""
+    row = await still_claimed(db, run)
+    if row is None:
+        raise StaleRun(str(run.id))
+    return row
 
 
 def model_for(deps: RunnerDeps, agent: AgentName, picks: dict[str, Any]) -> str:

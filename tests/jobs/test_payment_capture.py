@@ -1,4 +1,4 @@
-"""The capture sweep (``offers.capture_pending``): a pending charge the provider later declines
+"""The capture sweep (``jobs.payment_capture``): a pending charge the provider later declines
 puts the offer back to BOOKED_AWAITING_PAYMENT, with the payment row declined and the stage change
 recorded."""
 
@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.config import Settings
+from dealroom.jobs.payment_capture import capture_pending
 from dealroom.persistence.db import Db
 from dealroom.realtime import Broker
-from dealroom.services.offers.payments import capture_pending
 from dealroom.services.offers.provider import Charge, ChargeStatus
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
