@@ -35,12 +35,20 @@ def seats_of(viewer: Viewer, holders: Sequence[SeatHolder]) -> frozenset[Seat]:
     """The seats a viewer holds in a room.
 
     R1: an account holds the seats bound to it. R4: a guest key holds only the seats bound to
-    that key (a guest reads only rooms bound to its key)."""
+    that key (a guest reads only rooms bound to its key). R7: a guest key holds a seat only
+    while no account is bound to it. Claimed means claimed (seed 002, "Incognito &
+    Mid-Session Claiming"): the claim binds the account beside the key, and from then on the
+    old key reads and writes nothing of the room, and a stream it holds ends at the next
+    re-check; the claiming account holds the seat by R1."""
     held: set[Seat] = set()
     for holder in holders:
         if viewer.account_id is not None and holder.account_id == viewer.account_id:
             held.add(holder.seat)
-        if viewer.guest_key_hash is not None and holder.guest_key_hash == viewer.guest_key_hash:
+        if (
+            viewer.guest_key_hash is not None
+            and holder.account_id is None  # R7
+            and holder.guest_key_hash == viewer.guest_key_hash
+        ):
             held.add(holder.seat)
     return frozenset(held)
 

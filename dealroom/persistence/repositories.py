@@ -257,8 +257,10 @@ class RoomRepository:
         seat_match: list[ColumnElement[bool]] = []
         if account_id is not None:
             seat_match.append(Participant.account_id == account_id)
-        if guest_key_hash is not None:
-            seat_match.append(Participant.guest_key_hash == guest_key_hash)
+        if guest_key_hash is not None:  # R4, R7: the key's seats no account has claimed
+            seat_match.append(
+                and_(Participant.guest_key_hash == guest_key_hash, Participant.account_id.is_(None))
+            )
         held = select(Participant.room_id).where(or_(*seat_match))
         conditions: list[ColumnElement[bool]] = [Room.id.in_(held)]
         if account_id is not None:

@@ -1,4 +1,4 @@
-"""Who holds, reads and writes which pane (rules R1-R6 of dealroom.domain.access)."""
+"""Who holds, reads and writes which pane (rules R1-R7 of dealroom.domain.access)."""
 
 from __future__ import annotations
 
@@ -147,6 +147,35 @@ def test_claimed_seat_is_held_by_the_claiming_account() -> None:
         SeatHolder(VISITOR, account_id=VISITOR_ID, guest_key_hash=GUEST_KEY),
     ]
     assert seats_of(account(VISITOR_ID), holders) == VISITOR_ONLY
+
+
+CLAIMED_ROOM = [
+    SeatHolder(HOST, account_id=HOST_ID, guest_key_hash=None),
+    SeatHolder(VISITOR, account_id=VISITOR_ID, guest_key_hash=GUEST_KEY),
+]
+"""A guest's room after the claim: the visitor seat keeps its key and is bound to the account."""
+
+
+def test_a_guest_key_holds_no_seat_once_the_seat_is_claimed() -> None:
+    # R7: a guest key holds a seat only while no account is bound to it; claimed means claimed.
+    assert seats_of(guest(GUEST_KEY), CLAIMED_ROOM) == NO_SEATS
+
+
+def test_the_old_guest_key_beside_another_account_holds_nothing() -> None:
+    # R7 + R1: another account presenting the claimed key holds neither its own nor the key's.
+    assert seats_of(Viewer(STRANGER_ID, GUEST_KEY), CLAIMED_ROOM) == NO_SEATS
+
+
+def test_the_claiming_account_with_its_old_guest_key_holds_the_seat_through_the_account() -> None:
+    # R1 + R7: the seat is the claimer's by its account; the key it still carries adds nothing.
+    assert seats_of(Viewer(VISITOR_ID, GUEST_KEY), CLAIMED_ROOM) == VISITOR_ONLY
+    assert seats_of(account(VISITOR_ID), CLAIMED_ROOM) == VISITOR_ONLY
+
+
+def test_a_claimed_guest_key_reaches_no_stream_of_the_room() -> None:
+    # R7 within the re-checks: a stream held by the old key reaches neither pane nor room.
+    seats = seats_of(guest(GUEST_KEY), CLAIMED_ROOM)
+    assert not any(reaches(seats, pane) for pane in (VISITOR, HOST, None))
 
 
 def test_seats_of_empty_room_is_empty() -> None:

@@ -139,16 +139,18 @@ async def _guest_events(sub: Subscription, body: str) -> None:
             return
 
 
-async def test_a_claimed_room_keeps_its_guest_subscription(quick: Server) -> None:
-    """A guest key keeps its seat after the claim (docs/DECISIONS.md, "Identity from headers and
-    cookies"): the re-check passes."""
+async def test_a_claimed_room_keeps_the_claiming_accounts_subscription(quick: Server) -> None:
+    """After the claim the account holds the visitor seat (R1) and its old guest key none (R7;
+    that key's own streams end: tests/e2e/test_claimed_guest_key.py). A socket presenting both,
+    as the signed-up browser does (docs/DECISIONS.md, "Identity from headers and cookies"),
+    passes the re-checks."""
     _host, guest, room_id = await _host_room(quick)
+    await post(guest, room_id, "before the claim")
+    await sign_up(guest, "glowlabs", "Glow Labs")  # claims the guest key's room
     variables = {"roomId": room_id, "seat": "VISITOR", "after": FROM_START}
     async with subscribe(quick.ws_url, PANE_EVENTS, variables, init=ws_init_for(guest)) as sub:
-        await post(guest, room_id, "before the claim")
         await _guest_events(sub, "before the claim")
 
-        await sign_up(guest, "glowlabs", "Glow Labs")  # claims the guest key's room
         await asyncio.sleep(RECHECK * 5)  # several re-checks pass
         await post(guest, room_id, "after the claim")
 

@@ -10,7 +10,8 @@ the API keys, the act-as edges and the rooms' seat bindings, each one statement 
 A watch whose standing is unchanged and still reaches its stream costs nothing more. Otherwise
 its future is resolved and every stream on it acts: ``SESSION_ENDED`` closes the socket (4401);
 ``CHANGED`` re-runs the stream's own authorisation once, which ends it with the right coded
-error or lets it go on (a claim binds an account beside the guest key: the key keeps its seat).
+error or lets it go on (a claim takes the seat from the guest key, R7: a stream the old key holds
+ends NOT_FOUND, its socket stays open, since a guest key is no session).
 """
 
 from __future__ import annotations
