@@ -46,6 +46,17 @@ function ws(): Client {
 
 let active = 0;
 
+/**
+ * Reopen the socket, every stream resuming after its cursor. A websocket carries the cookies it
+ * was opened with: after signing in from the gate the room belongs to the new account, and the
+ * guest key the old socket carries no longer reaches it (a claimed room refuses the old key).
+ */
+export function reconnect() {
+  const old = client;
+  client = null;
+  old?.terminate(); // each stream's sink sees the close and resubscribes on a new socket
+}
+
 export interface Stream<E> {
   operation: string;
   variables: Record<string, unknown>;

@@ -4,7 +4,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { LoginGate } from "./gate";
 import { gql } from "./gql";
-import { watchConnection, type Connection } from "./live";
+import { reconnect, watchConnection, type Connection } from "./live";
 import { OfferCard, StageChip } from "./offer";
 import { Pane } from "./pane";
 import type { Offer, Room, Seat, Stage } from "./types";
@@ -69,11 +69,13 @@ export function RoomView(props: {
   }
 
   // Signed up or in from the gate, with the guest cookie: the server claimed this room. Re-read
-  // it (loginRequired false, the new title); what was held replays into the panes live.
+  // it (loginRequired false, the new title); the streams move to a socket that carries the new
+  // session, and what was held replays into the panes live.
   function signedIn(handle: string) {
     signedInRef.current = handle;
     setSignedInAs(handle);
     setGate(false);
+    reconnect();
     void load();
   }
 
