@@ -1,5 +1,6 @@
 """The package's layers, read from its imports: dependencies flow one way
-(ARCHITECTURE "Layout"), and no module imports itself back through another."""
+(ARCHITECTURE "Layout"), no module imports itself back through another, and services and jobs
+build no SQL (every query lives in a repository)."""
 
 from __future__ import annotations
 
@@ -84,6 +85,45 @@ def _graph() -> dict[str, frozenset[str]]:
     return graph
 
 
+SQL_FREE = ("services", "jobs")
+"""Layers that build no SQL: every query lives in a repository (STYLE "Layers")."""
+SESSION_TYPES: dict[str, frozenset[str] | None] = {
+    "sqlalchemy.ext.asyncio": frozenset(
+        {"AsyncConnection", "AsyncEngine", "AsyncSession", "async_sessionmaker"}
+    ),
+    "sqlalchemy.exc": None,  # errors to catch, any of them
+    "sqlalchemy.pool": frozenset({"QueuePool"}),  # the pool's type, to read its size
+}
+"""What those layers may import from SQLAlchemy: the session's types and its errors. Anything
+else (``select``, ``update``, ``func``, ``and_``, a dialect's ``insert``, ``aliased``, ``text``,
+``import sqlalchemy`` itself...) builds statements, which belongs in ``persistence``."""
+
+
+def _sql_imports(module: str, tree: ast.AST) -> list[str]:
+    """The SQLAlchemy names ``module`` imports beyond :data:`SESSION_TYPES` (every import,
+    those for the type checker included), when its layer is one of :data:`SQL_FREE`."""
+    if _layer(module) not in SQL_FREE:
+        return []
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [
+                f"{module}: import {alias.name}"
+                for alias in node.names
+                if alias.name.split(".")[0] == "sqlalchemy"
+            ]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] != "sqlalchemy":
+                continue
+            allowed = SESSION_TYPES.get(node.module, frozenset())
+            found += [
+                f"{module}: from {node.module} import {alias.name}"
+                for alias in node.names
+                if allowed is not None and alias.name not in allowed
+            ]
+    return found
+
+
 def _layer(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
@@ -151,6 +191,35 @@ def test_dependencies_flow_one_way() -> None:
 
 def test_no_import_cycles() -> None:
     assert _cycles(_graph()) == []
+
+
+def test_services_and_jobs_build_no_sql() -> None:
+    found = [
+        line
+        for name, path in sorted(_modules().items())
+        for line in _sql_imports(name, ast.parse(path.read_text(), str(path)))
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "flagged"),
+    [
+        ("dealroom.services.a", "from sqlalchemy import select", True),
+        ("dealroom.jobs.a", "from sqlalchemy import func, or_", True),
+        ("dealroom.services.a", "from sqlalchemy.dialects.postgresql import insert", True),
+        ("dealroom.services.a", "from sqlalchemy.orm import aliased", True),
+        ("dealroom.jobs.a", "import sqlalchemy as sa", True),
+        ("dealroom.services.a", "def f() -> None:\n    from sqlalchemy import text", True),
+        ("dealroom.services.a", "if TYPE_CHECKING:\n    from sqlalchemy import Select", True),
+        ("dealroom.services.a", "from sqlalchemy.ext.asyncio import AsyncSession", False),
+        ("dealroom.jobs.a", "from sqlalchemy.exc import IntegrityError", False),
+        ("dealroom.jobs.a", "from dealroom.persistence.runs import RunRepository", False),
+        ("dealroom.persistence.a", "from sqlalchemy import select", False),
+    ],
+)
+def test_sql_built_outside_persistence_is_found(module: str, source: str, flagged: bool) -> None:
+    assert bool(_sql_imports(module, ast.parse(source))) is flagged
 
 
 @pytest.mark.parametrize(

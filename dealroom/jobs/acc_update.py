@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents import acc_update
@@ -32,8 +31,10 @@ from dealroom.agents.models.base import AgentName
 from dealroom.domain import durable, firewall
 from dealroom.domain.seats import RoomKind, RoomMode
 from dealroom.jobs.distil import LEASE_POLL_SECONDS, LEASE_POLLS, MemoryLease, holds
+from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.durable import DurableRepository, StaleParticipant
-from dealroom.persistence.models import AccountMemory, Dispatch, Flag, Participant, Room
+from dealroom.persistence.models import Flag, Participant, Room
+from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
 from dealroom.services.turns.context import RunSnapshot
@@ -175,9 +176,7 @@ class AccUpdate:
                 RoomKind(room.kind), RoomMode(room.mode), participant.key
             ):
                 return None  # D5
-            memory = await db.scalar(
-                select(AccountMemory).where(AccountMemory.account_id == participant.account_id)
-            )
+            memory = await DurableRepository(db).memory(participant.account_id)
             if memory is None or memory.version <= participant.last_merged_memory_version:
                 return None
             last = participant.last_merged_memory_version
@@ -217,7 +216,7 @@ class AccUpdate:
             if lease is None:
                 raise LeaseBusy(f"memory lease of {room_id} lost")
             lease.holder, lease.expires_at = None, None  # released with the write
-            room = await db.scalar(select(Room).where(Room.id == room_id).with_for_update())
+            room = await RoomRepository(db).locked(room_id)
             participant = await db.get(Participant, participant_id)
             if room is None or participant is None:
                 return False  # the lease's release is committed by the unit
@@ -228,13 +227,9 @@ class AccUpdate:
             for path in stale:
                 durable.set_leaf(merged, path, None)
             durable.prune(merged)
-            held = await db.scalars(
-                select(Dispatch.payload).where(
-                    Dispatch.room_id == room_id, Dispatch.status == "held"
-                )
-            )
+            held = await DispatchRepository(db).held_payloads(room_id)
             merged, dropped = durable.screen_public(  # D7: no way around the firewall
-                merged, withheld=firewall.withheld_amounts(p or {} for p in held)
+                merged, withheld=firewall.withheld_amounts(held)
             )
             changes = durable.diff(before, merged)  # D4: only this branch, account wins
             await DurableRepository(db).set_merged(participant.id, plan.version)

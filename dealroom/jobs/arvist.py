@@ -21,7 +21,6 @@ from datetime import datetime
 from typing import Any
 
 import structlog
-from sqlalchemy import select
 
 from dealroom.agents import arvist
 from dealroom.agents.arvist import ArvistInput, ArvistOutput, ClosedDeal
@@ -33,7 +32,8 @@ from dealroom.domain.offer_stage import OfferStatus
 from dealroom.domain.seats import GUEST_NAME, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.durable import DurableRepository
-from dealroom.persistence.models import Account, AgentRun, Flag, Offer, Participant, Room
+from dealroom.persistence.models import Account, AgentRun, Flag, Participant, Room
+from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services.memory import durable as durable_memory
@@ -70,17 +70,7 @@ async def _queued(db: Db, participant_id: uuid.UUID) -> bool:
     """An Arvist run of this pane that has not started yet will read the room as it is when it
     starts, so a second one would find nothing more. A *running* one may have read the room
     before the latest write, so it does not count (no write is lost)."""
-    found = await db.scalar(
-        select(AgentRun.id)
-        .where(
-            AgentRun.participant_id == participant_id,
-            AgentRun.agent == AgentName.ARVIST.value,
-            AgentRun.status == RunStatus.QUEUED.value,
-            AgentRun.attempts == 0,
-        )
-        .limit(1)
-    )
-    return found is not None
+    return await RunRepository(db).pane_has_untried(participant_id, AgentName.ARVIST.value)
 
 
 def _skipped(
@@ -320,13 +310,7 @@ class ArvistTurn:
 async def _closed_deals(db: Db, room: Room) -> list[ClosedDeal]:
     """Closed deals derived by code from the room's offers rows: fee, deliverables, date and
     the counterparty's handle (seed 002 layer 4). Never a model's reading of the chat."""
-    offers = list(
-        await db.scalars(
-            select(Offer)
-            .where(Offer.room_id == room.id, Offer.status.in_([s.value for s in CLOSED]))
-            .order_by(Offer.created_at)
-        )
-    )
+    offers = await OfferRepository(db).in_statuses(room.id, [s.value for s in CLOSED])
     deals: list[ClosedDeal] = []
     for offer in offers:
         terms = offer.terms or {}

@@ -9,7 +9,6 @@ import uuid
 from datetime import datetime, timedelta
 
 import structlog
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from dealroom.agents import distil
@@ -22,9 +21,11 @@ from dealroom.domain.errors import DomainError
 from dealroom.domain.seats import RoomKind, Seat
 from dealroom.jobs.arvist import home_arvist_run
 from dealroom.persistence.db import Db
+from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.leases import Granted, LeaseRepository
 from dealroom.persistence.models import AgentRun, Flag, Lease, Room
-from dealroom.persistence.runs import DispatchRepository, RunRepository
+from dealroom.persistence.repositories import RoomRepository
+from dealroom.persistence.runs import RunRepository
 from dealroom.services.turns.context import ClaimLoad, RunSnapshot, TurnContext, load
 from dealroom.services.turns.ledger import CallSite
 from dealroom.services.turns.queue import RunStatus
@@ -322,7 +323,7 @@ async def fenced_write(
     lease.holder, lease.expires_at = None, None  # released with the write
     # The room row lock before reading memory: a persona applying its plan in between would
     # otherwise be overwritten (the writes are read-modify-write of one JSON).
-    room = await db.scalar(select(Room).where(Room.id == run.room_id).with_for_update())
+    room = await RoomRepository(db).locked(run.room_id)
     assert room is not None
     return row, room
 

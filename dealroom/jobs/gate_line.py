@@ -11,13 +11,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import assert_never
 
-from sqlalchemy import select
-
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.persona import PersonaOutput, Trigger
 from dealroom.domain.seats import AuthorKind
 from dealroom.jobs.persona import PersonaTurn
-from dealroom.persistence.models import AgentRun, Participant, PendingEffect
+from dealroom.persistence.effects import PendingEffectRepository
+from dealroom.persistence.models import Participant
+from dealroom.persistence.runs import RunRepository
 from dealroom.services.gate import effects
 from dealroom.services.turns.context import RunSnapshot, load
 from dealroom.services.turns.ledger import CallSite
@@ -54,27 +54,17 @@ def waiting_phrase(kinds: list[tuple[str, bool]], host: str) -> str:
 class GateTurn(PersonaTurn):
     async def __call__(self, run: RunSnapshot) -> None:
         async with reading(self.deps.sessionmaker) as db:
-            busy = await db.scalar(
-                select(AgentRun.id)
-                .where(
-                    AgentRun.participant_id == run.participant_id,
-                    AgentRun.agent == AgentName.PERSONA.value,
-                    AgentRun.status.in_(OUTSTANDING),
-                )
-                .limit(1)
+            busy = await RunRepository(db).pane_has(
+                run.participant_id, AgentName.PERSONA.value, statuses=OUTSTANDING
             )
             ctx = (
                 None if busy else await load(db, run, line_cap=self.deps.settings.session_line_cap)
             )
             visitor = await db.get(Participant, run.participant_id)
-            rows = await db.execute(
-                select(PendingEffect.kind, PendingEffect.payload)
-                .where(PendingEffect.room_id == run.room_id, PendingEffect.status == effects.HELD)
-                .order_by(PendingEffect.seq)
-            )
+            rows = await PendingEffectRepository(db).kinds_in(run.room_id, effects.HELD)
             held = [
                 (kind, (payload or {}).get("from") == str(run.participant_id))
-                for kind, payload in (tuple(r) for r in rows)
+                for kind, payload in rows
             ]
         if busy:
             await self._later(run)  # speak after the reply this gate follows

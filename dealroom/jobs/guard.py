@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from dealroom.agents import guard
@@ -56,13 +55,15 @@ from dealroom.jobs.distil import (
 )
 from dealroom.jobs.guard_repairs import GuardRepairs, Outcome
 from dealroom.persistence.db import Db
+from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.models import (
     Dispatch,
     GuardVerdict,
     Participant,
     Room,
 )
-from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
+from dealroom.persistence.ops import VerdictRepository
+from dealroom.persistence.runs import TranscriptRepository
 from dealroom.persistence.watches import WatchRepository
 from dealroom.services.gate import effects, held_sends
 from dealroom.services.offers.reads import room_stage
@@ -172,10 +173,7 @@ class GuardTurn:
                 source = _run_of(last.client_message_id)
                 if source is not None:
                     sent_to = [
-                        keys.get(d.to_participant_id, "?")
-                        for d in await db.scalars(
-                            select(Dispatch).where(Dispatch.source_run_id == source)
-                        )
+                        keys.get(d.to_participant_id, "?") for d in await dispatches.of_run(source)
                     ]
             panes.append(
                 PaneAudit(
@@ -223,23 +221,13 @@ class GuardTurn:
         what it reveals (with a firewall flag)."""
         if host is None:
             return []
-        since = await db.scalar(
-            select(GuardVerdict.created_at)
-            .where(GuardVerdict.room_id == room_id)
-            .order_by(GuardVerdict.created_at.desc())
-            .limit(1)
+        since = await VerdictRepository(db).last_at(room_id)
+        sent = await DispatchRepository(db).sent_to_others(
+            room_id, host.id, since=since, excluding=effects.FIREWALL_HELD
         )
-        statement = select(Dispatch).where(
-            Dispatch.room_id == room_id,
-            Dispatch.from_participant_id == host.id,
-            Dispatch.to_participant_id != host.id,
-            Dispatch.status != effects.FIREWALL_HELD,
-        )
-        if since is not None:
-            statement = statement.where(Dispatch.created_at > since)
         return [
             d
-            for d in await db.scalars(statement.order_by(Dispatch.created_at))
+            for d in sent
             if not any((d.payload or {}).get(k) for k in ("ruling", "origin", "released"))
         ]
 

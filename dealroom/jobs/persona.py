@@ -24,8 +24,9 @@ from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import SessionRule
 from dealroom.jobs import persona_outbound, persona_stream, watches
 from dealroom.persistence.db import Db
+from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.models import Dispatch
-from dealroom.persistence.runs import DispatchRepository, RunRepository
+from dealroom.persistence.runs import RunRepository
 from dealroom.services.gate import effects, held_sends
 from dealroom.services.live.events import (
     AgentTypingEvent,

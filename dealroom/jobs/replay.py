@@ -14,15 +14,16 @@ from __future__ import annotations
 import uuid
 
 import structlog
-from sqlalchemy import and_, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Participant, PendingEffect
+from dealroom.persistence.dispatches import DispatchRepository
+from dealroom.persistence.effects import PendingEffectRepository
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.persistence.runs import DispatchRepository
+from dealroom.persistence.runs import RunRepository
+from dealroom.persistence.seats import SeatRepository
 from dealroom.services.clock import Clock
 from dealroom.services.gate import effects, held_sends
 from dealroom.services.gate.claims import LEFT, OUTSTANDING, replay_run
@@ -52,15 +53,8 @@ class ReplayTurn:
             row = await fence(db, run)
             now = deps.clock.now()
             await RoomRepository(db).lock(run.room_id)
-            visitor = await db.scalar(
-                select(Participant.account_id).where(Participant.id == run.participant_id)
-            )
-            head = await db.scalar(
-                select(PendingEffect)
-                .where(PendingEffect.room_id == run.room_id, PendingEffect.status.in_(LEFT))
-                .order_by(PendingEffect.seq)
-                .limit(1)
-            )
+            visitor = await SeatRepository(db).account_of(run.participant_id)
+            head = await PendingEffectRepository(db).first_in(run.room_id, LEFT)
             if visitor is None or head is None:
                 row.status, row.finished_at = RunStatus.DONE.value, now  # nothing (left) to do
                 return False
@@ -113,12 +107,7 @@ class ReplayTurn:
 async def _still_working(db: Db, run_ids: list[str]) -> bool:
     if not run_ids:
         return False
-    found = await db.scalar(
-        select(AgentRun.id)
-        .where(AgentRun.id.in_([uuid.UUID(i) for i in run_ids]), AgentRun.status.in_(OUTSTANDING))
-        .limit(1)
-    )
-    return found is not None
+    return await RunRepository(db).any_in([uuid.UUID(i) for i in run_ids], statuses=OUTSTANDING)
 
 
 async def resume_replays(sessionmaker: async_sessionmaker[AsyncSession], clock: Clock) -> int:
@@ -127,30 +116,9 @@ async def resume_replays(sessionmaker: async_sessionmaker[AsyncSession], clock: 
     by a dead worker is re-queued by its lease, like any run."""
     async with UnitOfWork(sessionmaker) as unit:
         db = unit.db
-        visitor = Participant
-        active = exists().where(
-            AgentRun.room_id == PendingEffect.room_id,
-            AgentRun.agent == AgentName.REPLAY.value,
-            AgentRun.status.in_(OUTSTANDING),
+        rows = await PendingEffectRepository(db).claimed_rooms_without_run(
+            LEFT, AgentName.REPLAY.value, running=OUTSTANDING
         )
-        rows = (
-            await db.execute(
-                select(PendingEffect.room_id, visitor.id)
-                .join(
-                    visitor,
-                    and_(
-                        visitor.room_id == PendingEffect.room_id,
-                        visitor.key == Seat.VISITOR.value,
-                    ),
-                )
-                .where(
-                    PendingEffect.status.in_(LEFT),
-                    visitor.account_id.is_not(None),
-                    ~active,
-                )
-                .distinct()
-            )
-        ).all()
-        for room_id, visitor_id in (tuple(r) for r in rows):
+        for room_id, visitor_id in rows:
             await db.add(replay_run(room_id, visitor_id, clock))
         return len(rows)

@@ -18,14 +18,14 @@ import uuid
 from datetime import datetime, timedelta
 
 import structlog
-from sqlalchemy import select
 
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.seats import RoomMode, Seat
 from dealroom.jobs.curator import CuratorStep, Quiet, arvist_step
 from dealroom.jobs.runner import TurnRunner
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Participant, Room, RoomWatch
+from dealroom.persistence.models import AgentRun, RoomWatch
+from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.watches import CURATOR, DONE, GUARD, WatchRepository
 from dealroom.services.turns.queue import new_run
 
@@ -99,13 +99,7 @@ class WatchFirer:
         """One step of the chain, under the watch's row lock (QW2, QW3)."""
         if watch.generation != generation:
             return []
-        participants = list(
-            await db.scalars(
-                select(Participant)
-                .where(Participant.room_id == watch.room_id)
-                .order_by(Participant.key)
-            )
-        )
+        participants = await RoomRepository(db).participants(watch.room_id)
         runs: list[AgentRun] = []
         if watch.step == GUARD:
             host = next((p for p in participants if p.key == Seat.HOST.value), None)
@@ -122,7 +116,7 @@ class WatchFirer:
                 )
             watch.step = CURATOR
         elif watch.step == CURATOR:
-            mode = await db.scalar(select(Room.mode).where(Room.id == watch.room_id))
+            mode = await RoomRepository(db).mode(watch.room_id)
             assert mode is not None  # the watch is the room's (a cascading foreign key)
             quiet = Quiet(watch.room_id, RoomMode(mode), generation, participants, now)
             runs = self.curator(quiet)

@@ -16,11 +16,9 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import cast
 
 import httpx
 import structlog
-from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from standardwebhooks import Webhook as Signer
 
@@ -28,7 +26,8 @@ from dealroom.config import Settings
 from dealroom.domain import webhooks as rules
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
+from dealroom.persistence.models import Webhook, WebhookAttempt, WebhookDelivery
+from dealroom.persistence.webhooks import WebhookRepository
 from dealroom.realtime.broker import Broker, InProcessBroker
 from dealroom.services.clock import Clock
 from dealroom.services.ops import metrics
@@ -180,27 +179,9 @@ class WebhookWorker:
         now = self.clock.now()
         lease = timedelta(seconds=self.settings.webhook_lease_seconds)
         async with UnitOfWork(self.sessionmaker) as unit:
-            db = unit.db
-            statement = (
-                select(WebhookDelivery, Webhook, WebhookEvent)
-                .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
-                .join(WebhookEvent, WebhookEvent.id == WebhookDelivery.event_id)
-                .where(
-                    WebhookDelivery.status == "pending",
-                    WebhookDelivery.next_attempt_at <= now,
-                    or_(WebhookDelivery.lease_until.is_(None), WebhookDelivery.lease_until < now),
-                    Webhook.status == "active",
-                )
-                .order_by(WebhookDelivery.next_attempt_at)
-                .limit(self.settings.webhook_batch)
-            )
-            if db.dialect == "postgresql":
-                statement = statement.with_for_update(of=WebhookDelivery, skip_locked=True)
+            due = await WebhookRepository(unit.db).due(now, self.settings.webhook_batch)
             claims: list[Claim] = []
-            for row in (await db.execute(statement)).all():
-                delivery, webhook, event = cast(  # the statement selects these three
-                    tuple[WebhookDelivery, Webhook, WebhookEvent], tuple(row)
-                )
+            for delivery, webhook, event in due:
                 if delivery.attempts > 0:
                     metrics.WEBHOOK_RETRIES.labels(event.type).inc()
                 delivery.attempts += 1
@@ -248,19 +229,12 @@ class WebhookWorker:
         async with UnitOfWork(self.sessionmaker, self.broker) as uow:
             db = uow.db
             now = self.clock.now()
+            stored = WebhookRepository(db)
             deliveries = {
-                d.id: d
-                for d in await db.scalars(
-                    select(WebhookDelivery).where(
-                        WebhookDelivery.id.in_([o.claim.delivery_id for o in outcomes])
-                    )
-                )
+                d.id: d for d in await stored.deliveries([o.claim.delivery_id for o in outcomes])
             }
             webhooks = {
-                w.id: w
-                for w in await db.scalars(
-                    select(Webhook).where(Webhook.id.in_({o.claim.webhook_id for o in outcomes}))
-                )
+                w.id: w for w in await stored.by_ids({o.claim.webhook_id for o in outcomes})
             }
             attempts = []
             for outcome in outcomes:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.messages import MessageRepository
@@ -113,6 +113,36 @@ class OfferRepository:
                 .order_by(OfferEvent.seq)
                 .limit(limit)
             )
+        )
+
+    async def latest_stage(
+        self, offer_id: uuid.UUID, *, before_seq: int | None = None
+    ) -> str | None:
+        """The offer's newest recorded stage (of the changes before ``before_seq``, if given);
+        None when it has none."""
+        statement = select(OfferEvent.stage).where(OfferEvent.offer_id == offer_id)
+        if before_seq is not None:
+            statement = statement.where(OfferEvent.seq < before_seq)
+        return await self.db.scalar(statement.order_by(OfferEvent.seq.desc()).limit(1))
+
+    async def in_statuses(self, room_id: uuid.UUID, statuses: Sequence[str]) -> list[Offer]:
+        """The room's offers in one of ``statuses``, oldest first."""
+        return list(
+            await self.db.scalars(
+                select(Offer)
+                .where(Offer.room_id == room_id, Offer.status.in_(statuses))
+                .order_by(Offer.created_at)
+            )
+        )
+
+    async def set_missing_buyer(
+        self, room_id: uuid.UUID, buyer_id: uuid.UUID, now: datetime
+    ) -> None:
+        """Make ``buyer_id`` the buyer of the room's offers that have none."""
+        await self.db.execute(
+            update(Offer)
+            .where(Offer.room_id == room_id, Offer.buyer_account_id.is_(None))
+            .values(buyer_account_id=buyer_id, updated_at=now)
         )
 
     # --- agreements and payments ----------------------------------------------------------

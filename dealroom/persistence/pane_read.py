@@ -6,7 +6,7 @@ the host's service names, each folded into a JSON array by a scalar subquery (``
 PostgreSQL, ``json_group_array`` on SQLite), instead of three or four statements of their own.
 
 The JSON arrays are read back into the same plain tuples a separate statement gives
-(``runs.SessionMessage``, ``runs.DispatchLine``), each value converted by its column's type
+(``runs.SessionMessage``, ``dispatches.DispatchLine``), each value converted by its column's type
 (:func:`decoder`), so nothing downstream sees a string where it saw a UUID or a datetime."""
 
 from __future__ import annotations

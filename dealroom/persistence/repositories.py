@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, and_, bindparam, case, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, case, delete, func, or_, select, update
 from sqlalchemy.orm import aliased
 
 from dealroom.persistence.db import Db
@@ -78,6 +78,18 @@ class AccountRepository:
                 .join(AccountManager, AccountManager.managed_id == Account.id)
                 .where(AccountManager.manager_id == manager_id)
                 .order_by(Account.handle)
+            )
+        )
+
+    async def any_exist(self) -> bool:
+        """Whether any account exists (a fresh database has none)."""
+        return await self.db.scalar(select(Account.id).limit(1)) is not None
+
+    async def revoke_manager(self, manager_id: uuid.UUID, managed_id: uuid.UUID) -> None:
+        """``manager_id`` may no longer act as ``managed_id`` (a no-op if it could not)."""
+        await self.db.execute(
+            delete(AccountManager).where(
+                AccountManager.manager_id == manager_id, AccountManager.managed_id == managed_id
             )
         )
 
@@ -171,8 +183,21 @@ class RoomRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
 
-    async def by_id(self, room_id: uuid.UUID) -> Room | None:
-        return await self.db.get(Room, room_id)
+    async def by_id(self, room_id: uuid.UUID, *, fresh: bool = False) -> Room | None:
+        """``fresh`` re-reads the row over whatever this session holds: call it after taking
+        the room's lock, so the decision is made on the committed state."""
+        if not fresh:
+            return await self.db.get(Room, room_id)
+        return await self.db.scalar(
+            select(Room).where(Room.id == room_id).execution_options(populate_existing=True)
+        )
+
+    async def locked(self, room_id: uuid.UUID) -> Room | None:
+        """The room with its row locked (``FOR UPDATE``) until the transaction ends."""
+        return await self.db.scalar(select(Room).where(Room.id == room_id).with_for_update())
+
+    async def mode(self, room_id: uuid.UUID) -> str | None:
+        return await self.db.scalar(select(Room.mode).where(Room.id == room_id))
 
     async def by_ids(self, ids: Sequence[uuid.UUID]) -> list[Room]:
         return list(await self.db.scalars(select(Room).where(Room.id.in_(ids))))

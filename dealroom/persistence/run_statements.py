@@ -118,7 +118,7 @@ def session_message() -> SessionSelect:
 
 
 DISPATCH_COLUMNS = tuple(cast(Table, Dispatch.__table__).c)
-"""A dispatch as a turn reads it (``runs.DispatchLine``): every column, as plain values."""
+"""A dispatch as a turn reads it (``dispatches.DispatchLine``): every column, as plain values."""
 
 
 @functools.cache

@@ -1,10 +1,10 @@
-"""Queries for the agent turn: runs (the durable job queue), dispatches, the model ledger,
-frustration flags and the memory writer's lease. Repositories flush, never commit."""
+"""Queries for the agent turn: runs (the durable job queue) and the pane's transcript as a turn
+reads it. (Dispatches: ``persistence.dispatches``.) Repositories flush, never commit."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -18,11 +18,7 @@ from sqlalchemy import (
 from dealroom.persistence import claim_statements as claims
 from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import (
-    AgentRun,
-    Dispatch,
-    Message,
-)
+from dealroom.persistence.models import AgentRun, Message
 
 
 class RunRepository:
@@ -45,6 +41,11 @@ class RunRepository:
         params = {"now": now, "limit": claims.CANDIDATES}
         found = await self.db.rows(claims.claim_candidate(), params)
         return found[0].id if found else None
+
+    async def queue_later(self, values: list[dict[str, Any]]) -> None:
+        """Insert new queued runs, given as their columns' values, with the unit's other
+        deferred writes (``Db.insert_values``: one INSERT, no mapped rows built)."""
+        await self.db.insert_values(q.runs(), values, later=True)
 
     async def claim(
         self, now: datetime, lease_until: datetime, *, run_id: uuid.UUID | None = None
@@ -143,6 +144,44 @@ class RunRepository:
         )
         return found is not None
 
+    async def pane_has(
+        self, participant_id: uuid.UUID, agent: str, *, statuses: Sequence[str]
+    ) -> bool:
+        """Whether the pane has a run of ``agent`` in one of ``statuses``."""
+        found = await self.db.scalar(
+            select(AgentRun.id)
+            .where(
+                AgentRun.participant_id == participant_id,
+                AgentRun.agent == agent,
+                AgentRun.status.in_(statuses),
+            )
+            .limit(1)
+        )
+        return found is not None
+
+    async def pane_has_untried(self, participant_id: uuid.UUID, agent: str) -> bool:
+        """Whether the pane has a run of ``agent`` queued and never started (no attempt yet)."""
+        found = await self.db.scalar(
+            select(AgentRun.id)
+            .where(
+                AgentRun.participant_id == participant_id,
+                AgentRun.agent == agent,
+                AgentRun.status == "queued",
+                AgentRun.attempts == 0,
+            )
+            .limit(1)
+        )
+        return found is not None
+
+    async def any_in(self, run_ids: Sequence[uuid.UUID], *, statuses: Sequence[str]) -> bool:
+        """Whether any of these runs is in one of ``statuses``."""
+        found = await self.db.scalar(
+            select(AgentRun.id)
+            .where(AgentRun.id.in_(run_ids), AgentRun.status.in_(statuses))
+            .limit(1)
+        )
+        return found is not None
+
     async def extend_lease(self, run_id: uuid.UUID, attempts: int, until: datetime) -> None:
         """Only while the run is still this claim (status running, same attempt)."""
         await self.db.execute(
@@ -191,6 +230,27 @@ class RunRepository:
             or 0
         )
 
+    async def failed_in_room(self, room_id: uuid.UUID) -> int:
+        """How many of the room's runs failed for good."""
+        return int(
+            await self.db.scalar(
+                select(func.count(AgentRun.id)).where(
+                    AgentRun.room_id == room_id, AgentRun.status == "failed"
+                )
+            )
+            or 0
+        )
+
+    async def queue_depth(self) -> list[tuple[str, str, int]]:
+        """``(agent, status, count)`` of the runs queued or running."""
+        found = await self.db.execute(
+            select(AgentRun.agent, AgentRun.status, func.count(AgentRun.id))
+            .where(AgentRun.status.in_(("queued", "running")))
+            .group_by(AgentRun.agent, AgentRun.status)
+        )
+        rows = (tuple(row) for row in found.all())  # the three selected columns
+        return [(str(agent), str(status), int(count)) for agent, status, count in rows]
+
     async def failed_for_pane(self, participant_id: uuid.UUID) -> list[AgentRun]:
         return list(
             await self.db.scalars(
@@ -199,67 +259,6 @@ class RunRepository:
                 .with_for_update()
             )
         )
-
-
-class DispatchRepository:
-    def __init__(self, db: Db) -> None:
-        self.db = db
-
-    async def by_id(self, dispatch_id: uuid.UUID) -> Dispatch | None:
-        return await self.db.get(Dispatch, dispatch_id)
-
-    async def recent(self, room_id: uuid.UUID, limit: int) -> list[DispatchLine]:
-        """The room's newest dispatches, oldest first, as plain values (read, never
-        changed: a run reads them every turn, and ORM rows cost twice the CPU)."""
-        rows = await self.db.rows(q.recent_dispatches(), {"room_id": room_id, "limit": limit})
-        return [DispatchLine._make(row) for row in reversed(rows)]
-
-    async def held(self, room_id: uuid.UUID) -> list[Dispatch]:
-        """The room's sends the firewall still holds for the principal (status ``held``),
-        oldest first."""
-        rows = await self.db.scalars(
-            select(Dispatch)
-            .where(Dispatch.room_id == room_id, Dispatch.status == "held")
-            .order_by(Dispatch.created_at, Dispatch.position)
-        )
-        return list(rows)
-
-    async def held_payloads(self, room_id: uuid.UUID) -> list[dict[str, Any]]:
-        """What the firewall's held sends carry (F6: their figures stay out of memory)."""
-        rows = await self.db.rows(q.held_payloads(), {"room_id": room_id})
-        return [dict(row[0] or {}) for row in rows]
-
-    async def recent_between(self, from_id: uuid.UUID, to_id: uuid.UUID, since: datetime) -> int:
-        return int(
-            await self.db.scalar(
-                select(func.count(Dispatch.id)).where(
-                    Dispatch.from_participant_id == from_id,
-                    Dispatch.to_participant_id == to_id,
-                    Dispatch.created_at >= since,
-                    Dispatch.status != "capped",
-                )
-            )
-            or 0
-        )
-
-
-class DispatchLine(NamedTuple):
-    """A dispatch as a turn reads it (``run_statements.DISPATCH_COLUMNS``): plain values,
-    not an ORM row."""
-
-    id: uuid.UUID
-    room_id: uuid.UUID
-    from_participant_id: uuid.UUID
-    to_participant_id: uuid.UUID
-    source_run_id: uuid.UUID
-    position: int
-    substance: str
-    payload: dict[str, Any]
-    status: str
-    chain_depth: int
-    delivered_message_id: uuid.UUID | None
-    created_at: datetime
-    delivered_at: datetime | None
 
 
 class SessionMessage(NamedTuple):
@@ -275,11 +274,10 @@ class SessionMessage(NamedTuple):
     relayed_dispatch_id: uuid.UUID | None
 
 
-# Rows are read into them by position (``_make``): two columns of one type could swap
-# silently if a statement's columns and these fields ever differed in order.
-for _line, _columns in ((SessionMessage, q.SESSION_COLUMNS), (DispatchLine, q.DISPATCH_COLUMNS)):
-    if _line._fields != tuple(column.key for column in _columns):
-        raise RuntimeError(f"{_line.__name__}'s fields and its statement's columns differ")
+# Rows are read into it by position (``_make``): two columns of one type could swap silently
+# if the statement's columns and these fields ever differed in order.
+if SessionMessage._fields != tuple(column.key for column in q.SESSION_COLUMNS):
+    raise RuntimeError("SessionMessage's fields and its statement's columns differ")
 
 
 class TranscriptRepository:
@@ -295,6 +293,17 @@ class TranscriptRepository:
             .limit(limit)
         )
         return list(reversed(rows))
+
+    async def before(self, participant_id: uuid.UUID, seq: int, *, limit: int) -> list[Message]:
+        """The pane's ``limit`` messages before ``seq``, newest first."""
+        return list(
+            await self.db.scalars(
+                select(Message)
+                .where(Message.participant_id == participant_id, Message.seq < seq)
+                .order_by(Message.seq.desc())
+                .limit(limit)
+            )
+        )
 
     async def current_session(self, participant_id: uuid.UUID, limit: int) -> list[SessionMessage]:
         """The pane's current session (its newest ``session_no``), oldest first. ``limit``

@@ -14,8 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.persistence import pane_read
 from dealroom.persistence.db import Db
+from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.models import Dispatch, Message, Participant, Service
-from dealroom.persistence.runs import DispatchRepository, TranscriptRepository
+from dealroom.persistence.runs import TranscriptRepository
 from dealroom.services.turns.context import people
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process

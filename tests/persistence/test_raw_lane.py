@@ -37,7 +37,7 @@ from dealroom.persistence.models import (
     UTCDateTime,
 )
 from dealroom.persistence.repositories import GuestCount, RoomRepository, WriterRead
-from dealroom.services.accounts import throttle
+from dealroom.persistence.throttles import ThrottleRepository
 from tests.support.clock import ManualClock
 from tests.support.rooms import guest_room_in_process, queued_runs
 from tests.support.statements import heard
@@ -569,7 +569,7 @@ async def test_a_posts_room_read_and_throttle_go_by_the_lane_reading_what_sqlalc
 
     async def post_reads(db: Db) -> tuple[WriterRead | None, int]:
         found = await RoomRepository(db).for_writer(opened.room.id, count=count)
-        hits = await throttle._increment(db, "lanewriter:ip", clock.now(), clock.now())
+        hits = await ThrottleRepository(db).increment("lanewriter:ip", clock.now(), clock.now())
         return found, hits
 
     by_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, post_reads)

@@ -10,13 +10,12 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import select, update
-
 from dealroom.domain.access import Viewer
 from dealroom.domain.errors import DomainError, ErrorCode, bad_input, forbidden, unauthenticated
 from dealroom.domain.scopes import API_KEY_PREFIX
+from dealroom.persistence.api_keys import ApiKeyRepository
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Account, ApiKey
+from dealroom.persistence.models import Account
 from dealroom.persistence.repositories import AccountRepository, SessionRepository
 from dealroom.services.clock import Clock
 
@@ -134,14 +133,13 @@ async def authenticate(db: Db, clock: Clock, key: str) -> KeyIdentity:
     written and committed here, on the request's own unit of work: the scope gate
     (``schema/scope_gate.py``) resolves a key before any resolver runs, so nothing else is in
     that transaction yet (and SQLite's single connection rules out a second one)."""
-    row = await db.scalar(
-        select(ApiKey).where(ApiKey.key_hash == digest(key), ApiKey.revoked_at.is_(None))
-    )
+    keys = ApiKeyRepository(db)
+    row = await keys.live_by_hash(digest(key))
     account = await db.get(Account, row.account_id) if row is not None else None
     if row is None or account is None:
         raise unauthenticated("That API key is not valid or was revoked.")
     now = clock.now()
     if row.last_used_at is None or now - row.last_used_at >= LAST_USED_GRANULARITY:
-        await db.execute(update(ApiKey).where(ApiKey.id == row.id).values(last_used_at=now))
+        await keys.mark_used(row.id, now)
         await db.commit()
     return KeyIdentity(account=account, scopes=frozenset(row.scopes or ()))

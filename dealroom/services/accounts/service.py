@@ -6,7 +6,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
 from dealroom.domain import validation
@@ -134,11 +133,7 @@ async def revoke_manager(db: Db, *, manager_handle: str, managed_handle: str) ->
     managed = await accounts.by_handle(managed_handle)
     if manager is None or managed is None:
         raise not_found("Account")
-    await db.execute(
-        delete(AccountManager).where(
-            AccountManager.manager_id == manager.id, AccountManager.managed_id == managed.id
-        )
-    )
+    await accounts.revoke_manager(manager.id, managed.id)
 
 
 async def set_operator(db: Db, *, handle: str, operator: bool) -> None:

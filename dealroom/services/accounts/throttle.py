@@ -21,15 +21,9 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Executable, bindparam, delete, select
-from sqlalchemy.dialects.postgresql import Insert as PgInsert
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Throttle
+from dealroom.persistence.throttles import ThrottleRepository
 
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -53,60 +47,11 @@ def rate_limited(message: str, retry_after: int) -> DomainError:
     return DomainError(ErrorCode.RATE_LIMITED, message, retryAfterSeconds=retry_after)
 
 
-def _increment_statement(insert: PgInsert | SqliteInsert, *, capped: bool = False) -> Executable:
-    """The upsert of one hit; ``capped``: only while the count is under ``:limit`` (a hit
-    over it changes nothing and returns no row)."""
-    now = bindparam("now", type_=Throttle.updated_at.type)
-    return (
-        insert.values(
-            key=bindparam("key", type_=Throttle.key.type),
-            window_start=bindparam("window", type_=Throttle.window_start.type),
-            count=1,
-            updated_at=now,
-        )
-        .on_conflict_do_update(
-            index_elements=[Throttle.key, Throttle.window_start],
-            set_={"count": Throttle.count + 1, "updated_at": now},
-            where=Throttle.count < bindparam("limit", type_=Throttle.count.type)
-            if capped
-            else None,
-        )
-        .returning(Throttle.count)
-    )
-
-
-# Built once per dialect: every post counts a hit, and building the upsert per call costs more CPU
-# than its round trip.
-_INCREMENT: dict[str, Executable] = {
-    "postgresql": _increment_statement(pg_insert(Throttle)),
-    "sqlite": _increment_statement(sqlite_insert(Throttle)),
-}
-
-
-_CAPPED_INCREMENT: Executable = _increment_statement(pg_insert(Throttle), capped=True)
-_PRUNE: Executable = delete(Throttle).where(
-    Throttle.key == bindparam("key", type_=Throttle.key.type),
-    Throttle.window_start < bindparam("window", type_=Throttle.window_start.type),
-)
-
-
-async def _increment(db: Db, key: str, window: datetime, now: datetime) -> int:
-    """Add one hit to (key, window) atomically; returns the new count."""
-    params = {"key": key, "window": window, "now": now}
-    # On the raw lane: through SQLAlchemy's execution path the upsert costs about three times the
-    # CPU (on SQLite every post comes here; see also ``hit_at_commit``).
-    ((found,),) = await db.rows(_INCREMENT[db.dialect], params)
-    count = int(found)
-    if count == 1:
-        # The key's first hit in this window: its older windows are over. Pruning only here
-        # costs one DELETE per key and window, not one per hit.
-        await db.execute(_PRUNE, {"key": key, "window": window})
-    return count
-
-
 async def hit(db: Db, limit: Limit, subject: str, now: datetime, message: str) -> None:
     """Count one hit in the caller's transaction; RATE_LIMITED past the limit."""
-    count = await _increment(db, f"{limit.name}:{subject}", limit.window(now), now)
+    count = await ThrottleRepository(db).increment(
+        f"{limit.name}:{subject}", limit.window(now), now
+    )
     if count > limit.count:
         raise rate_limited(message, limit.retry_after(now))
 
@@ -121,26 +66,27 @@ async def hit_at_commit(db: Db, limit: Limit, subject: str, now: datetime, messa
     if db.dialect != "postgresql":
         await hit(db, limit, subject, now, message)
         return
-    key = f"{limit.name}:{subject}"
-    window = limit.window(now)
     retry_after = limit.retry_after(now)
-    db.defer(
-        _CAPPED_INCREMENT,
-        {"key": key, "window": window, "now": now, "limit": limit.count},
+    ThrottleRepository(db).increment_later(
+        f"{limit.name}:{subject}",
+        limit.window(now),
+        now,
+        limit=limit.count,
         refuse=lambda: rate_limited(message, retry_after),
     )
-    db.defer(_PRUNE, {"key": key, "window": window})
 
 
 async def record(db: Db, limit: Limit, subject: str, now: datetime) -> int:
     """Count one hit and commit it (``db`` holds no other work); returns the window's count."""
-    count = await _increment(db, f"{limit.name}:{subject}", limit.window(now), now)
+    count = await ThrottleRepository(db).increment(
+        f"{limit.name}:{subject}", limit.window(now), now
+    )
     await db.commit()
     return count
 
 
 async def clear(db: Db, limit: Limit, subject: str) -> None:
-    await db.execute(delete(Throttle).where(Throttle.key == f"{limit.name}:{subject}"))
+    await ThrottleRepository(db).clear(f"{limit.name}:{subject}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,11 +99,8 @@ class Backoff:
 
     async def check(self, db: Db, subject: str, now: datetime, message: str) -> None:
         """RATE_LIMITED while the wait after the last failure lasts."""
-        row = await db.scalar(
-            select(Throttle).where(
-                Throttle.key == f"{self.limit.name}:{subject}",
-                Throttle.window_start == self.limit.window(now),
-            )
+        row = await ThrottleRepository(db).in_window(
+            f"{self.limit.name}:{subject}", self.limit.window(now)
         )
         if row is None or row.count < self.free:
             return

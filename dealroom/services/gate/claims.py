@@ -17,21 +17,21 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import structlog
-from sqlalchemy import select, update
 
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.errors import DomainError, ErrorCode, not_found
-from dealroom.domain.seats import RoomKind, Seat, deal_room_title
+from dealroom.domain.seats import deal_room_title
 from dealroom.persistence.db import Db
+from dealroom.persistence.effects import PendingEffectRepository
 from dealroom.persistence.models import (
     Account,
     AgentRun,
-    Offer,
     Participant,
-    PendingEffect,
     Room,
 )
+from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import RoomRepository
+from dealroom.persistence.seats import SeatRepository
 from dealroom.services.accounts.identity import digest
 from dealroom.services.clock import Clock
 from dealroom.services.gate import effects
@@ -65,18 +65,7 @@ async def claim_guest_rooms(
     bound to another account). Without it (sign-up, sign-in), rooms that cannot be claimed are
     left as they are. The caller commits, then publishes and announces."""
     guest_hash = digest(guest_key)
-    seats = list(
-        await db.scalars(
-            select(Participant)
-            .join(Room, Room.id == Participant.room_id)
-            .where(
-                Participant.guest_key_hash == guest_hash,
-                Participant.key == Seat.VISITOR.value,
-                Room.kind == RoomKind.DEAL.value,
-            )
-            .order_by(Participant.room_id)  # one lock order for every claim: no deadlock
-        )
-    )
+    seats = await SeatRepository(db).guest_visits(guest_hash)  # one lock order: no deadlock
     if room_id is not None:
         target = next((p for p in seats if p.room_id == room_id), None)
         if target is None:
@@ -102,23 +91,15 @@ async def _claim_one(
             raise DomainError(ErrorCode.CONFLICT, "You cannot be the visitor in your own room.")
         return False
     # The binding itself is conditional, so two racing claims bind once.
-    result = await db.execute(
-        update(Participant)
-        .where(Participant.id == seat.id, Participant.account_id.is_(None))
-        .values(account_id=account.id)
-    )
-    if int(getattr(result, "rowcount", 0) or 0) != 1:
-        bound = await db.scalar(select(Participant.account_id).where(Participant.id == seat.id))
+    seats = SeatRepository(db)
+    if not await seats.bind(seat.id, account.id):
+        bound = await seats.account_of(seat.id)
         if bound != account.id and strict:
             raise DomainError(ErrorCode.CONFLICT, "That room is already bound to another account.")
         return False  # claimed before (this account: nothing more to do) or by another
     host = await db.get(Account, room.host_account_id)
     room.title = deal_room_title(host.display_name if host else "", account.display_name)
-    await db.execute(
-        update(Offer)
-        .where(Offer.room_id == room.id, Offer.buyer_account_id.is_(None))
-        .values(buyer_account_id=account.id, updated_at=now)
-    )
+    await OfferRepository(db).set_missing_buyer(room.id, account.id, now)
     claimed.published.append(await login_required_changed(db, room.id, seat.id, value=False))
     if await _rows_left(db, room.id):
         await db.add(replay_run(room.id, seat.id, clock))
@@ -137,9 +118,4 @@ def replay_run(
 
 
 async def _rows_left(db: Db, room_id: uuid.UUID) -> bool:
-    found = await db.scalar(
-        select(PendingEffect.id)
-        .where(PendingEffect.room_id == room_id, PendingEffect.status.in_(LEFT))
-        .limit(1)
-    )
-    return found is not None
+    return await PendingEffectRepository(db).any_in(room_id, LEFT)

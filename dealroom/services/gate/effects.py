@@ -24,14 +24,15 @@ from enum import StrEnum
 from typing import Any, assert_never
 
 import structlog
-from sqlalchemy import func, select
 
 from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
-from dealroom.domain.seats import RoomKind, RoomMode, Seat
+from dealroom.domain.seats import RoomKind, RoomMode
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Dispatch, Participant, PendingEffect, Room
-from dealroom.persistence.runs import DispatchRepository
+from dealroom.persistence.dispatches import DispatchRepository
+from dealroom.persistence.effects import PendingEffectRepository
+from dealroom.persistence.models import AgentRun, Dispatch, PendingEffect
+from dealroom.persistence.seats import SeatRepository
 from dealroom.services.live.publish import Publish
 from dealroom.services.offers.actions import close_live_offer, queue_offer_gen
 from dealroom.services.offers.reads import room_stage
@@ -173,26 +174,21 @@ async def _gate(db: Db, room: Outbound) -> tuple[bool, uuid.UUID | None]:
     under the room lock. A signed-in or act-as visitor is bound to an account, a demo room's
     visitor is its host, a home room has no visitor: none of them is ever gated."""
     if room._gate is None:
-        row = (
-            await db.execute(
-                select(Participant.id, Participant.account_id, Room.kind, Room.mode)
-                .join(Room, Room.id == Participant.room_id)
-                .where(Participant.room_id == room.room_id, Participant.key == Seat.VISITOR.value)
-            )
-        ).first()
-        if row is None:
+        seat = await SeatRepository(db).visitor(room.room_id)
+        if seat is None:
             room._gate = (False, None)
         else:
-            visitor_id, account_id, kind, mode = tuple(row)
-            gated = account_id is None and kind == RoomKind.DEAL and mode != RoomMode.DEMO
-            room._gate = (gated, visitor_id)
+            gated = (
+                seat.account_id is None
+                and seat.room_kind == RoomKind.DEAL
+                and seat.room_mode != RoomMode.DEMO
+            )
+            room._gate = (gated, seat.id)
     return room._gate
 
 
 async def _hold(db: Db, room: Outbound, effect: Effect, visitor_id: uuid.UUID) -> None:
-    last = await db.scalar(
-        select(func.max(PendingEffect.seq)).where(PendingEffect.room_id == room.room_id)
-    )
+    last = await PendingEffectRepository(db).last_seq(room.room_id)
     waiting = await held_count(db, room.room_id) if last is not None else 0
     stage = await room_stage(db, room.room_id)
     await db.add(
@@ -216,14 +212,7 @@ async def _hold(db: Db, room: Outbound, effect: Effect, visitor_id: uuid.UUID) -
 
 
 async def held_count(db: Db, room_id: uuid.UUID) -> int:
-    return int(
-        await db.scalar(
-            select(func.count(PendingEffect.id)).where(
-                PendingEffect.room_id == room_id, PendingEffect.status == HELD
-            )
-        )
-        or 0
-    )
+    return await PendingEffectRepository(db).count(room_id, HELD)
 
 
 async def _perform(db: Db, room: Outbound, effect: Effect) -> None:

@@ -27,20 +27,16 @@ from decimal import Decimal
 from typing import Any, Final
 
 import structlog
-from sqlalchemy import select
 
 from dealroom.domain import crossing, firewall, visibility
 from dealroom.domain.limits import limits_of
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
+from dealroom.persistence.dispatches import DispatchLine, DispatchRepository
 from dealroom.persistence.models import Dispatch, Flag, Message
 from dealroom.persistence.pane_read import Occupant
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.persistence.runs import (
-    DispatchLine,
-    SessionMessage,
-    TranscriptRepository,
-)
+from dealroom.persistence.runs import SessionMessage, TranscriptRepository
 from dealroom.services.gate import effects
 from dealroom.services.rooms import pane_lines
 from dealroom.services.turns.context import RunSnapshot, TurnContext
@@ -221,15 +217,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
         asked = await _asked_since_last_word(db, ctx.pane.id, trigger)
         held = [
             d
-            for d in await db.scalars(
-                select(Dispatch)
-                .where(
-                    Dispatch.room_id == ctx.room_id,
-                    Dispatch.from_participant_id == ctx.pane.id,
-                    Dispatch.status == HELD,
-                )
-                .order_by(Dispatch.created_at, Dispatch.position)
-            )
+            for d in await DispatchRepository(db).held_from(ctx.room_id, ctx.pane.id)
             if str((d.payload or {}).get(ASKED, {}).get("askedMessageId")) in asked
         ]
         if not held:
@@ -263,14 +251,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
 async def _asked_since_last_word(db: Db, pane_id: uuid.UUID, trigger: SessionMessage) -> set[str]:
     """The agent lines of the pane since the principal last wrote before ``trigger``: the
     questions this yes answers."""
-    before = list(
-        await db.scalars(
-            select(Message)
-            .where(Message.participant_id == pane_id, Message.seq < trigger.seq)
-            .order_by(Message.seq.desc())
-            .limit(50)
-        )
-    )
+    before = await TranscriptRepository(db).before(pane_id, trigger.seq, limit=50)
     asked: set[str] = set()
     for message in before:
         if message.author_kind == AuthorKind.PARTICIPANT.value:

@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import Any
 
 import structlog
-from sqlalchemy import delete, select
 
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.models.pricing import PRICES
@@ -30,7 +29,9 @@ from dealroom.persistence.models import (
     Participant,
     Room,
 )
+from dealroom.persistence.ops import OpsRepository
 from dealroom.persistence.repositories import RoomRepository
+from dealroom.persistence.seats import SeatRepository
 from dealroom.services.accounts.identity import Identity
 from dealroom.services.clock import Clock
 from dealroom.services.gate import goal_effects
@@ -80,18 +81,14 @@ async def audit(
 async def _room(db: Db, room_id: uuid.UUID, *, lock: bool) -> Room:
     if lock:
         await RoomRepository(db).lock(room_id)
-    room = await db.scalar(
-        select(Room).where(Room.id == room_id).execution_options(populate_existing=True)
-    )
+    room = await RoomRepository(db).by_id(room_id, fresh=True)
     if room is None:
         raise not_found("Room")
     return room
 
 
 async def _pane(db: Db, room_id: uuid.UUID, seat: Seat) -> Participant:
-    pane = await db.scalar(
-        select(Participant).where(Participant.room_id == room_id, Participant.key == seat.value)
-    )
+    pane = await SeatRepository(db).by_key(room_id, seat.value)
     if pane is None:
         raise not_found("Pane")
     return pane
@@ -197,11 +194,7 @@ async def override_goal(
     room.memory = document
     room.memory_version += 1
     room.memory_updated_at = now
-    host = await db.scalar(
-        select(Participant.id).where(
-            Participant.room_id == room_id, Participant.key == Seat.HOST.value
-        )
-    )
+    host = await SeatRepository(db).id_by_key(room_id, Seat.HOST.value)
     await goal_effects.fire(
         db,
         outbound,
@@ -246,8 +239,7 @@ async def release_pane(
     operator = require_operator(identity)
     await _room(db, room_id, lock=True)
     pane = await _pane(db, room_id, seat)
-    result = await db.execute(delete(PaneTakeover).where(PaneTakeover.participant_id == pane.id))
-    released = bool(getattr(result, "rowcount", 0))
+    released = await OpsRepository(db).release_takeover(pane.id)
     await audit(
         db,
         operator,

@@ -7,11 +7,12 @@ import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sqlalchemy import func, select
-
 from dealroom.domain.errors import forbidden, not_found
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, Flag, GuardVerdict, ModelCall, Room
+from dealroom.persistence.models import Flag, GuardVerdict, Room
+from dealroom.persistence.ops import OpsRepository, VerdictRepository
+from dealroom.persistence.runs import RunRepository
+from dealroom.persistence.spend import SpendRepository
 from dealroom.services.accounts.identity import Identity
 
 
@@ -38,49 +39,19 @@ async def room_ops(db: Db, identity: Identity, room_id: uuid.UUID, *, flags: int
         raise forbidden("Operators only.")
     if await db.get(Room, room_id) is None:
         raise not_found("Room")
-    rows = list(
-        await db.scalars(
-            select(Flag)
-            .where(Flag.room_id == room_id)
-            .order_by(Flag.created_at.desc(), Flag.id.desc())
-            .limit(flags)
-        )
-    )
-    totals: tuple[int, int, int, int, Decimal | int] = tuple(
-        (
-            await db.execute(
-                select(
-                    func.count(ModelCall.id),
-                    func.coalesce(func.sum(ModelCall.input_tokens), 0),
-                    func.coalesce(func.sum(ModelCall.output_tokens), 0),
-                    func.coalesce(func.sum(ModelCall.cached_tokens), 0),
-                    func.coalesce(func.sum(ModelCall.price_usd), 0),
-                ).where(ModelCall.room_id == room_id)
-            )
-        ).one()
-    )
-    failed = await db.scalar(
-        select(func.count(AgentRun.id)).where(
-            AgentRun.room_id == room_id, AgentRun.status == "failed"
-        )
-    )
+    rows = await OpsRepository(db).flags_page(room_id, limit=flags)
+    totals = await SpendRepository(db).room_usage(room_id)
+    failed = await RunRepository(db).failed_in_room(room_id)
     return RoomOps(
         room_id=room_id,
         flags=rows,
         usage=Usage(
-            calls=int(totals[0]),
-            input_tokens=int(totals[1]),
-            output_tokens=int(totals[2]),
-            cached_tokens=int(totals[3]),
-            price_usd=Decimal(str(totals[4])),
+            calls=totals.calls,
+            input_tokens=totals.input_tokens,
+            output_tokens=totals.output_tokens,
+            cached_tokens=totals.cached_tokens,
+            price_usd=totals.price_usd,
         ),
-        failed_runs=int(failed or 0),
-        verdicts=list(
-            await db.scalars(
-                select(GuardVerdict)
-                .where(GuardVerdict.room_id == room_id)
-                .order_by(GuardVerdict.created_at.desc(), GuardVerdict.id.desc())
-                .limit(flags)
-            )
-        ),
+        failed_runs=failed,
+        verdicts=await VerdictRepository(db).latest(room_id, flags),
     )

@@ -14,12 +14,12 @@ from typing import TypeVar
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select
 
 from dealroom import gc_tuning
 from dealroom.agents.models.base import Usage
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import AgentRun, WebhookDelivery
+from dealroom.persistence.runs import RunRepository
+from dealroom.persistence.webhooks import WebhookRepository
 
 T = TypeVar("T")
 
@@ -199,15 +199,6 @@ def timed(agent: str, handler: Callable[[T], Awaitable[None]]) -> Callable[[T], 
 async def refresh(db: Db) -> None:
     """Gauges of shared state, read from the database at scrape time."""
     QUEUE_DEPTH.clear()
-    found = await db.execute(
-        select(AgentRun.agent, AgentRun.status, func.count(AgentRun.id))
-        .where(AgentRun.status.in_(("queued", "running")))
-        .group_by(AgentRun.agent, AgentRun.status)
-    )
-    for row in found.all():
-        agent, status, count = tuple(row)  # the three selected columns
+    for agent, status, count in await RunRepository(db).queue_depth():
         QUEUE_DEPTH.labels(agent, status).set(count)
-    pending = await db.scalar(
-        select(func.count(WebhookDelivery.id)).where(WebhookDelivery.status == "pending")
-    )
-    WEBHOOK_BACKLOG.set(pending or 0)
+    WEBHOOK_BACKLOG.set(await WebhookRepository(db).pending_deliveries())

@@ -12,9 +12,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Generic, TypeVar
-
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select
+from typing import Generic, TypeVar
 
 from dealroom.agents import (
     acc_update,
@@ -36,19 +34,18 @@ from dealroom.persistence.models import (
     Flag,
     GoalEvent,
     GuardVerdict,
-    ModelCall,
-    OfferEvent,
     OpsAction,
     PaneTakeover,
-    Participant,
     Room,
 )
+from dealroom.persistence.ops import OpsRepository, RunFound
+from dealroom.persistence.paging import After
+from dealroom.persistence.repositories import AccountRepository
+from dealroom.persistence.spend import RunSpend, SpendRepository
 from dealroom.services.accounts.identity import Identity
-from dealroom.services.ops.spend import Spend, spend_columns, spend_row, total_spend
+from dealroom.services.ops.spend import Spend, total_spend
 
 T = TypeVar("T")
-AnySelect = Select[*tuple[Any, ...]]
-S = TypeVar("S", bound=AnySelect)
 
 
 def require_operator(identity: Identity) -> Account:
@@ -83,29 +80,8 @@ class Page(Generic[T]):
     has_next: bool
 
 
-def _stage_of_room() -> ColumnElement[str]:
-    """The room's live stage: its latest stage change (each change is recorded), or
-    NO_WRITTEN_OFFER."""
-    latest = (
-        select(OfferEvent.stage)
-        .where(OfferEvent.room_id == Room.id)
-        .order_by(OfferEvent.seq.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
-    return func.coalesce(latest, Stage.NO_WRITTEN_OFFER.value)
-
-
-def _flags_of_room() -> ColumnElement[int]:
-    return select(func.count(Flag.id)).where(Flag.room_id == Room.id).scalar_subquery()
-
-
-def _after(statement: S, at: Any, key: Any, cursor: str | None) -> S:
-    """Keyset paging, newest first, on (timestamp, id)."""
-    if cursor is None:
-        return statement
-    stamp, last_id = parse_room_cursor(cursor)
-    return statement.where(or_(at < stamp, and_(at == stamp, key < last_id)))
+def _after(cursor: str | None) -> After | None:
+    return None if cursor is None else parse_room_cursor(cursor)
 
 
 def cursor_of(at: datetime, key: uuid.UUID) -> str:
@@ -116,40 +92,24 @@ async def ops_rooms(
     db: Db, identity: Identity, room_filter: RoomFilter, *, first: int, after: str | None
 ) -> Page[OpsRoomRow]:
     require_operator(identity)
-    stage = _stage_of_room().label("stage")
-    flags = _flags_of_room().label("flags")
-    statement = (
-        select(Room, Account.handle, stage, flags)
-        .join(Account, Account.id == Room.host_account_id)
-        .order_by(Room.last_activity_at.desc(), Room.id.desc())
-        .limit(first + 1)
+    found = await OpsRepository(db).rooms_page(
+        limit=first + 1,
+        after_row=_after(after),
+        host_handle=room_filter.host_handle.strip().lower() if room_filter.host_handle else None,
+        stage=room_filter.stage,
+        flagged=room_filter.flagged,
+        min_spend_usd=room_filter.min_spend_usd,
     )
-    statement = _after(statement, Room.last_activity_at, Room.id, after)
-    if room_filter.host_handle:
-        statement = statement.where(Account.handle == room_filter.host_handle.strip().lower())
-    if room_filter.stage is not None:
-        statement = statement.where(_stage_of_room() == room_filter.stage.value)
-    if room_filter.flagged is not None:
-        has = _flags_of_room() > 0
-        statement = statement.where(has if room_filter.flagged else ~has)
-    if room_filter.min_spend_usd is not None:
-        total = (
-            select(func.coalesce(func.sum(ModelCall.price_usd), 0))
-            .where(ModelCall.room_id == Room.id)
-            .scalar_subquery()
-        )
-        statement = statement.where(total >= room_filter.min_spend_usd)
-    found: list[tuple[Any, ...]] = [tuple(r) for r in (await db.execute(statement)).all()]
     rows = found[:first]
-    totals = await total_spend(db, [r[0].id for r in rows])
+    totals = await total_spend(db, [r.room.id for r in rows])
     return Page(
         rows=[
             OpsRoomRow(
-                room=r[0],
-                host_handle=r[1],
-                stage=r[2],
-                flag_count=int(r[3]),
-                spend=totals.get(r[0].id),
+                room=r.room,
+                host_handle=r.host_handle,
+                stage=r.stage,
+                flag_count=r.flag_count,
+                spend=totals.get(r.room.id),
             )
             for r in rows
         ],
@@ -159,22 +119,15 @@ async def ops_rooms(
 
 async def ops_room(db: Db, identity: Identity, room_id: uuid.UUID) -> OpsRoomRow:
     require_operator(identity)
-    found = (
-        await db.execute(
-            select(Room, Account.handle, _stage_of_room(), _flags_of_room())
-            .join(Account, Account.id == Room.host_account_id)
-            .where(Room.id == room_id)
-        )
-    ).one_or_none()
-    if found is None:
+    row = await OpsRepository(db).room(room_id)
+    if row is None:
         raise not_found("Room")
-    row: tuple[Any, ...] = tuple(found)
     totals = await total_spend(db, [room_id])
     return OpsRoomRow(
-        room=row[0],
-        host_handle=row[1],
-        stage=row[2],
-        flag_count=int(row[3]),
+        room=row.room,
+        host_handle=row.host_handle,
+        stage=row.stage,
+        flag_count=row.flag_count,
         spend=totals.get(room_id),
     )
 
@@ -205,46 +158,21 @@ async def runs(
     """Every agent run of the room, newest first, with its status, tokens, price, model
     latency and, for a Guard run, its verdict row."""
     require_operator(identity)
-    statement = (
-        select(AgentRun, Participant.key, GuardVerdict)
-        .join(Participant, Participant.id == AgentRun.participant_id)
-        .outerjoin(GuardVerdict, GuardVerdict.run_id == AgentRun.id)
-        .where(AgentRun.room_id == room_id)
-        .order_by(AgentRun.created_at.desc(), AgentRun.id.desc())
-        .limit(first + 1)
+    found = await OpsRepository(db).runs_page(
+        room_id, limit=first + 1, after_row=_after(after), agent=agent
     )
-    if agent is not None:
-        statement = statement.where(AgentRun.agent == agent)
-    statement = _after(statement, AgentRun.created_at, AgentRun.id, after)
-    found: list[tuple[Any, ...]] = [tuple(r) for r in (await db.execute(statement)).all()]
     rows = found[:first]
-    ids = [r[0].id for r in rows]
-    usage: dict[uuid.UUID, tuple[Spend, int]] = {}
-    if ids:
-        statement_usage = (
-            select(
-                ModelCall.run_id,
-                *spend_columns(),
-                func.coalesce(func.sum(ModelCall.latency_ms), 0),
-            )
-            .where(ModelCall.run_id.in_(ids))
-            .group_by(ModelCall.run_id)
-        )
-        for found_row in (await db.execute(statement_usage)).all():
-            row: tuple[Any, ...] = tuple(found_row)
-            usage[row[0]] = (spend_row(row[0], row[1:7]), int(row[7]))
-    return Page(
-        rows=[
-            RunRow(
-                run=r[0],
-                pane=r[1],
-                usage=usage.get(r[0].id, (None, 0))[0],
-                latency_ms=usage.get(r[0].id, (None, 0))[1],
-                guard=r[2],
-            )
-            for r in rows
-        ],
-        has_next=len(found) > first,
+    usage = await SpendRepository(db).for_runs([r.run.id for r in rows])
+    return Page(rows=[_run_row(r, usage.get(r.run.id)) for r in rows], has_next=len(found) > first)
+
+
+def _run_row(found: RunFound, spent: RunSpend | None) -> RunRow:
+    return RunRow(
+        run=found.run,
+        pane=found.pane,
+        usage=spent.spend if spent is not None else None,
+        latency_ms=spent.latency_ms if spent is not None else 0,
+        guard=found.guard,
     )
 
 
@@ -252,14 +180,9 @@ async def goal_events(
     db: Db, identity: Identity, room_id: uuid.UUID, *, first: int, after: str | None
 ) -> Page[GoalEvent]:
     require_operator(identity)
-    statement = (
-        select(GoalEvent)
-        .where(GoalEvent.room_id == room_id)
-        .order_by(GoalEvent.created_at.desc(), GoalEvent.id.desc())
-        .limit(first + 1)
+    found = await OpsRepository(db).goal_events_page(
+        room_id, limit=first + 1, after_row=_after(after)
     )
-    statement = _after(statement, GoalEvent.created_at, GoalEvent.id, after)
-    found = list(await db.scalars(statement))
     return Page(rows=found[:first], has_next=len(found) > first)
 
 
@@ -267,14 +190,7 @@ async def flags(
     db: Db, identity: Identity, room_id: uuid.UUID, *, first: int, after: str | None
 ) -> Page[Flag]:
     require_operator(identity)
-    statement = (
-        select(Flag)
-        .where(Flag.room_id == room_id)
-        .order_by(Flag.created_at.desc(), Flag.id.desc())
-        .limit(first + 1)
-    )
-    statement = _after(statement, Flag.created_at, Flag.id, after)
-    found = list(await db.scalars(statement))
+    found = await OpsRepository(db).flags_page(room_id, limit=first + 1, after_row=_after(after))
     return Page(rows=found[:first], has_next=len(found) > first)
 
 
@@ -282,15 +198,7 @@ async def takeovers(
     db: Db, identity: Identity, room_id: uuid.UUID
 ) -> list[tuple[str, PaneTakeover]]:
     require_operator(identity)
-    rows = (
-        await db.execute(
-            select(Participant.key, PaneTakeover)
-            .join(PaneTakeover, PaneTakeover.participant_id == Participant.id)
-            .where(Participant.room_id == room_id)
-            .order_by(Participant.key)
-        )
-    ).all()
-    return [(str(t[0]), t[1]) for t in (tuple(r) for r in rows)]
+    return await OpsRepository(db).takeovers(room_id)
 
 
 def verdict_of(run: AgentRun, guard: GuardVerdict | None = None) -> str:
@@ -355,7 +263,7 @@ def agent_prompts(identity: Identity) -> list[Prompt]:
 
 async def ops_account(db: Db, identity: Identity, handle: str) -> Account:
     require_operator(identity)
-    account = await db.scalar(select(Account).where(Account.handle == handle.strip().lower()))
+    account = await AccountRepository(db).by_handle(handle.strip().lower())
     if account is None:
         raise not_found("Account")
     return account
@@ -370,11 +278,9 @@ async def ops_actions(
     after: str | None,
 ) -> Page[OpsAction]:
     require_operator(identity)
-    statement = select(OpsAction).order_by(OpsAction.created_at.desc(), OpsAction.id.desc())
-    if room_id is not None:
-        statement = statement.where(OpsAction.room_id == room_id)
-    statement = _after(statement.limit(first + 1), OpsAction.created_at, OpsAction.id, after)
-    found = list(await db.scalars(statement))
+    found = await OpsRepository(db).actions_page(
+        room_id=room_id, limit=first + 1, after_row=_after(after)
+    )
     return Page(rows=found[:first], has_next=len(found) > first)
 
 

@@ -8,10 +8,10 @@ import uuid
 from dataclasses import dataclass
 
 import structlog
-from sqlalchemy import select
 
 from dealroom.domain import scopes as scope_rules
 from dealroom.domain.errors import DomainError, ErrorCode, bad_input, not_found, unauthenticated
+from dealroom.persistence.api_keys import ApiKeyRepository
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, ApiKey
 from dealroom.services.accounts.identity import Identity, digest
@@ -78,10 +78,4 @@ async def revoke_api_key(db: Db, clock: Clock, identity: Identity, key_id: uuid.
 
 async def api_keys_of(db: Db, identity: Identity) -> list[ApiKey]:
     account = _session_account(identity)
-    return list(
-        await db.scalars(
-            select(ApiKey)
-            .where(ApiKey.account_id == account.id)
-            .order_by(ApiKey.created_at.desc(), ApiKey.id)
-        )
-    )
+    return await ApiKeyRepository(db).of_account(account.id)

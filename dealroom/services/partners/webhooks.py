@@ -14,10 +14,9 @@ import socket
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 import structlog
-from sqlalchemy import and_, or_, select
 
 from dealroom.domain import firewall
 from dealroom.domain import webhooks as rules
@@ -30,13 +29,15 @@ from dealroom.persistence.models import (
     Flag,
     Offer,
     OfferEvent,
-    Participant,
     Room,
     Webhook,
     WebhookAttempt,
     WebhookDelivery,
     WebhookEvent,
 )
+from dealroom.persistence.offers import OfferRepository
+from dealroom.persistence.seats import SeatRepository
+from dealroom.persistence.webhooks import WebhookRepository
 from dealroom.services.accounts.identity import Identity
 from dealroom.services.clock import Clock
 from dealroom.services.partners.payloads import compose
@@ -134,19 +135,12 @@ async def owned_webhook(db: Db, identity: Identity, webhook_id: uuid.UUID) -> We
 
 async def webhooks_of(db: Db, identity: Identity) -> list[Webhook]:
     account = _owner(identity)
-    return list(
-        await db.scalars(
-            select(Webhook)
-            .where(Webhook.account_id == account.id)
-            .order_by(Webhook.created_at.desc(), Webhook.id)
-        )
-    )
+    return await WebhookRepository(db).of_account(account.id)
 
 
 async def delete_webhook(db: Db, identity: Identity, webhook_id: uuid.UUID) -> None:
     row = await owned_webhook(db, identity, webhook_id)
-    await db.session.delete(row)
-    await db.flush()
+    await WebhookRepository(db).remove(row)
 
 
 async def enable_webhook(db: Db, identity: Identity, webhook_id: uuid.UUID) -> Webhook:
@@ -170,26 +164,11 @@ async def deliveries(
 ) -> DeliveryPage:
     """The delivery log of one endpoint, newest first."""
     await owned_webhook(db, identity, webhook_id)
-    statement = (
-        select(WebhookDelivery, WebhookEvent)
-        .join(WebhookEvent, WebhookEvent.id == WebhookDelivery.event_id)
-        .where(WebhookDelivery.webhook_id == webhook_id)
-        .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
-        .limit(first + 1)
+    rows = await WebhookRepository(db).deliveries_page(
+        webhook_id,
+        limit=first + 1,
+        after_row=None if after is None else parse_room_cursor(after),
     )
-    if after is not None:
-        at, last_id = parse_room_cursor(after)
-        statement = statement.where(
-            or_(
-                WebhookDelivery.created_at < at,
-                and_(WebhookDelivery.created_at == at, WebhookDelivery.id < last_id),
-            )
-        )
-    rows = [
-        # The statement selects exactly these two entities.
-        cast(tuple[WebhookDelivery, WebhookEvent], tuple(row))
-        for row in (await db.execute(statement)).all()
-    ]
     return DeliveryPage(rows=rows[:first], has_next=len(rows) > first)
 
 
@@ -198,13 +177,7 @@ def delivery_cursor(delivery: WebhookDelivery) -> str:
 
 
 async def attempts_of(db: Db, delivery_id: uuid.UUID) -> list[WebhookAttempt]:
-    return list(
-        await db.scalars(
-            select(WebhookAttempt)
-            .where(WebhookAttempt.delivery_id == delivery_id)
-            .order_by(WebhookAttempt.attempt, WebhookAttempt.created_at)
-        )
-    )
+    return await WebhookRepository(db).attempts(delivery_id)
 
 
 async def redeliver(
@@ -237,12 +210,7 @@ async def stage_recorded(db: Db, offer: Offer, change: OfferEvent) -> list[Publi
     endpoints = await _listening(db, offer)
     if not endpoints:
         return []
-    previous = await db.scalar(
-        select(OfferEvent.stage)
-        .where(OfferEvent.offer_id == offer.id, OfferEvent.seq < change.seq)
-        .order_by(OfferEvent.seq.desc())
-        .limit(1)
-    )
+    previous = await OfferRepository(db).latest_stage(offer.id, before_seq=change.seq)
     wrote = False
     for event_type in rules.events_for_stage(
         first=previous is None, stage=change.stage, previous=previous, actor=change.actor
@@ -280,12 +248,7 @@ async def payment_declined(
     endpoints = await _listening(db, offer)
     if not endpoints:
         return []
-    stage = await db.scalar(
-        select(OfferEvent.stage)
-        .where(OfferEvent.offer_id == offer.id)
-        .order_by(OfferEvent.seq.desc())
-        .limit(1)
-    )
+    stage = await OfferRepository(db).latest_stage(offer.id)
     now = clock.now()
     event_type = rules.EventType.PAYMENT_DECLINED
     payload = compose(
@@ -316,11 +279,7 @@ async def _screened(db: Db, offer: Offer, payload: dict[str, Any], now: datetime
     if not matches:
         return payload
     data = dict(payload["data"]) | {"terms": None, "termsWithheld": True}
-    host = await db.scalar(
-        select(Participant.id).where(
-            Participant.room_id == offer.room_id, Participant.key == Seat.HOST.value
-        )
-    )
+    host = await SeatRepository(db).id_by_key(offer.room_id, Seat.HOST.value)
     if host is None:
         return payload | {"data": data}
     await db.add(
@@ -343,11 +302,7 @@ async def _listening(db: Db, offer: Offer) -> list[Webhook]:
     parties = [offer.seller_account_id]
     if offer.buyer_account_id is not None:
         parties.append(offer.buyer_account_id)
-    return list(
-        await db.scalars(
-            select(Webhook).where(Webhook.account_id.in_(parties), Webhook.status == "active")
-        )
-    )
+    return await WebhookRepository(db).active_of(parties)
 
 
 async def _enqueue(
@@ -362,7 +317,7 @@ async def _enqueue(
     wanted = [w for w in endpoints if event_type.value in (w.events or [])]
     if not wanted:
         return False
-    if await db.scalar(select(WebhookEvent.id).where(WebhookEvent.source == source)):
+    if await WebhookRepository(db).event_written(source):
         return False  # W1: written once
     event = WebhookEvent(
         id=uuid.uuid4(),

@@ -13,8 +13,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
-
 from dealroom.domain.limits import Limit, limits_of
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account
@@ -136,7 +134,7 @@ async def demo_host_exists(db: Db) -> bool:
 async def database_is_empty(db: Db) -> bool:
     """No account at all: a fresh database, where `serve` seeds the demo."""
     try:
-        return await db.scalar(select(Account.id).limit(1)) is None
+        return not await AccountRepository(db).any_exist()
     finally:
         await db.close()
 

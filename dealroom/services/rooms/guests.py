@@ -9,12 +9,11 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
-
 from dealroom.agents.models.base import AgentName
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
+from dealroom.persistence.guest_keys import GuestKeyRepository
 from dealroom.persistence.models import AgentRun, GuestKeyMint, Participant
 from dealroom.persistence.offers import pane_end
 from dealroom.persistence.repositories import WriterSeat
@@ -76,14 +75,7 @@ async def mint_allowed(
     The key is recorded with the address: the message cap counts the address's keys."""
     ip_hash = digest(client_ip or "unknown")
     since = now - timedelta(hours=1)
-    minted = int(
-        await db.scalar(
-            select(func.count(GuestKeyMint.id)).where(
-                GuestKeyMint.ip_hash == ip_hash, GuestKeyMint.created_at >= since
-            )
-        )
-        or 0
-    )
+    minted = await GuestKeyRepository(db).minted_since(ip_hash, since)
     if minted >= per_hour:
         raise DomainError(
             ErrorCode.RATE_LIMITED,

@@ -6,13 +6,12 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import select
-
-from dealroom.domain.seats import AuthorKind, RoomKind, Seat
+from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Message, Participant, Room
+from dealroom.persistence.models import Message, Participant
 from dealroom.persistence.pane_read import Occupant
+from dealroom.persistence.seats import SeatRepository
 from dealroom.services.clock import Clock
 from dealroom.services.live.events import MessageAddedEvent, MessageView, pane_channel
 from dealroom.services.rooms import pane_log
@@ -71,13 +70,4 @@ async def line_at(
 
 async def home_pane(db: Db, account_id: uuid.UUID) -> Participant | None:
     """The account's own pane in its home room: where the platform tells it things."""
-    return await db.scalar(
-        select(Participant)
-        .join(Room, Room.id == Participant.room_id)
-        .where(
-            Room.host_account_id == account_id,
-            Room.kind == RoomKind.HOME.value,
-            Participant.key == Seat.HOST.value,
-        )
-        .limit(1)
-    )
+    return await SeatRepository(db).home_pane(account_id)

@@ -7,16 +7,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
-
-from sqlalchemy import select
+from typing import Any
 
 from dealroom.agents.render import Line, Party
 from dealroom.domain import offer_stage
 from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
 from dealroom.persistence import pane_read
-from dealroom.persistence import run_statements as q
 from dealroom.persistence.db import Db
+from dealroom.persistence.dispatches import DispatchLine, DispatchRepository
 from dealroom.persistence.models import (
     Account,
     Dispatch,
@@ -26,12 +24,8 @@ from dealroom.persistence.models import (
 )
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.pane_read import Named, Occupant, Seated
-from dealroom.persistence.runs import (
-    DispatchLine,
-    DispatchRepository,
-    SessionMessage,
-    TranscriptRepository,
-)
+from dealroom.persistence.runs import SessionMessage, TranscriptRepository
+from dealroom.persistence.seats import SeatRepository
 
 RECENT_DISPATCHES = 8
 """How much of the dispatch record a run reads: the recent sends, which is what a turn can act
@@ -155,11 +149,9 @@ class TurnContext:
 
 async def people(db: Db, room_id: uuid.UUID) -> tuple[list[Participant], dict[uuid.UUID, Account]]:
     """A room's participants (by key) and the accounts bound to them."""
-    rows = await db.execute(q.people(), {"room_id": room_id})
     participants: list[Participant] = []
     accounts: dict[uuid.UUID, Account] = {}
-    for found in rows:
-        participant, account = cast(tuple[Participant, Account | None], tuple(found))
+    for participant, account in await SeatRepository(db).people(room_id):
         participants.append(participant)
         if account is not None:
             accounts[account.id] = account
@@ -267,7 +259,7 @@ async def lines_of(
     senders: dict[uuid.UUID, tuple[uuid.UUID, str]] = {}
     if relayed:
         keys = {p.id: p.key for p in participants}
-        for dispatch in await db.scalars(select(Dispatch).where(Dispatch.id.in_(relayed))):
+        for dispatch in await DispatchRepository(db).by_ids(relayed):
             dispatch_id, sender = dispatch.id, dispatch.from_participant_id
             key = keys.get(sender)
             if key is not None:

@@ -12,7 +12,6 @@ from typing import NotRequired, TypedDict, Unpack
 from dealroom.agents.models.base import AgentName
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun
-from dealroom.persistence.run_statements import runs
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
 
@@ -67,8 +66,8 @@ async def queue_for_message(
     db: Db, room_id: uuid.UUID, participant_id: uuid.UUID, message_id: uuid.UUID, now: datetime
 ) -> None:
     """The persona answers; Distil records beside it, never in front of it (seed 000). Their
-    runs go with the unit's deferred writes (``Db.insert_values``: one INSERT, no mapped
-    rows built)."""
+    runs go with the unit's deferred writes (``RunRepository.queue_later``: one INSERT, no
+    mapped rows built)."""
     values = [
         run_values(
             room_id=room_id,
@@ -79,7 +78,7 @@ async def queue_for_message(
         )
         for agent in (AgentName.PERSONA, AgentName.DISTIL)
     ]
-    await db.insert_values(runs(), values, later=True)
+    await RunRepository(db).queue_later(values)
 
 
 async def retry_failed(db: Db, clock: Clock, participant_id: uuid.UUID) -> int:
