@@ -9,8 +9,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, and_, bindparam, case, delete, func, or_, select, update
-from sqlalchemy.orm import aliased
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    inspect,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.orm import aliased, make_transient_to_detached
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.guest_posts import charged_up_to_cap
@@ -104,16 +115,17 @@ class SessionRepository:
         self.db = db
 
     async def account_for_live_token(self, token_hash: str, now: datetime) -> Account | None:
-        """The account of a live (unexpired, unrevoked) session, in one statement."""
-        return await self.db.scalar(
-            select(Account)
-            .join(AuthSession, AuthSession.account_id == Account.id)
-            .where(
-                AuthSession.token_hash == token_hash,
-                AuthSession.expires_at > now,
-                AuthSession.revoked_at.is_(None),
-            )
-        )
+        """The account of a live (unexpired, unrevoked) session, in one statement built once
+        and read alone: it begins no transaction and loads no entity into the session, so a
+        signed-in post can still write alone (``Db.write_alone``) as a guest's does. The
+        account comes back detached: read it, never write through it."""
+        rows = await self.db.rows(_LIVE_SESSION, {"token_hash": token_hash, "now": now}, alone=True)
+        if not rows:
+            return None
+        row = rows[0]
+        account = Account(**{prop.key: getattr(row, prop.key) for prop in _ACCOUNT_COLUMNS})
+        make_transient_to_detached(account)
+        return account
 
     async def revoke(self, token_hash: str, now: datetime) -> None:
         await self.db.execute(
@@ -122,6 +134,18 @@ class SessionRepository:
             .values(revoked_at=now)
         )
 
+
+_ACCOUNT_COLUMNS = inspect(Account).column_attrs
+_LIVE_SESSION = (
+    select(*(prop.columns[0].label(prop.key) for prop in _ACCOUNT_COLUMNS))
+    .join_from(Account, AuthSession, AuthSession.account_id == Account.id)
+    .where(
+        AuthSession.token_hash == bindparam("token_hash", type_=AuthSession.token_hash.type),
+        AuthSession.expires_at > bindparam("now", type_=AuthSession.expires_at.type),
+        AuthSession.revoked_at.is_(None),
+    )
+)
+"""A bearer token's account, built once (the raw lane keeps its compiled form)."""
 
 _FOR_WRITER = (
     select(
