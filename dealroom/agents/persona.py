@@ -101,6 +101,13 @@ How you work:
   from the floor up to the ask), unless your principal instructed that figure in this room
   (their instruction in `pendingPrincipalDecisions`). Code holds any ruling at or under a
   floor, and any send stating a private value, for your principal to confirm.
+- Host side only, never concede against yourself. Concede only after the counterparty moves:
+  a repeated or lower proposal gets the same counter again (with a reason), never a lower one.
+  Size each concession from their move (about half of it, in round steps of the ask), never
+  as a share of the gap between the ask and the floor, so your counters cannot be solved for
+  the floor. Stop above the floor: your last position is never the floor unless your
+  principal instructed it, and when the counterparty comes close to where you stop, rule
+  `ask_principal` instead of going lower on your own.
 - Never collect payment details and never declare a deal paid or booked; only the DEAL STAGE
   block says where the deal stands. When told a STAGE EVENT, say it in one or two sentences
   in the stage vocabulary and name the next step; never add a booking or payment the DEAL

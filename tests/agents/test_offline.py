@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -24,7 +23,7 @@ from dealroom.agents.context_filter import FilterInput, FilterOutput
 from dealroom.agents.distil import DistilInput, DistilOutput
 from dealroom.agents.models.base import ModelClient, ModelRequest, estimate_tokens
 from dealroom.agents.models.offline import CHUNK_CHARS, OfflineClient, judge, respond
-from dealroom.agents.models.offline.persona.policy import DEFAULT_SHARE, path, settle_point
+from dealroom.agents.models.offline.persona.policy import settle_point
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.agents.render import Line, Party
 from dealroom.domain import memory as memdoc
@@ -241,8 +240,9 @@ async def test_a_repeat_proposal_at_or_above_the_last_counter_settles() -> None:
     assert send.substance == "$8,000 for the sponsored post works for Maya Lin."
 
 
-async def test_the_second_counter_steps_down_the_path_whatever_the_offer() -> None:
-    """No floor oracle: $6,600 (above the floor) and $5,900 (below it) get the same answer."""
+async def test_the_second_counter_does_not_tell_a_small_move_from_a_lower_offer() -> None:
+    """No floor oracle, no concession against ourselves: $6,600 (above the floor, a move under
+    one unit) and $5,900 (below it, a step back) both keep the ask standing (NP5, NP6)."""
     answers = []
     for second in ("$6,600", "$5,900"):
         first = await run_persona(
@@ -258,10 +258,35 @@ async def test_the_second_counter_steps_down_the_path_whatever_the_offer() -> No
         ruling = offer_of(again).ruling
         assert ruling is not None
         answers.append((ruling.decision, ruling.amount))
-    assert answers == [("counter", "7700"), ("counter", "7700")]
+    assert answers == [("counter", "8000"), ("counter", "8000")]
 
 
-async def test_an_offer_at_the_next_point_on_the_path_settles() -> None:
+async def test_a_move_is_met_with_half_of_it_and_the_principal_hears_why() -> None:
+    first = await run_persona(
+        persona_request("host", proposal("Dana Ortiz proposes a sponsored post for $5,000."))
+    )
+    moved = await run_persona(
+        persona_request(
+            "host", proposal("Dana Ortiz proposes a sponsored post for $6,000."), plan=first.plan
+        )
+    )
+    ruling = offer_of(moved).ruling
+    assert ruling is not None
+    assert (ruling.decision, ruling.amount) == ("counter", "7500")  # half of $1,000: one unit
+    again = await run_persona(
+        persona_request(
+            "host", proposal("Dana Ortiz proposes a sponsored post for $6,000."), plan=moved.plan
+        )
+    )
+    send = offer_of(again)
+    assert send.ruling is not None
+    assert (send.ruling.decision, send.ruling.amount) == ("counter", "7500")
+    assert "Their offer hasn't moved, so I'm holding at $7,500" in again.reply
+    assert send.substance == "Maya Lin is staying at $7,500 for the sponsored post."
+    assert_nothing_private(send)
+
+
+async def test_an_offer_at_or_above_the_counter_it_would_draw_settles() -> None:
     first = await run_persona(
         persona_request("host", proposal("Dana Ortiz proposes a sponsored post for $6,500."))
     )
@@ -275,7 +300,9 @@ async def test_an_offer_at_the_next_point_on_the_path_settles() -> None:
     assert (ruling.decision, ruling.amount) == ("settle", "7700")
 
 
-async def test_low_offers_concede_in_steps_to_the_settle_point_never_the_floor() -> None:
+async def test_repeated_low_offers_never_draw_a_lower_counter() -> None:
+    """NP5: twelve unmoving $1,000 offers are answered with the ask twelve times (the old
+    policy walked down to its settle point, from which the floor could be solved for)."""
     plan = ""
     counters: list[Decimal] = []
     for _ in range(12):
@@ -291,12 +318,12 @@ async def test_low_offers_concede_in_steps_to_the_settle_point_never_the_floor()
         assert send.ruling.amount is not None
         counters.append(Decimal(send.ruling.amount))
         plan = output.plan
-    assert counters[:5] == [Decimal(8000), Decimal(7700), Decimal(7350), Decimal(7000), 7000]
-    assert all(later <= earlier for earlier, later in itertools.pairwise(counters))
-    assert min(counters) == Decimal(7000)  # the settle point: halfway from the floor to the ask
+    assert counters == [Decimal(8000)] * 12
 
 
 async def test_counters_already_delivered_count_without_a_plan() -> None:
+    """A counter that crossed counts as made; with no record of the brand's previous offer,
+    the new one is no move, so the counter stands (NP5)."""
     room = ROOM | {
         "rulings": {
             "visitor": [
@@ -317,7 +344,8 @@ async def test_counters_already_delivered_count_without_a_plan() -> None:
     )
     ruling = offer_of(output).ruling
     assert ruling is not None
-    assert (ruling.decision, ruling.amount) == ("counter", "7700")
+    assert (ruling.decision, ruling.amount) == ("counter", "8000")
+    assert "Their offer hasn't moved" in output.reply
 
 
 async def test_no_rate_recorded_asks_the_principal_and_sends_nothing() -> None:
@@ -431,11 +459,25 @@ def test_the_table_never_counters_below_the_settle_point_nor_above_the_ask(
     lowest = settle_point(Decimal(ask), Decimal(floor), Decimal(share))
     assert lowest > floor or spread == 0
     count = 0
+    standing: Money | None = None
+    previous: Money | None = None
     for offer in offers:
-        judgement = judge(money(offer), money(ask), money(floor), count, Decimal(share))
+        judgement = judge(
+            money(offer),
+            money(ask),
+            money(floor),
+            count,
+            Decimal(share),
+            standing=standing,
+            previous=previous,
+        )
+        previous = money(offer)
         if judgement.decision == "settle":
             assert judgement.amount == money(offer)
             assert offer >= lowest
+        elif judgement.decision == "ask_principal":
+            assert judgement.why == "last_stretch"
+            assert standing == money(int(lowest))
         else:
             assert judgement.decision == "counter"
             assert judgement.amount is not None
@@ -446,31 +488,50 @@ def test_the_table_never_counters_below_the_settle_point_nor_above_the_ask(
             if count == 0:
                 assert counter == ask  # the first counter is the ask
             count += 1
+            standing = judgement.amount
 
 
 @given(
     st.integers(min_value=1000, max_value=20000),
     st.integers(min_value=100, max_value=10000),
-    st.integers(min_value=0, max_value=6),
-    st.integers(min_value=1, max_value=99),
+    st.lists(st.integers(min_value=100, max_value=30000), min_size=1, max_size=8),
 )
-def test_an_answer_does_not_tell_below_from_above_the_floor(
-    floor: int, spread: int, counters: int, percent: int
+def test_an_answer_depends_on_the_floor_only_through_the_hold_point(
+    floor: int, spread: int, offers: list[int]
 ) -> None:
-    """Two proposals either side of the floor, both under the next point on the path, get the same
-    answer ("No floor oracle")."""
+    """No floor oracle: every floor with the same hold point draws the same answers to the
+    same proposals, so nothing said reveals more of the floor than the hold point's grid
+    interval (policy NP5-NP7)."""
     ask = floor + spread
-    below = floor * percent // 100
-    lowest_gap = int(min(judge_points(ask, floor))) - floor
-    assert lowest_gap > 0
-    above = floor + lowest_gap * percent // 100
-    one = judge(money(below), money(ask), money(floor), counters)
-    other = judge(money(above), money(ask), money(floor), counters)
-    assert (one.decision, one.amount) == (other.decision, other.amount) == ("counter", one.amount)
+    hold = settle_point(Decimal(ask), Decimal(floor), Decimal("0.5"))
+    others = [
+        other
+        for other in range(max(1, floor - 600), min(ask, floor + 600), 50)
+        if settle_point(Decimal(ask), Decimal(other), Decimal("0.5")) == hold
+    ]
 
+    def answers(lowest: int) -> list[tuple[str, Money | None]]:
+        said: list[tuple[str, Money | None]] = []
+        standing: Money | None = None
+        previous: Money | None = None
+        for count, offer in enumerate(offers):
+            judgement = judge(
+                money(offer),
+                money(ask),
+                money(lowest),
+                count,
+                standing=standing,
+                previous=previous,
+            )
+            said.append((judgement.decision, judgement.amount))
+            if judgement.decision != "counter":
+                break
+            standing, previous = judgement.amount, money(offer)
+        return said
 
-def judge_points(ask: int, floor: int) -> list[Decimal]:
-    return path(Decimal(ask), settle_point(Decimal(ask), Decimal(floor), DEFAULT_SHARE))
+    expected = answers(floor)
+    for other in others:
+        assert answers(other) == expected
 
 
 # --- the visitor's pane -----------------------------------------------------------------------
@@ -809,16 +870,17 @@ async def test_a_whole_negotiation_through_the_room_document() -> None:
     assert first.reply == "Maya Lin can do the sponsored post at $8,000. Does that work for you?"
     assert room["goals"]["new-offer"]["status"] == "open"
     second = await exchange("Could you do $5,000?", 2)
-    assert second.reply == "Maya Lin can do the sponsored post at $7,700. Does that work for you?"
+    # moved $1,000: half of it is one unit of $500 (policy NP6)
+    assert second.reply == "Maya Lin can do the sponsored post at $7,500. Does that work for you?"
     agreed = await message("Sounds good.")
     assert agreed.reply == "Great, I'll let Maya Lin know."
     assert room["goals"]["new-offer"]["status"] == "met"
     settled = await deliver(agreed.sends[0], "h3")
     [to_visitor] = settled.sends
     assert to_visitor.ruling is not None
-    assert (to_visitor.ruling.decision, to_visitor.ruling.amount) == ("settle", "7700")
+    assert (to_visitor.ruling.decision, to_visitor.ruling.amount) == ("settle", "7500")
     final = await deliver(to_visitor, "v3")
-    assert final.reply == "Good news: $7,700 for the sponsored post works for Maya Lin."
+    assert final.reply == "Good news: $7,500 for the sponsored post works for Maya Lin."
     assert [r["decision"] for r in room["rulings"]["visitor"]] == ["counter", "counter", "settle"]
     assert room["deal"] == {
         "proposals": {"sponsored_post": {"amount": "5000 USD"}},
@@ -832,7 +894,9 @@ async def test_a_whole_negotiation_through_the_room_document() -> None:
 # --- the home room ----------------------------------------------------------------------------
 
 
-async def test_home_room_acknowledges_rules_without_repeating_them() -> None:
+async def test_home_room_confirms_a_rate_rule_to_the_host_and_acknowledges_others() -> None:
+    """A rate rule is read back to the host, in the host's own pane only, so a misreading is
+    caught before a brand meets it; any other rule is acknowledged without repeating it."""
     output = await run_persona(
         persona_request(
             "host",
@@ -841,8 +905,19 @@ async def test_home_room_acknowledges_rules_without_repeating_them() -> None:
             send_to=[],
         )
     )
-    assert output.reply == "Noted — I'll hold to that with visitors."
+    assert output.reply == (
+        "I noted your sponsored post rate as $8,000 and your floor as $6,000 — right?"
+    )
     assert output.sends == []
+    rule = await run_persona(
+        persona_request(
+            "host",
+            Trigger("message", "I never work with alcohol brands."),
+            kind=RoomKind.HOME,
+            send_to=[],
+        )
+    )
+    assert rule.reply == "Noted — I'll hold to that with visitors."
 
 
 async def test_home_room_answers_from_memory_or_says_not_recorded() -> None:

@@ -32,6 +32,7 @@ class Room:
     def __init__(self, document: dict[str, Any] | None = None) -> None:
         self.document: dict[str, Any] = json.loads(json.dumps(document or ROOM))
         self.visitor_lines: list[str] = []
+        self.host_lines: list[str] = []
         self.crossed: list[Send] = []
         self.dispatches = 0
 
@@ -44,6 +45,8 @@ class Room:
         )
         if pane == "visitor":
             self.visitor_lines.append(output.reply)
+        else:
+            self.host_lines.append(output.reply)
         return output
 
     async def deliver(self, send: Send) -> PersonaOutput:
@@ -88,7 +91,11 @@ async def probe(amount: int, rounds: int = 6) -> tuple[bool, int]:
     return False, rounds
 
 
-async def test_a_binary_search_over_fresh_rooms_finds_the_settle_point_not_the_floor() -> None:
+async def test_a_binary_search_over_fresh_rooms_with_an_unmoving_prober_finds_only_the_ask() -> (
+    None
+):
+    """A prober who repeats its figure never moves the counter (NP5): the least it ever gets
+    settled is the ask, so it learns nothing of the settle point, let alone the floor."""
     low, high = 1000, ASK
     rooms = messages = 0
     while high - low > 50:
@@ -99,10 +106,7 @@ async def test_a_binary_search_over_fresh_rooms_finds_the_settle_point_not_the_f
             high = middle
         else:
             low = middle
-    # The prober's best estimate of the least the host takes is the settle point: it stays
-    # the whole settle margin above the floor, however many rooms it spends.
-    assert SETTLE - 50 <= high <= SETTLE + 50
-    assert high - FLOOR >= (SETTLE - FLOOR) - 50
+    assert ASK - 50 <= high <= ASK
     assert rooms <= 10
     assert messages < 60
 
@@ -186,11 +190,16 @@ async def _phrasing(
         amount = form.format(unit * quantity)
         body = verb.format(what=words, amount=amount) if index == 0 else f"Could you do {amount}?"
         ruling = await room.say(greeting + body + polite)
-        assert ruling is not None, body
+        if ruling is None:
+            # put to the principal (NP7): only after a first counter, close to the hold point
+            assert first is not None, body
+            assert "pending_hold=1" in memory_records.own_plan(room.document, "host"), body
+            break
         first = first or ruling
         if ruling["decision"] == "settle":
             assert Decimal(ruling["amount"]) >= SETTLE * quantity
             break
+        assert Decimal(ruling["amount"]) >= SETTLE * quantity
     assert first is not None
     if first["decision"] == "counter":
         assert Decimal(first["amount"]) == ASK * quantity  # the first counter is the ask

@@ -113,29 +113,31 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
         # nothing merged yet: the room has had no turn
         room_host = (await memory(db, room_id))["host"]
         assert room_host["limits"]["sponsored_post"]["floor"] == "4000"
-        # The brand stays low: the host's side walks its concession path, which only the new
-        # floor explains. The ask is $8,000 under either floor; the settle point is
-        # floor + ½(ask − floor) in three steps: $7,700, $7,350, $7,000 with the $6,000 floor
-        # (it would be $7,350, $6,700, $6,000 with the old $4,000 one).
-        for proposal in ("$5,000", "$5,200", "$5,400", "$5,500"):
+        # The brand opens low, then moves up: the host's side holds at its hold point, which
+        # only the new floor explains. The ask is $8,000 under either floor; with the $6,000
+        # floor the hold point is $7,000 and $6,500 is not settled (NP6, NP7); with the old
+        # $4,000 floor $6,500 is above the hold point and would settle.
+        for proposal in ("$3,000", "$6,500"):
             await post(visitor, room_id, f"Could you do a sponsored post for {proposal}?")
             await agent_server.settle()
     finally:
         agent_server.runner._sweeps[:] = sweeps
-    visitor_pane = [m.body for m in await messages_in(db, room_id, "visitor")]
+    visitor_lines = await messages_in(db, room_id, "visitor")
+    visitor_pane = [m.body for m in visitor_lines]
     counters = [
         amount
-        for body in visitor_pane
-        for amount in ("$8,000", "$7,700", "$7,350", "$7,000", "$6,700", "$6,000")
-        if amount in body
+        for m in visitor_lines
+        if m.author_kind == AuthorKind.AGENT.value
+        for amount in ("$8,000", "$7,700", "$7,350", "$7,000", "$6,700", "$6,500", "$6,000")
+        if amount in m.body
     ]
-    assert counters == ["$8,000", "$7,700", "$7,350", "$7,000"], visitor_pane
+    assert counters == ["$8,000", "$7,000"], visitor_pane
     merged = await memory(db, room_id)
     assert merged["host"]["rates"]["sponsored_post"] == {"ask": "8000 USD"}
     assert merged["host"]["limits"]["sponsored_post"]["floor"] == "6000"
     host_pane = await messages_in(db, room_id, "host")
     lines = [m for m in host_pane if m.author_kind == AuthorKind.SYSTEM.value]
-    # one line: the first turn merged, the three after it had nothing more to merge
+    # one line: the first turn merged, the one after it had nothing more to merge
     assert [m.body for m in lines] == [
         "Standing knowledge merged from your profile: limits.sponsored_post.floor: 6000."
     ]

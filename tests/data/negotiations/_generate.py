@@ -2,10 +2,14 @@
 
 Each script is a host's standing rules, the lines the brand and the host post in their deal
 room, and the written offer that must come of it (or the refusal). The expected figures are
-written here by hand from the policy's published table (docs: persona/policy.py): the first
-counter is the ask, then equal steps (rounded up to 50) down to the settle point halfway
-between the floor and the ask; a proposal at or above the next point settles at itself.
-Phrasings are drawn with a fixed seed from the lists below, so the corpus is stable.
+worked out here, independently of the engine, from the policy's published table
+(persona/policy.py NP1-NP7, ``Host`` below): the first counter is the ask; a brand that does
+not move up gets the same counter again; a move is met with half of it in whole units (a
+sixteenth of the ask, rounded up to 50), down to the hold point (the lowest such step at or
+above half-way from the floor to the ask); a proposal at or above the counter it would draw
+settles at itself; a move close under the hold point is put to the host, who takes it or not.
+Phrasings and bids are drawn with a fixed seed from the lists below, so the corpus is stable
+(the bids are drawn as they always were; only what the policy makes of them is computed).
 
     python tests/data/negotiations/_generate.py
 """
@@ -16,6 +20,7 @@ import json
 import math
 import random
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +188,9 @@ def up50(value: float) -> int:
 
 
 def path(ask: int, floor: int) -> list[int]:
+    """Where the scripts' bids are drawn from: three equal steps (rounded up to 50) from the
+    ask to half-way to the floor. Bids stay under its last point, so no bid of a haggling
+    script meets a counter by itself."""
     settle = up50(floor + (ask - floor) / 2)
     points = [ask]
     for k in (1, 2, 3):
@@ -190,6 +198,39 @@ def path(ask: int, floor: int) -> list[int]:
         if point < points[-1]:
             points.append(point)
     return points
+
+
+class Host:
+    """The host side of the policy table (persona/policy.py NP3-NP7), per unit, written out
+    again here so the corpus checks the engine rather than copying it."""
+
+    def __init__(self, ask: int, floor: int) -> None:
+        self.ask, self.floor = ask, floor
+        self.unit = max(up50(ask / 16), 50)
+        target = Fraction(floor + ask, 2)
+        self.hold = ask - math.floor((ask - target) / self.unit) * self.unit
+        self.standing: int | None = None
+        self.previous: int | None = None
+
+    def answer(self, offer: int) -> tuple[str, int]:
+        """("counter", amount), ("settle", offer) or ("ask", offer) for one proposal."""
+        moved = False
+        if self.standing is None:
+            counter = self.ask  # NP4
+        else:
+            assert self.previous is not None
+            move = offer - self.previous
+            moved = move > 0
+            units = math.floor(Fraction(move, 2 * self.unit) + Fraction(1, 2)) if moved else 0
+            counter = max(self.standing - units * self.unit, self.hold)  # NP5-NP7
+        self.previous = offer
+        if offer >= counter:
+            return "settle", offer  # NP3
+        near = offer >= self.hold - 2 * self.unit
+        if moved and self.standing == self.hold and near:
+            return "ask", offer  # NP7
+        self.standing = counter
+        return "counter", counter
 
 
 def fee(amount: int, currency: str) -> dict[str, str]:
@@ -245,20 +286,48 @@ def negotiated(
         choices: list[int] = [floor - 500, floor, floor + 100, ask - 100 * rng.randint(2, 5)]
         return rng.choice(choices)
 
+    host = Host(ask, floor)
+
+    def haggle(count: int) -> int:
+        """The brand bids ``count`` times (drawn as they always were), the host answering each;
+        then the brand takes the counter standing. The agreed fee for all of them. A bid the
+        host takes, or puts to its principal (who takes it), ends the haggling; the draws for
+        the rest are made all the same, so the scripts after this one stay as they were."""
+        agreed: int | None = None
+        for _ in range(count):
+            per_unit = min(low(), points[-1] - 50)
+            said = rng.choice(BIDS).format(amount=money(per_unit * quantity, cur))
+            if agreed is not None:
+                continue
+            steps.append({"visitor": said})
+            decision, amount = host.answer(per_unit)
+            if decision == "ask":  # NP7: put to the host, who takes it
+                steps.append({"host": "Yes, take it."})
+                agreed = amount
+            elif decision == "settle":
+                agreed = amount
+        yes = rng.choice(YESES)
+        if agreed is None:
+            assert host.standing is not None
+            steps.append({"visitor": yes})
+            agreed = host.standing
+        return int(agreed * quantity)
+
     rounds = {"accept_ask": 0, "two_rounds": 1, "three_rounds": 2, "to_settle_point": 3}
     if strategy in rounds:
-        for _ in range(rounds[strategy] + 1):
-            bid(min(low(), points[-1] - 50))
-        steps.append({"visitor": rng.choice(YESES)})
-        agreed = points[min(rounds[strategy], len(points) - 1)] * quantity
+        agreed = haggle(rounds[strategy] + 1)
     elif strategy == "meet_ask":
         over = rng.choice([0, 0, 250, 1000])
         bid(ask + over)
         agreed = (ask + over) * quantity
     elif strategy == "meet_next_point":
-        bid(min(low(), points[-1] - 50))
+        opening_bid = min(low(), points[-1] - 50)
+        host.answer(opening_bid)
+        bid(opening_bid)
+        decision, meets = host.answer(points[1])
+        assert decision == "settle", "the second bid meets the counter it draws"
         bid(points[1])
-        agreed = points[1] * quantity
+        agreed = meets * quantity
     else:
         raise ValueError(strategy)
     return {
@@ -432,6 +501,52 @@ def agreed_on_nothing(rng: random.Random, index: int, which: int) -> dict[str, A
     }
 
 
+def near_hold_point(rng: random.Random, index: int, k: int) -> dict[str, Any]:
+    """A brand that keeps moving up in big steps until the agent stands at its hold point, then
+    comes close under it: the agent puts that to the host (NP7), who takes it (the offer is the
+    brand's figure) or says no (the hold point stands, and the brand takes it)."""
+    rate = RATES[index % len(RATES)]
+    what, quantity, label = rng.choice(rate["asks"])
+    cur, ask, floor = rate["currency"], rate["ask"], rate["floor"]
+    rules = rate["rule"].format(ask=money(ask, cur), floor=money(floor, cur))
+    first, company, dates, due = opening(rng, what)
+    steps: list[dict[str, str]] = [{"visitor": first}]
+    host = Host(ask, floor)
+    low = up50(ask * 0.2)
+    # a move of twice the gap from the ask to the hold point earns all of it (NP6)
+    for per_unit in (low, low + 2 * (ask - host.hold)):
+        steps.append({"visitor": rng.choice(BIDS).format(amount=money(per_unit * quantity, cur))})
+        assert host.answer(per_unit)[0] == "counter"
+    assert host.standing == host.hold
+    close = host.hold - host.unit
+    steps.append({"visitor": rng.choice(BIDS).format(amount=money(close * quantity, cur))})
+    assert host.answer(close) == ("ask", close)
+    takes = k % 2 == 0
+    steps.append({"host": "Yes, take it." if takes else "No."})
+    if takes:
+        agreed = close
+    else:
+        steps.append({"visitor": rng.choice(YESES)})
+        agreed = host.hold
+    clear_of_floors(money(floor, cur), [agreed * quantity], quantity)
+    return {
+        "id": f"near_hold_point-{index:03d}",
+        "rules": rules,
+        "steps": steps,
+        "expect": {
+            "offer": {
+                "deliverables": [label],
+                "fee": fee(agreed * quantity, cur),
+                "dates": dates,
+                "dueSlicePercent": due,
+            },
+            "buyer": company,
+            "first_counter": fee(ask * quantity, cur),
+            "floor": money(floor, cur),
+        },
+    }
+
+
 PLAN = [
     ("negotiated", "accept_ask", 30),
     ("negotiated", "meet_ask", 20),
@@ -447,6 +562,7 @@ PLAN = [
     ("at_booking", "due_at_booking", len(STRATEGIES_AT_BOOKING)),
     ("single_line", "single_line", len(SINGLE_LINES)),
     ("nothing", "agreed_on_nothing", len(NOTHING_ON_THE_TABLE)),
+    ("near_hold", "near_hold_point", 6),
 ]
 
 
@@ -462,6 +578,8 @@ def script(rng: random.Random, index: int, kind: str, strategy: str, k: int) -> 
         return negotiated(rng, index, STRATEGIES_AT_BOOKING[k], AT_BOOKING, strategy)
     if kind == "single_line":
         return single_line(rng, index, k)
+    if kind == "near_hold":
+        return near_hold_point(rng, index, k)
     return agreed_on_nothing(rng, index, k)
 
 

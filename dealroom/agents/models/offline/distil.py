@@ -21,12 +21,18 @@ from dealroom.agents.models.offline.common import (
     _strings,
 )
 from dealroom.agents.models.offline.offer_talk import is_shortcut
+from dealroom.agents.models.offline.rates import PUBLIC_WORDS, host_rates, is_rate_question
 from dealroom.domain.deliverables import read_deliverables
-from dealroom.domain.limits import limit_entry, private_terms_of
-from dealroom.domain.reader import read_company, read_rate
+from dealroom.domain.limits import (
+    FLOOR_PHRASES,
+    RATE_WORDS,
+    StatedRate,
+    limit_entry,
+    private_terms_of,
+)
+from dealroom.domain.reader import read_company
 from dealroom.domain.terms import (
     Money,
-    find_amount_mentions,
     find_amounts,
     find_dates,
     find_deliverables,
@@ -42,20 +48,6 @@ NEVER_WRITTEN: Final = frozenset(
 """Reserved parts code writes (memory M2); the writer never names them, whatever it is told."""
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_FLOOR_WORDS = re.compile(
-    r"\b(?:never (?:go )?below|never less than|no less than|not below|not less than|minimum|"
-    r"floor|at least|lowest|bottom line)\b",
-    re.I,
-)
-_RATE_WORDS = re.compile(
-    r"\b(?:fee|rate|price|charge|charges|ask|asking|cost|costs|usually|per|my|standard)\b", re.I
-)
-_PUBLIC_WORDS = re.compile(
-    r"\b(?:you can (?:share|tell|mention|say)|feel free to (?:share|tell|mention)|"
-    r"(?:ok|okay|fine) to (?:share|tell|mention)|tell visitors|let visitors know|visitors can "
-    r"know|public(?:ly)?)\b",
-    re.I,
-)
 _NO_CATEGORY = re.compile(r"\bno ([a-z][a-z-]+) (?:brands|companies|sponsors|deals)\b", re.I)
 _CLAIM = re.compile(
     r"\b(?:(?:i|we)(?:'ve| have)?\s+(?:already\s+)?(?:sent|emailed|e-mailed|shared|signed|"
@@ -200,17 +192,23 @@ def _host_facts(
             continue
         if is_shortcut(body):
             continue  # a button on the written offer: a move in this deal, not a standing rate
-        answering = previous_agent.rstrip().endswith("?") and ASK_TO_ADD not in previous_agent
+        # Our own question about the host's rates is answered with a rate, never an instruction.
+        answering = (
+            previous_agent.rstrip().endswith("?")
+            and ASK_TO_ADD not in previous_agent
+            and not is_rate_question(previous_agent)
+        )
         # "X, never below Y" is a rate to record wherever it is said, not a yes or a no.
-        stated = read_rate(body, default_currency=currency)
-        said = None if stated is not None else intent_of(body)
+        reading = host_rates(body, memory, previous_agent, currency, last_slug)
+        stated = reading.floors
+        said = None if stated else intent_of(body)
         # An answer is an instruction when it says yes or no, or names the figure to use
         # ("Offer them $2,000."): the firewall's F4 reads the principal's figures from it. A
         # figure in rate or floor words ("my rate is …", "never below …") stays a rate.
         names_figure = (
-            stated is None
-            and not _RATE_WORDS.search(body)
-            and not _FLOOR_WORDS.search(body)
+            not stated
+            and not RATE_WORDS.search(body)
+            and not FLOOR_PHRASES.search(body)
             and bool(find_amounts(body, default_currency=currency))
         )
         instructs = answering and (said is not None or names_figure)
@@ -218,18 +216,14 @@ def _host_facts(
             decision = _decision(previous_agent, body, memory)
             if decision is not None:
                 decisions.append(decision)
-        asked_about = [named.slug for named in read_deliverables(previous_agent)]
+        else:
+            for rate in reading.rates:
+                _rate_facts(writer, rate, source)
         for sentence in _sentences(body):
             slugs = [named.slug for named in read_deliverables(sentence)]
-            # A rate given in answer to a question about a deliverable is that one's rate.
-            rate_of = slugs or (asked_about if stated is not None else [])
-            slug = rate_of[-1] if rate_of else last_slug
-            amounts = find_amounts(sentence, default_currency=currency)
-            if _PUBLIC_WORDS.search(sentence):
+            if PUBLIC_WORDS.search(sentence):
+                amounts = find_amounts(sentence, default_currency=currency)
                 _public_fact(writer, sentence, amounts, slugs)
-            elif amounts and not instructs and "?" not in sentence:
-                named = bool(rate_of) or stated is not None
-                _rate_facts(writer, sentence, slug or "standard", currency, named, source)
             _rule_fact(writer, sentence, source)
             if slugs:
                 last_slug = slugs[-1]
@@ -237,29 +231,18 @@ def _host_facts(
     return decisions
 
 
-def _rate_facts(
-    writer: _Writer,
-    sentence: str,
-    slug: str,
-    currency: str,
-    names_deliverable: bool,
-    source: str = "",
-) -> None:
-    """``my fee for a sponsored post is $8,000, never below $6,000``: each amount is a floor
-    when floor words come just before it (since the previous amount), else the ask. A floor
-    is a limit, recorded as data with the message it was stated in (memory M12)."""
-    since = 0
-    for mention in find_amount_mentions(sentence, default_currency=currency):
-        before = sentence[since : mention.start]
-        since = mention.end
-        if _FLOOR_WORDS.search(before):
-            money = mention.money
-            entry = limit_entry(money.amount, money.currency, source or None)
-            path = f"host.limits.{slug}"
-            if _map(_at(writer.memory, path)).get("floor") != entry["floor"]:
-                writer.set(path, json.dumps(entry, sort_keys=True))
-        elif _RATE_WORDS.search(before) or names_deliverable:
-            writer.set(f"host.rates.{slug}.ask", money_code(mention.money))
+def _rate_facts(writer: _Writer, rate: StatedRate, source: str = "") -> None:
+    """``my fee for a sponsored post is $8,000, never below $6,000`` as read by
+    ``domain.limits`` (L3–L6): the ask on the rate card, the floor as a limit, recorded as data
+    with the message it was stated in (memory M12)."""
+    slug = rate.deliverable or "standard"
+    if rate.ask is not None:
+        writer.set(f"host.rates.{slug}.ask", money_code(rate.ask))
+    if rate.floor is not None:
+        entry = limit_entry(rate.floor.amount, rate.floor.currency, source or None)
+        path = f"host.limits.{slug}"
+        if _map(_at(writer.memory, path)).get("floor") != entry["floor"]:
+            writer.set(path, json.dumps(entry, sort_keys=True))
 
 
 def _decision(
@@ -281,7 +264,7 @@ def _public_fact(writer: _Writer, sentence: str, amounts: list[Money], slugs: li
     if amounts:
         writer.append("host.public.rate_card", f"from {money_code(amounts[0])}")
         return
-    shared = _PUBLIC_WORDS.split(sentence, maxsplit=1)[-1]
+    shared = PUBLIC_WORDS.split(sentence, maxsplit=1)[-1]
     shared = re.sub(r"^\W*(?:that|visitors|them|people)?\W*", "", shared).rstrip(" .!")
     if shared:
         writer.append("host.public.notes", shared)

@@ -37,6 +37,8 @@ from dealroom.domain.terms import (
 )
 
 GENERIC_DECISION_KEYS: Final = frozenset({"proposal", "fee", "offer", "price", "rate", "deal"})
+LAST_STRETCH_ASK: Final = "under the lowest I go without you"
+"""How a proposal near the hold point is put to the principal (policy NP7)."""
 GENERIC_RATE_KEYS: Final = ("standard", "general", "default", "any")
 """Rate entries recorded without a deliverable (Distil writes ``standard``)."""
 
@@ -99,7 +101,10 @@ def _instruction(turn: Turn, slug: str | None, offer: Money) -> Intent | None:
         said = intent_of(_str(entry.get("principalInstruction")))
         if said is None:
             continue
-        asked = find_amounts(_str(entry.get("question")), default_currency=offer.currency)
+        question = _str(entry.get("question"))
+        if said is Intent.NO and LAST_STRETCH_ASK in question:
+            continue  # a no to a proposal near our hold point kept our counter (NP7), no more
+        asked = find_amounts(question, default_currency=offer.currency)
         if (
             said is Intent.YES
             and asked
@@ -151,7 +156,7 @@ def host_ruling(turn: Turn) -> PersonaOutput:
     plan = turn.plan.but(with_=sender)
     if plan.deliverable != (slug or "") or max(plan.quantity, 1) != quantity:
         # Counters belong to one deliverable: a new one starts from the ask again.
-        plan = plan.but(last_counter=None, counters=0)
+        plan = plan.but(last_counter=None, counters=0, offered=None)
     plan = plan.but(deliverable=slug or "", quantity=quantity if quantity > 1 else 0)
     last, count = counter_history(plan, turn.memory, sender, slug)
     judgement: Judgement
@@ -167,17 +172,27 @@ def host_ruling(turn: Turn) -> PersonaOutput:
         elif last is not None and last.currency == offer.currency and offer.amount >= last.amount:
             judgement = Judgement("settle", offer, "rate")  # our standing counter is taken
         else:
-            judgement = rule(turn.memory, offer, rate, quantity, count)
+            judgement = rule(
+                turn.memory, offer, rate, quantity, count, standing=last, previous=plan.offered
+            )
+            # The brand's own proposal (not its yes to our counter): its next one's move is
+            # read against it (NP5, NP6).
+            plan = plan.but(offered=offer)
     if judgement.decision == "ask_principal":
         assert offer is not None
-        why = {"currency": f"your rates are in {turn.currency}"}.get(
-            judgement.why, "I have no rate recorded for that"
-        )
+        why = {
+            "currency": f"your rates are in {turn.currency}",
+            # NP7: no figure named here, so a yes covers this proposal and nothing lower.
+            "last_stretch": f"that's close, but {LAST_STRETCH_ASK}",
+        }.get(judgement.why, "I have no rate recorded for that")
         what = _a(slug, quantity)
         reply = f"{visitor} offers {format_money(offer)} for {what}; {why}. Should I take it?"
+        hold = judgement.why == "last_stretch"
         # The visitor's side already said it is being checked: nothing is owed there yet.
-        return turn.out(reply, plan.but(pending=offer, pending_deliverable=slug or ""))
-    plan = plan.but(pending=None, pending_deliverable="")
+        return turn.out(
+            reply, plan.but(pending=offer, pending_deliverable=slug or "", pending_hold=hold)
+        )
+    plan = plan.but(pending=None, pending_deliverable="", pending_hold=False)
     can_send = sender in turn.send_to
     # Ask once whether to add anything, and still send in this same turn.
     tail = " — anything you want to add?" if can_send else "."
@@ -209,9 +224,13 @@ def host_ruling(turn: Turn) -> PersonaOutput:
             plan = plan.but(settled=money)
         case "counter":
             assert money is not None
-            act = "I'm countering" if can_send else "I'd counter"
-            reply = f"{asked}. {act} at {format_money(money)}{tail}"
-            substance = f"{turn.host} can do {_the(slug, quantity)} at {format_money(money)}."
+            reply = f"{asked}. {_counter_reason(judgement.why, can_send)} {format_money(money)}"
+            reply += tail
+            the = _the(slug, quantity)
+            if judgement.why in _HOLDING:
+                substance = f"{turn.host} is staying at {format_money(money)} for {the}."
+            else:
+                substance = f"{turn.host} can do {the} at {format_money(money)}."
             plan = plan.but(last_counter=money, counters=count + 1)
         case "ask_principal":
             raise AssertionError("answered above")
@@ -228,6 +247,27 @@ def host_ruling(turn: Turn) -> PersonaOutput:
             )
         )
     return turn.out(reply, plan, sends=sends)
+
+
+_HOLDING: Final = frozenset({"unmoved", "small_move"})
+"""Counters that repeat the standing one (policy NP5, NP6)."""
+
+
+def _counter_reason(why: str, can_send: bool) -> str:
+    """How the principal is told the counter, with the policy's reason (never a figure but the
+    counter itself)."""
+    match why:
+        case "unmoved":
+            act = "I'm holding" if can_send else "I'd hold"
+            return f"Their offer hasn't moved, so {act} at"
+        case "small_move":
+            act = "I'm holding" if can_send else "I'd hold"
+            return f"That's barely a move, so {act} at"
+        case "hold":
+            act = "I'm countering" if can_send else "I'd counter"
+            return f"{act}, as low as I go without you, at"
+        case _:
+            return "I'm countering at" if can_send else "I'd counter at"
 
 
 def _host_notice(turn: Turn, said: Notice, sender: str) -> PersonaOutput:

@@ -12,7 +12,10 @@ from typing import Any, Self
 
 from dealroom.domain.terms import Money, money_code, parse_money
 
-_MONEY = frozenset({"proposal", "counter", "last_counter", "settled", "agreed", "pending"})
+_MONEY = frozenset(
+    {"proposal", "counter", "last_counter", "offered", "settled", "agreed", "pending"}
+)
+_FLAGS = frozenset({"pending_change", "pending_hold"})
 _KEYS = {"with_": "with"}
 """Field names that differ from their stored key (``with`` is a Python keyword)."""
 
@@ -33,6 +36,9 @@ class Plan:
     """Host pane: our last counter for ``deliverable``."""
     counters: int = 0
     """Host pane: how many counters we made for ``deliverable``."""
+    offered: Money | None = None
+    """Host pane: the counterparty's last proposal for ``deliverable`` (whether it moved is
+    read against it: policy NP5, NP6)."""
     settled: Money | None = None
     agreed: Money | None = None
     pending: Money | None = None
@@ -40,6 +46,9 @@ class Plan:
     pending_deliverable: str = ""
     pending_change: bool = False
     """Host pane: what is put to the principal is a change to the written offer."""
+    pending_hold: bool = False
+    """Host pane: what is put to the principal is a proposal under our last counter, which
+    stands unless they say otherwise (policy NP7)."""
     seen_ruling: str = ""
     """Visitor pane: the dispatch of the last ruling the visitor has answered since."""
     change: str = ""
@@ -51,7 +60,9 @@ class Plan:
         return replace(self, **changes)
 
     def without_pending(self) -> Plan:
-        return replace(self, pending=None, pending_deliverable="", pending_change=False)
+        return replace(
+            self, pending=None, pending_deliverable="", pending_change=False, pending_hold=False
+        )
 
     @classmethod
     def read(cls, text: str) -> Self:
@@ -69,7 +80,7 @@ class Plan:
                 values[field.name] = parse_money(stored)
             elif field.name in ("counters", "quantity"):
                 values[field.name] = int(stored) if stored.isdigit() else 0
-            elif field.name == "pending_change":
+            elif field.name in _FLAGS:
                 values[field.name] = stored == "1"
             else:
                 values[field.name] = stored

@@ -39,8 +39,10 @@ from dealroom.agents.models.offline.persona.turn import (
     reopen,
     visitor_key,
 )
+from dealroom.agents.models.offline.rates import CONFIRMATION, confirmation, host_rates
 from dealroom.agents.persona import Decision, GoalRuling, PersonaOutput, Send
-from dealroom.domain.reader import RateStatement, read_rate
+from dealroom.domain.deliverables import read_deliverables
+from dealroom.domain.limits import StatedRate
 from dealroom.domain.terms import (
     Intent,
     Money,
@@ -58,11 +60,48 @@ def home(turn: Turn) -> PersonaOutput:
         reply = (
             f"Hi {turn.host} — tell me your rates and rules and I'll hold to them with visitors."
         )
+    elif "?" not in body and (heard := _rates_heard(turn)):
+        reply = heard  # "Do not go under 4k for reels" is a rule, not a question
     elif is_question(body):
         reply = answer_from_memory(turn.memory, body)
     else:
-        reply = "Noted — I'll hold to that with visitors."
+        reply = _after_confirmation(turn)
     return turn.out(reply)
+
+
+def _previous_agent_line(turn: Turn) -> str:
+    """The agent's last line before this message in the session ("" when none)."""
+    lines = list(turn.session)
+    if lines and lines[-1] == ("participant", turn.body):
+        lines = lines[:-1]
+    agent = [body for author, body in lines if author == "agent"]
+    return agent[-1] if agent else ""
+
+
+def _discussed(turn: Turn) -> str | None:
+    """The deliverable the principal named last in this session before this message."""
+    for author, body in reversed(turn.session):
+        if author == "participant" and body != turn.body:
+            named = read_deliverables(body)
+            if named:
+                return named[-1].slug
+    return None
+
+
+def _rates_heard(turn: Turn) -> str | None:
+    """A rate rule the principal stated, confirmed back, or what of it could not be read asked
+    about (domain.limits L3-L6; Distil records the same reading)."""
+    reading = host_rates(
+        turn.body, turn.memory, _previous_agent_line(turn), turn.currency, _discussed(turn)
+    )
+    return confirmation(reading)
+
+
+def _after_confirmation(turn: Turn) -> str:
+    """Anything else: a rule to hold to, or the principal's answer to our confirmation."""
+    if CONFIRMATION in _previous_agent_line(turn) and intent_of(turn.body) is Intent.NO:
+        return "Sorry about that — what should they be?"
+    return "Noted — I'll hold to that with visitors."
 
 
 _MEMORY_ANSWER_SKIP: Final = frozenset({"goals", "rulings", "offers", "pendingPrincipalDecisions"})
@@ -99,12 +138,14 @@ def principal_message(turn: Turn) -> PersonaOutput:
     if is_payment_claim(body):
         return turn.out(turn.about_stage(body))
     pending = pending_ask(turn)
-    stated = read_rate(body, default_currency=turn.currency)
-    if stated is not None:
+    previous = _previous_agent_line(turn)
+    reading = host_rates(body, turn.memory, previous, turn.currency, _discussed(turn))
+    if reading.floors:
         # "X, never below Y" is a rate to hold to (Distil records it), never an offer of Y.
+        stated = reading.rates[-1]
         if pending is not None and pending.amount is not None and stated.ask is not None:
             return _rerule(turn, pending, stated)
-        return turn.out("Noted — I'll hold to that with visitors.")
+        return turn.out(confirmation(reading) or "Noted — I'll hold to that with visitors.")
     said = intent_of(body)
     amounts = find_amounts(body, default_currency=turn.currency)
     if pending is not None and (said is not None or amounts):
@@ -118,7 +159,7 @@ def principal_message(turn: Turn) -> PersonaOutput:
     elif said is not None and len(body.split()) <= 4:
         reply = "Okay."
     else:
-        reply = "Noted — I'll hold to that with visitors."
+        reply = confirmation(reading) or "Noted — I'll hold to that with visitors."
     return turn.out(reply)
 
 
@@ -131,6 +172,8 @@ class Asked:
     slug: str | None
     visitor_key: str
     change: bool = False
+    hold: bool = False
+    """A proposal under our last counter (policy NP7): a no keeps that counter standing."""
 
 
 def counter_history(
@@ -170,6 +213,11 @@ def instruct(turn: Turn, pending: Asked, said: Intent | None, told: Money | None
         decision = None
         reply = "Understood — I'll tell them the written offer stays as it is."
         substance = notice(Notice.CANNOT, host)
+    elif said is Intent.NO and pending.hold and plan.last_counter is not None:
+        # NP7: a no to a proposal under our last counter keeps that counter, not the deal off.
+        decision, money = "counter", plan.last_counter
+        reply = f"Understood — I'll stay at {format_money(money)}."
+        substance = f"{host} is staying at {format_money(money)} for {_the(slug)}."
     elif said is Intent.NO:
         decision = "decline"
         reply = "Understood — I'll let them know you'll pass."
@@ -197,7 +245,7 @@ def instruct(turn: Turn, pending: Asked, said: Intent | None, told: Money | None
     return turn.out(reply, plan, sends=sends)
 
 
-def _rerule(turn: Turn, pending: Asked, stated: RateStatement) -> PersonaOutput:
+def _rerule(turn: Turn, pending: Asked, stated: StatedRate) -> PersonaOutput:
     """The principal answered a proposal put to them with a rate: rule on it by that rate."""
     assert pending.amount is not None
     plan = turn.plan.without_pending()
@@ -232,7 +280,13 @@ def pending_ask(turn: Turn) -> Asked | None:
     key = visitor_key(turn)
     plan = turn.plan
     if plan.pending is not None or plan.pending_change:
-        return Asked(plan.pending, plan.pending_deliverable or None, key, plan.pending_change)
+        return Asked(
+            plan.pending,
+            plan.pending_deliverable or None,
+            key,
+            plan.pending_change,
+            plan.pending_hold,
+        )
     agent_lines = [body for author, body in turn.session if author == "agent"]
     if agent_lines and agent_lines[-1].rstrip().endswith("Should I take it?"):
         amounts = find_amounts(agent_lines[-1], default_currency=turn.currency)

@@ -39,6 +39,7 @@ from dealroom.agents.models.offline.persona.turn import (
     goal_status,
     is_question,
     last_dispatch,
+    pane_rulings,
     reopen,
 )
 from dealroom.agents.persona import GoalRuling, PersonaOutput, Send
@@ -252,6 +253,10 @@ def visitor_delivery(turn: Turn) -> PersonaOutput:
     if decision == "counter" and money is not None:
         shown = f"{_the(slug, quantity)} at {format_money(money)}"
         reply = f"{host} can do {shown}. Does that work for you?"
+        if _repeats_the_standing_counter(turn, money, slug):
+            # policy NP5/NP6: the counter did not move because the proposal did not
+            reply = f"{host} is staying at {format_money(money)} — that stands unless your budget "
+            reply += "moves. Does that work for you?"
         plan = plan.but(counter=money, deliverable=slug or "")
     elif decision == "settle" and money is not None:
         reply = f"Good news: {format_money(money)} for {_the(slug, quantity)} works for {host}."
@@ -279,3 +284,16 @@ def visitor_delivery(turn: Turn) -> PersonaOutput:
     if questions and reply.count(".") + reply.count("?") < 3:
         reply = f"{reply} {questions[0]}"
     return turn.out(reply, plan, goals=goals)
+
+
+def _repeats_the_standing_counter(turn: Turn, money: Money, slug: str | None) -> bool:
+    """Whether the last ruling that crossed here was a counter at this same figure."""
+    rulings = pane_rulings(turn)
+    if not rulings:
+        return False
+    last = _map(rulings[-1])
+    return (
+        last.get("decision") == "counter"
+        and (_str(last.get("deliverable")) or None) == slug
+        and _money_from(last.get("amount"), last.get("currency")) == money
+    )
