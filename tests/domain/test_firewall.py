@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dealroom.domain import crossing, firewall
+from dealroom.domain import crossing, firewall, firewall_memory
 from dealroom.domain import memory as memdoc
 from dealroom.domain.limits import limit_entry, limits_of
 
@@ -404,6 +404,6 @@ def test_f10_only_the_visitor_side_of_memory_spares_a_figure() -> None:
 
 
 def test_f10_the_visitor_side_is_memorys_non_reserved_parts() -> None:
-    parts = firewall.NOT_A_VISITOR_BRANCH | firewall.VISITOR_SIDE
+    parts = firewall_memory.NOT_A_VISITOR_BRANCH | firewall_memory.VISITOR_SIDE
     assert parts == memdoc.RESERVED | {memdoc.HOST, memdoc.DEAL}
-    assert memdoc.RULINGS in firewall.VISITOR_SIDE
+    assert memdoc.RULINGS in firewall_memory.VISITOR_SIDE
