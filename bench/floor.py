@@ -1,4 +1,4 @@
-"""The hot path against the stack itself (issue 17, "Build" 1): server CPU per ``postMessage``
+"""The hot path against the stack itself: server CPU per ``postMessage``
 next to bare-stack apps doing the same write (``bench/floor_apps.py``), in one run.
 
 One throwaway PostgreSQL database, migrated; one Redis. ``dealroom serve`` (agent workers off,
@@ -21,7 +21,7 @@ round by round (the two measured in the same round). It asserts nothing.
 
 ``--processes N`` runs ``dealroom serve --processes N`` and N copies of each floor app (clients
 spread over them): the machine's throughput per variant, not one process's, and the
-throughput ratio against the Core floor that issue 17's machine target is stated in.
+throughput ratio against the Core floor that the machine's throughput target is stated in.
 
 ``--profile DIR`` runs every server under cProfile switched on for the measured windows only
 (not set-up, start-up or warm-up) and prints, per path, where dealroom's CPU per request goes
@@ -218,9 +218,9 @@ async def main_async(args: argparse.Namespace) -> None:
         "DEALROOM_DEMO": "0",
         "FLOOR_DATABASE_URL": pg_url,
         "FLOOR_REDIS_URL": args.redis_url,
-        # the cross-room throttle (issue 9) would refuse the load
+        # the cross-room throttle would refuse the load
         **UNTHROTTLED_ENV,
-        # the guest cap as in production (issue 11): its count reads up to the cap, so a
+        # the guest cap as in production: its count reads up to the cap, so a
         # lifted cap would have it read every post a benchmark guest ever made, hundreds
         # where production reads at most the cap; the rooms are many enough that no guest
         # reaches it (a refusal would show as an error)
@@ -426,7 +426,7 @@ def report(figures: dict[tuple[str, str], Figures], args: argparse.Namespace) ->
         rate, core = (_median(figures[name, path].rate) for name in ("dealroom", "strawberry-core"))
         print(
             f"\nthroughput, {path} path, dealroom ÷ strawberry-core: {rate / core:.2f} "
-            f"({rate:.0f} ÷ {core:.0f} req/s with {args.processes} process(es) each; issue 17 "
+            f"({rate:.0f} ÷ {core:.0f} req/s with {args.processes} process(es) each; the target "
             "asks at least 0.75 of the Core floor's throughput per machine, with 5,000 "
             "subscriptions held: bench/realtime.py)"
         )
@@ -570,7 +570,7 @@ def main() -> None:
         "--guest-cap",
         type=int,
         default=Settings().guest_message_cap,
-        help="dealroom's guest cap (issue 11); production's by default",
+        help="dealroom's guest cap; production's by default",
     )
     parser.add_argument(
         "--processes",

@@ -1,4 +1,4 @@
-"""The bare-stack yardsticks of ``bench/floor.py`` (issue 17): the same work as
+"""The bare-stack yardsticks of ``bench/floor.py``: the same work as
 ``postMessage`` — bump the room's event sequence, insert the message, commit, publish one
 pane event to Redis — built from the same libraries with the same uvicorn options, and nothing
 else (no auth, no idempotency read, no rate limit, no queued runs). The strawberry variants
