@@ -54,8 +54,13 @@ let active = 0;
 export function reconnect() {
   const old = client;
   client = null;
-  old?.terminate(); // each stream's sink sees the close and resubscribes on a new socket
+  old?.terminate();
+  // Every stream resubscribes at once on the new socket, even one the old socket's credentials
+  // had just been refused (a claim's re-check can end the old stream before this runs).
+  restarts.forEach((restart) => restart());
 }
+
+const restarts = new Set<() => void>();
 
 export interface Stream<E> {
   operation: string;
@@ -158,12 +163,22 @@ export function follow<E>(stream: Stream<E>): Following {
     );
   }
 
+  const restart = () => {
+    if (stopped) return;
+    window.clearTimeout(timer);
+    const previous = unsubscribe;
+    start(); // a new generation: whatever the old socket still says is ignored
+    previous?.();
+  };
+  restarts.add(restart);
+
   start();
   return {
     stop: () => {
       if (stopped) return;
       stopped = true;
       active--;
+      restarts.delete(restart);
       window.clearTimeout(timer);
       unsubscribe?.();
     },

@@ -62,7 +62,10 @@ export function Pane(props: PaneProps) {
           variables: { roomId, seat },
           after: page?.pageInfo.endCursor ?? null,
           cursorOf: (event) => (STORED.has(event.__typename) ? event.cursor : null),
-          onEvent: handle,
+          onEvent: (event) => {
+            setError(null); // a stream resumed after a refusal (a reconnect after sign-in)
+            handle(event);
+          },
           onError: (message) => setError(message),
         });
       })
