@@ -39,6 +39,10 @@ Numbered rules, cited by the code and tests that depend on them:
       the private-value firewall (dealroom.domain.firewall) against the private values the
       document then holds (and the figures of sends held for the principal); one that
       states any is refused (and recorded as rejected).
+- M14 A writer that reads the host's private branch (``sees_private``: the Guard) has every
+      change outside the host's branch checked the same way, since ``deal`` and the visitor's
+      branch are what a visitor-side pane reads (visibility V5, V6). The visitor-side writer
+      is not: it never saw a private value, so a figure it records is the visitor's own.
 """
 
 from __future__ import annotations
@@ -271,6 +275,7 @@ def apply_changes(
     *,
     allowed: Sequence[str] | None,
     withheld: Iterable[Decimal] = (),
+    sees_private: bool = False,
 ) -> Applied:
     """Apply targeted changes in order to a copy of ``document`` (M10).
 
@@ -279,7 +284,11 @@ def apply_changes(
     doc: dict[str, Any] = copy.deepcopy(dict(document))
     applied: list[Change] = []
     rejected: list[Rejected] = []
-    public = [c for c in changes if allowed is not None and _is_public(c)]
+    public = [
+        c
+        for c in changes
+        if allowed is not None and (_is_public(c) or (sees_private and _visitor_reads(c)))
+    ]
     for change in [*(c for c in changes if c not in public), *public]:  # M13: public last
         try:
             segments = _checked(change, allowed)
@@ -287,7 +296,7 @@ def apply_changes(
             if allowed is not None:
                 value = _structured(segments, change)  # M12
                 if change in public:
-                    _firewalled(doc, change, withheld)  # M13
+                    _firewalled(doc, change, withheld)  # M13, M14
             undo = _place(doc, segments, change.op, value)
         except _Refusal as refusal:
             rejected.append(Rejected(change, refusal.reason))
@@ -302,6 +311,7 @@ def apply_changes(
 
 PUBLIC_PATH: Final = (HOST, "public")
 PUBLIC_REFUSAL: Final = "host.public would reveal private values"
+VISIBLE_REFUSAL: Final = "a visitor-side pane would read private values"
 LIMITS_PATH: Final = (HOST, limits.LIMITS)
 PRIVATE_TERMS_PATH: Final = (HOST, limits.PRIVATE_TERMS)
 
@@ -309,6 +319,12 @@ PRIVATE_TERMS_PATH: Final = (HOST, limits.PRIVATE_TERMS)
 def _is_public(change: Change) -> bool:
     segments = parse_path(change.path)
     return segments is not None and segments[:2] == PUBLIC_PATH and change.op != Op.REMOVE
+
+
+def _visitor_reads(change: Change) -> bool:
+    """M14: a change outside the host's branch lands where a visitor-side pane may read."""
+    segments = parse_path(change.path)
+    return segments is not None and segments[0] != HOST and change.op != Op.REMOVE
 
 
 def _structured(segments: tuple[str, ...], change: Change) -> object:
@@ -335,12 +351,13 @@ def _structured(segments: tuple[str, ...], change: Change) -> object:
 
 
 def _firewalled(document: Mapping[str, Any], change: Change, withheld: Iterable[Decimal]) -> None:
-    """M13: a host.public write that states a private value the document holds (or a held
-    send's figure, firewall F6) is refused."""
+    """M13, M14: a write a visitor may read that states a private value the document holds
+    (or a held send's figure, firewall F6) is refused."""
     matches = firewall.check(document, change.path, change.value or "", withheld=withheld)
     if matches:
         kinds = ", ".join(sorted({m.private.where for m in matches}))
-        raise _Refusal(f"{PUBLIC_REFUSAL} ({kinds})")
+        refusal = PUBLIC_REFUSAL if _is_public(change) else VISIBLE_REFUSAL
+        raise _Refusal(f"{refusal} ({kinds})")
 
 
 # --- for the code-written parts and the readers (memory_records, memory_sections) ---

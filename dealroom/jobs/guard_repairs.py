@@ -103,6 +103,7 @@ class GuardRepairs:
             document,
             [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.memory],
             allowed=allowed,
+            sees_private=True,  # M14: the Guard read the host's private branch
         )
         document = applied.document
         for change in applied.applied:

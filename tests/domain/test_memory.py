@@ -781,3 +781,56 @@ def test_m11_memory_keeps_the_latest_rulings_of_a_pane() -> None:
         doc = record_ruling(doc, "visitor", {"decision": "counter", "amount": str(n)}, f"d-{n}")
     kept = doc["rulings"]["visitor"]  # type: ignore[index]  # a document is free-form JSON
     assert [r["dispatchId"] for r in kept] == ["d-3", "d-4", "d-5", "d-6", "d-7"]
+
+
+# M14: a writer that reads the host's private branch (the Guard) has every write a visitor-side
+# pane can see screened, not only host.public: deal and the visitor's branch included.
+GUARDED_DOC: dict[str, Any] = {
+    "host": {"limits": {"reel": {"floor": "6137", "currency": "USD"}}},
+    "deal": {},
+}
+GUARD_PREFIXES = ("host", "visitor", "deal")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        set_("deal.note", "they will not go under 6137"),
+        set_("deal.note", "budget near $6,137.01"),
+        set_("visitor.hint", "six one three seven"),
+    ],
+)
+def test_a_writer_that_sees_private_values_cannot_put_them_where_a_visitor_reads(
+    change: Change,
+) -> None:
+    result = apply_changes(GUARDED_DOC, [change], allowed=GUARD_PREFIXES, sees_private=True)
+    assert result.document == GUARDED_DOC
+    assert [r.change for r in result.rejected] == [change]
+
+
+def test_a_writer_that_sees_private_values_still_writes_the_host_branch_and_clean_deal_facts() -> (
+    None
+):
+    result = apply_changes(
+        GUARDED_DOC,
+        [set_("host.note", "floor 6137 stands"), set_("deal.deliverable", "one reel")],
+        allowed=GUARD_PREFIXES,
+        sees_private=True,
+    )
+    assert result.document["host"]["note"] == "floor 6137 stands"
+    assert result.document["deal"] == {"deliverable": "one reel"}
+
+
+def test_the_visitor_side_records_its_own_figure_even_when_it_equals_a_floor() -> None:
+    # The visitor-side writer never saw the floor: the figure is the visitor's own word.
+    result = writer(
+        GUARDED_DOC, set_("deal.budget", "6137"), allowed=writable_prefixes("visitor", DEAL)
+    )
+    assert result.document["deal"] == {"budget": "6137"}
+
+
+def test_a_refused_deal_write_says_a_visitor_would_read_it() -> None:
+    result = apply_changes(
+        GUARDED_DOC, [set_("deal.note", "6137")], allowed=GUARD_PREFIXES, sees_private=True
+    )
+    assert result.rejected[0].reason.startswith("a visitor-side pane would read private values")
