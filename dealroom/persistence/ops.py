@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import ColumnElement, delete, func, select
 
@@ -28,6 +28,8 @@ from dealroom.persistence.models import (
     Room,
 )
 from dealroom.persistence.paging import After, after
+
+_Logged = TypeVar("_Logged", GoalEvent, Flag)
 
 
 class OpsRoomFound(NamedTuple):
@@ -142,25 +144,24 @@ class OpsRepository:
     async def goal_events_page(
         self, room_id: uuid.UUID, *, limit: int, after_row: After | None
     ) -> list[GoalEvent]:
-        statement = (
-            select(GoalEvent)
-            .where(GoalEvent.room_id == room_id)
-            .order_by(GoalEvent.created_at.desc(), GoalEvent.id.desc())
-            .limit(limit)
-        )
-        statement = after(statement, GoalEvent.created_at, GoalEvent.id, after_row)
-        return list(await self.db.scalars(statement))
+        return await self._newest_first(GoalEvent, room_id, limit=limit, after_row=after_row)
 
     async def flags_page(
         self, room_id: uuid.UUID, *, limit: int, after_row: After | None = None
     ) -> list[Flag]:
+        return await self._newest_first(Flag, room_id, limit=limit, after_row=after_row)
+
+    async def _newest_first(
+        self, model: type[_Logged], room_id: uuid.UUID, *, limit: int, after_row: After | None
+    ) -> list[_Logged]:
+        """A page of a room's log rows, newest first, after a keyset cursor."""
         statement = (
-            select(Flag)
-            .where(Flag.room_id == room_id)
-            .order_by(Flag.created_at.desc(), Flag.id.desc())
+            select(model)
+            .where(model.room_id == room_id)
+            .order_by(model.created_at.desc(), model.id.desc())
             .limit(limit)
         )
-        statement = after(statement, Flag.created_at, Flag.id, after_row)
+        statement = after(statement, model.created_at, model.id, after_row)
         return list(await self.db.scalars(statement))
 
     async def takeovers(self, room_id: uuid.UUID) -> list[tuple[str, PaneTakeover]]:
