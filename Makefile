@@ -22,12 +22,22 @@ serve: $(STAMP)
 # `make test PYTEST_ARGS=` runs the suite serially, which must pass too.
 PYTEST_ARGS ?= -n 4 --dist worksteal
 
-test: $(STAMP)
+# The npm clients the conformance tests run (tests/js: graphql-http's audit, Apollo Client,
+# urql), installed from their lock file; the tests fail under CI=true without them.
+JS_STAMP := tests/js/node_modules/.installed
+
+$(JS_STAMP): tests/js/package.json tests/js/package-lock.json
+	cd tests/js && npm ci --no-audit --no-fund
+	touch $(JS_STAMP)
+
+test: $(STAMP) $(JS_STAMP)
 	$(BIN)/pytest -q -rs $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check dealroom tests bench
 	$(BIN)/ruff format --check dealroom tests bench
+	# The token benchmark's smoke run: it must keep working as the agents change.
+	$(BIN)/python bench/tokens.py --quick > /dev/null
 
 typecheck: $(STAMP)
 	$(BIN)/mypy dealroom tests bench
@@ -45,11 +55,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/tokens.py
 	$(BIN)/python bench/offers.py
 	$(BIN)/python bench/web.py
+	$(BIN)/python bench/body_decode.py
 
-# The web client and GraphiQL (web/ -> dealroom/web/, committed): needs Node.js and npm; serving
-# does not.
+# The web client and GraphiQL (web/ -> dealroom/web/, committed), and the list of the client's
+# GraphQL documents (dealroom/web/trusted-documents.json): needs Node.js and npm; serving does not.
 web:
-	cd web && npm ci --no-audit --no-fund && npx tsc --noEmit -p . && node build.mjs
+	cd web && npm ci --no-audit --no-fund && npx tsc --noEmit -p . && node build.mjs && node trusted-documents.mjs
 
 clean:
 	rm -rf $(VENV) .dealroom .pytest_cache .mypy_cache .ruff_cache

@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -25,6 +26,58 @@ STOP_SECONDS = 60.0
 """A background server that has not stopped after this long is cancelled (and says so)."""
 
 
+HEADER_TIMEOUT_SECONDS = Settings.model_fields["http_header_timeout"].default
+"""How long a connection may take to send a request's headers, and stay idle between
+requests, unless told otherwise (``Settings.http_header_timeout``)."""
+
+HTTP_PROTOCOL = "dealroom.server:HeaderDeadlineProtocol"
+"""The import string ``uvicorn.Config(http=...)`` takes (children of ``serve --processes N``
+import it themselves)."""
+
+
+class HeaderDeadlineProtocol(ws_protocol.UpgradeReleasingHttpProtocol):
+    """uvicorn's httptools protocol with a deadline for a request's headers. uvicorn times
+    out only an idle keep-alive connection, and any byte received cancels that, so a client
+    trickling a header a byte at a time (or opening a socket and sending nothing) held a
+    connection forever. Here a connection's headers must be complete within
+    ``timeout_keep_alive`` seconds of the connection opening or of the request's first byte;
+    a connection over it is closed. Bodies have their own deadline (``BodyLimit``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn's own narrowing of asyncio's
+        super().connection_made(transport)
+        self._arm()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._header_deadline is None:
+            self._arm()
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._header_deadline = self.loop.call_later(self.timeout_keep_alive, self._expire)
+
+    def _disarm(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
+
+    def _expire(self) -> None:
+        self._header_deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
 def uvicorn_config(
     app: ASGIApp | str,
     *,
@@ -34,9 +87,13 @@ def uvicorn_config(
     access_log: bool = True,
     processes: int = 1,
     ws_ping_seconds: float = WS_PING_SECONDS,
+    header_timeout: float = HEADER_TIMEOUT_SECONDS,
+    log_format: str = "console",
 ) -> uvicorn.Config:
     """``app`` is an import string of an app factory when ``processes`` > 1 (each child
-    builds its own app). ``ws_ping_seconds`` 0 sends no websocket pings."""
+    builds its own app). ``ws_ping_seconds`` 0 sends no websocket pings. ``log_format``
+    ``json`` leaves uvicorn's loggers to the process's logging set-up (``dealroom.logging``),
+    so its start-up and access lines are JSON like every other line."""
     return uvicorn.Config(
         app,
         factory=processes > 1,
@@ -48,7 +105,9 @@ def uvicorn_config(
         # lets the handshake go once it is answered (ws_protocol.py).
         ws=ws_protocol.PROTOCOL,
         # httptools (as uvicorn's "auto" picks), without the cycle an upgraded socket left.
-        http=ws_protocol.HTTP_PROTOCOL,
+        # With a deadline for the request's headers (HeaderDeadlineProtocol).
+        http=HTTP_PROTOCOL,
+        timeout_keep_alive=header_timeout,  # type: ignore[arg-type]  # seconds for call_later: a float works
         # Per-message deflate costs tens of KiB per websocket; our frames are small.
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,  # GraphQL operations are small; refuse 16 MiB frames
@@ -57,6 +116,7 @@ def uvicorn_config(
         ws_ping_interval=ws_ping_seconds or None,
         log_level=log_level,
         access_log=access_log,
+        log_config=None if log_format == "json" else uvicorn.config.LOGGING_CONFIG,
         lifespan="on",
         # A connection still open after this long on shutdown (a subscription that never
         # ends) is cancelled rather than holding the process up forever.
@@ -91,9 +151,17 @@ async def start_in_background(
     host: str = "127.0.0.1",
     port: int = 0,
     startup_timeout: float = 120,
+    header_timeout: float | None = None,
 ) -> BackgroundServer:
-    """Serve ``app`` on a free loopback port (``port=0``) without taking over signals."""
-    server = uvicorn.Server(uvicorn_config(app, host=host, port=port, log_level="warning"))
+    """Serve ``app`` on a free loopback port (``port=0``) without taking over signals. The
+    header timeout is the app's ``Settings.http_header_timeout`` unless given."""
+    if header_timeout is None:
+        state = getattr(getattr(app, "state", None), "dealroom", None)
+        header_timeout = state.settings.http_header_timeout if state else HEADER_TIMEOUT_SECONDS
+    config = uvicorn_config(
+        app, host=host, port=port, log_level="warning", header_timeout=header_timeout
+    )
+    server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # the caller owns signals
     task = asyncio.create_task(server.serve())
     deadline = time.monotonic() + startup_timeout

@@ -18,6 +18,18 @@ class ErrorCode(StrEnum):
     """The server is momentarily at capacity (not the caller's fault, unlike RATE_LIMITED):
     retry after ``retryAfterSeconds``."""
     INTERNAL = "INTERNAL"
+    # Transport: the request is not a GraphQL request this server can read (http_graphql.py).
+    BAD_REQUEST = "BAD_REQUEST"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    NOT_ACCEPTABLE = "NOT_ACCEPTABLE"
+    UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
+    REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
+    PERSISTED_QUERY_NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND"
+    """Apollo's automatic persisted queries: the hash is unknown; send it again with the
+    document (clients do this by themselves)."""
+    PERSISTED_QUERY_NOT_SUPPORTED = "PERSISTED_QUERY_NOT_SUPPORTED"
+    PERSISTED_QUERY_NOT_IN_LIST = "PERSISTED_QUERY_NOT_IN_LIST"
+    """Trusted-documents mode: the document is not one the server was deployed with."""
 
 
 class DomainError(Exception):

@@ -8,12 +8,14 @@ from collections.abc import AsyncGenerator
 from typing import Any, Final
 
 import strawberry
-from graphql import GraphQLError
+from graphql import GraphQLError, NoSchemaIntrospectionCustomRule
 from strawberry.extensions import MaxAliasesLimiter, ValidationCache
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
 from dealroom.config import Settings
+from dealroom.domain.errors import ErrorCode
+from dealroom.persisted_queries import load_trusted_documents, sha256_hex
 from dealroom.schema.caching import CachedParser
 from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.fanout import FanoutExecutor
@@ -25,18 +27,30 @@ from dealroom.schema.scope_gate import ScopeGate
 
 class Schema(strawberry.Schema):
     settings: Settings
+    trusted: dict[str, str | None] | None
+    """The trusted documents by hash (``DEALROOM_TRUSTED_DOCUMENTS``), or None: any runs."""
 
     async def execute(self, query: str | None, *args: Any, **kwargs: Any) -> ExecutionResult:
-        """A document over the size, token or literal bounds is refused before parsing."""
-        if (error := document_error(query, self.settings)) is not None:
+        """A document over the size, token or literal bounds, or not among the trusted
+        documents, is refused before parsing."""
+        if (error := document_error(query, self.settings) or self._untrusted(query)) is not None:
             return ExecutionResult(data=None, errors=[error])
         return await super().execute(query, *args, **kwargs)
 
     async def stream(self, query: str | None, *args: Any, **kwargs: Any) -> Any:
-        """The same bound for websocket operations (``subscribe`` goes through here)."""
-        if (error := document_error(query, self.settings)) is not None:
+        """The same bound for websocket operations (``subscribe`` goes through here), and the
+        trusted-documents list."""
+        if (error := document_error(query, self.settings) or self._untrusted(query)) is not None:
             return _refused(PreExecutionError(data=None, errors=[error]))
         return await super().stream(query, *args, **kwargs)
+
+    def _untrusted(self, query: str | None) -> GraphQLError | None:
+        if self.trusted is None or query is None or sha256_hex(query) in self.trusted:
+            return None
+        return GraphQLError(
+            "This server runs only its trusted documents; this one is not among them.",
+            extensions={"code": str(ErrorCode.PERSISTED_QUERY_NOT_IN_LIST)},
+        )
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -53,6 +67,8 @@ SCHEMA_SETTINGS: Final = (
     "debug",
     "max_query_depth",
     "max_introspection_depth",
+    "introspection",
+    "trusted_documents",
     "max_aliases",
     "max_tokens",
     "max_query_chars",
@@ -84,6 +100,9 @@ def _build_schema(settings: Settings) -> strawberry.Schema:
     limits = [
         depth_rule(settings.max_query_depth, settings.max_introspection_depth),
         *MaxAliasesLimiter(max_alias_count=settings.max_aliases).validation_rules,
+        # DEALROOM_INTROSPECTION=false: __schema and __type fail validation (BAD_USER_INPUT);
+        # __typename, which clients add to every selection, still works.
+        *(() if settings.introspection else (NoSchemaIntrospectionCustomRule,)),
     ]
     schema = Schema(
         query=Query,
@@ -104,4 +123,7 @@ def _build_schema(settings: Settings) -> strawberry.Schema:
         ],
     )
     schema.settings = settings
+    schema.trusted = (
+        load_trusted_documents(settings.trusted_documents) if settings.trusted_documents else None
+    )
     return schema

@@ -57,9 +57,10 @@ def _checked(query: str, *, max_chars: int, max_tokens: int, max_literal_chars: 
 
 
 def depth_rule(max_depth: int, introspection_depth: int) -> type[ValidationRule]:
-    """A validation rule: an operation whose selections nest deeper than ``max_depth``
-    (every field counts, through fragments) is an error; a path entering introspection
-    (``__schema``, ``__type``) is held to ``introspection_depth`` instead."""
+    """A validation rule: an operation whose fields nest more than ``max_depth`` levels
+    (counted from 1 at the root fields, leaves included, through fragments) is an error; a
+    path entering introspection (``__schema``, ``__type``) is held to ``introspection_depth``
+    instead."""
 
     class DepthLimit(ValidationRule):
         def __init__(self, context: ValidationContext) -> None:
@@ -103,8 +104,8 @@ class _Limits:
         for node in selection_set.selections:
             broken: int | None = None
             if isinstance(node, FieldNode):
-                if node.selection_set is None:
-                    continue
+                # A top-level field is level 1 and a leaf counts as a level: `{ a { b } }` is
+                # 2 deep, so a limit of 12 admits 12 levels of fields, not 13.
                 inner = self.introspection if node.name.value in INTROSPECTION else limit
                 if depth + 1 > inner:
                     return inner

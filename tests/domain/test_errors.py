@@ -31,6 +31,14 @@ def test_error_codes_are_the_stable_set() -> None:
         "PAYLOAD_TOO_LARGE",
         "UNAVAILABLE",
         "INTERNAL",
+        "BAD_REQUEST",
+        "METHOD_NOT_ALLOWED",
+        "NOT_ACCEPTABLE",
+        "UNSUPPORTED_MEDIA_TYPE",
+        "REQUEST_TIMEOUT",
+        "PERSISTED_QUERY_NOT_FOUND",
+        "PERSISTED_QUERY_NOT_SUPPORTED",
+        "PERSISTED_QUERY_NOT_IN_LIST",
     ]
 
 

@@ -36,8 +36,9 @@ def messages(errors: list[dict[str, Any]]) -> str:
 
 
 def nested(depth: int) -> str:
-    """A selection ``depth`` levels deep: ``{ a { a { ... { leaf } } } }``."""
-    return "{ " + "a { " * depth + "leaf" + " }" * depth + " }"
+    """A selection ``depth`` levels deep, the leaf included: ``{ a { a { ... { leaf } } } }``
+    (``nested(1)`` is ``{ leaf }``)."""
+    return "{ " + "a { " * (depth - 1) + "leaf" + " }" * (depth - 1) + " }"
 
 
 @pytest.fixture
@@ -55,6 +56,17 @@ async def test_a_query_deeper_than_the_depth_limit_is_rejected(client: Client) -
 
     assert f"exceeds maximum operation depth of {DEPTH_LIMIT}" in messages(errors)
     assert codes(errors) == {"BAD_USER_INPUT"}
+
+
+async def test_depth_counts_from_one_so_13_levels_fail_a_limit_of_12(client: Client) -> None:
+    """The root field is level 1 and the leaf is a level: 13 fields deep is over 12."""
+    assert DEPTH_LIMIT == 12
+    query = nested(13)
+    assert query.count("{") == 13  # 12 fields with selections and the leaf inside them
+
+    errors = coded_errors(await client.raw(query))
+
+    assert "exceeds maximum operation depth of 12" in messages(errors)
 
 
 async def test_a_query_at_the_depth_limit_is_not_rejected_for_depth(client: Client) -> None:

@@ -11,7 +11,15 @@ from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
 from typing import TypeVar
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -24,6 +32,11 @@ from dealroom.persistence.webhooks import WebhookRepository
 T = TypeVar("T")
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+# The prometheus client's own: process_* (CPU, resident memory, open descriptors, start time),
+# python_info and python_gc_* (collections and objects per generation). Ours are dealroom_*.
+ProcessCollector(registry=REGISTRY)
+PlatformCollector(registry=REGISTRY)
+GCCollector(registry=REGISTRY)
 
 REQUESTS = Counter(
     "dealroom_graphql_requests",
