@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import uuid
 
 import strawberry
 
@@ -16,9 +17,10 @@ from dealroom.schema.inputs import SignInInput, SignUpInput
 from dealroom.schema.types import AuthPayload, Me
 from dealroom.services.accounts import abuse
 from dealroom.services.accounts import service as accounts
-from dealroom.services.accounts.identity import GUEST_KEY_RE, resolve_identity
+from dealroom.services.accounts.identity import GUEST_KEY_RE, digest, resolve_identity
 from dealroom.services.accounts.passwords import passwords_for
 from dealroom.services.gate import claims
+from dealroom.services.live.endings import end_streams_after_commit
 from dealroom.services.live.publish import publish_all
 
 
@@ -31,6 +33,18 @@ async def me(info: Info) -> Me | None:
 
 async def account(info: Info, handle: str) -> Account:
     row = await AccountRepository(info.context.db).by_handle(handle.strip().lower())
+    if row is None:
+        raise not_found("Account")
+    return Account.from_row(row)
+
+
+async def account_by_id(info: Info, id: strawberry.ID) -> Account:
+    """A public profile by id (``node``): NOT_FOUND if unknown."""
+    try:
+        account_id = uuid.UUID(str(id))
+    except ValueError as exc:
+        raise not_found("Account") from exc
+    row = await AccountRepository(info.context.db).by_id(account_id)
     if row is None:
         raise not_found("Account")
     return Account.from_row(row)
@@ -133,6 +147,7 @@ async def sign_out(info: Info) -> bool:
     if token:
         async with ctx.transaction() as db:
             await accounts.sign_out(db, ctx.app.clock, token)
+            end_streams_after_commit(db, ctx.app.broker, digest(token))
     ctx.delete_cookie(SESSION_COOKIE)
     ctx.delete_cookie(ACT_AS_COOKIE)
     return token is not None

@@ -14,12 +14,14 @@ standing changed; an event is never delivered after its stream was woken and bef
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+import structlog
 from prometheus_client import Gauge
 from starlette.websockets import WebSocket, WebSocketState
 
@@ -28,8 +30,8 @@ from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.scopes import API_KEY_PREFIX
 from dealroom.domain.seats import Seat
 from dealroom.persistence.repositories import SessionRepository
-from dealroom.schema.context import Info
-from dealroom.services.accounts.identity import digest
+from dealroom.schema.context import Context, Info
+from dealroom.services.accounts.identity import digest, resolve_identity
 from dealroom.services.live.admission import StartUp
 from dealroom.services.live.events import EphemeralEvent, StoredEvent
 from dealroom.services.live.rechecks import Held, Outcome, Watch
@@ -39,9 +41,65 @@ S = TypeVar("S", bound=StoredEvent)
 E = TypeVar("E", bound=EphemeralEvent)
 T = TypeVar("T")
 
+log = structlog.get_logger(__name__)
+
 SESSION_ENDED = 4401
 """Websocket close code: the session the socket was opened with has ended (signOut, expiry).
 The client signs in again and reopens the socket."""
+NOT_VALID = 4401
+"""Websocket close code: a credential the socket presented is not valid."""
+ACT_AS_FORBIDDEN = 4403
+"""Websocket close code: the credentials are valid but may not act as the account asked for."""
+
+_CLOSE_FOR = {
+    ErrorCode.UNAUTHENTICATED: NOT_VALID,
+    # A guest key or actAs this server never issued is a credential that is not valid.
+    ErrorCode.BAD_USER_INPUT: NOT_VALID,
+    ErrorCode.FORBIDDEN: ACT_AS_FORBIDDEN,
+}
+
+
+async def credentials_refusal(ctx: Context) -> tuple[int, str] | None:
+    """The close code and reason for a socket's credentials presented but not valid; None when
+    they stand (or none were presented: an anonymous socket). A stale session *cookie* is
+    ignored, as over HTTP: the browser keeps sending it after expiry and it names no choice of
+    the client's."""
+    try:
+        async with ctx.reading() as db:
+            await resolve_identity(db, ctx.app.clock, ctx.credentials())
+    except DomainError as error:
+        code = _CLOSE_FOR.get(error.code)
+        if code is None:
+            raise
+        return code, error.message
+    return None
+
+
+async def after_init_check(ctx: Context) -> None:
+    """Wait for connection_init's credential check if it is still waiting on the database
+    (``ws_graphql``): it holds a start-up slot, so the socket's start-up follows it instead of
+    queueing behind it and being refused while its own check holds the slot."""
+    check = ctx.credentials_check
+    if check is not None and not check.done():
+        await asyncio.wait([check])  # a cancelled subscribe leaves the socket's check running
+
+
+async def settle_credentials(info: Info) -> bool:
+    """On a socket acked with its credentials unchecked (the database was busy at
+    connection_init), check them now, in the caller's start-up slot: a credential that is not
+    valid closes the socket as connection_init would have, and False ends the operation. A
+    busy pool raises here, inside the slot, and becomes UNAVAILABLE (``StartUp``)."""
+    ctx = info.context
+    if not ctx.credentials_unchecked:
+        return True
+    refused = await credentials_refusal(ctx)
+    if refused is None:
+        ctx.credentials_unchecked = False
+        return True
+    code, reason = refused
+    log.info("websocket_refused", code=code, reason=reason, protocol="start-up")
+    await _close(info, code, reason)
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +184,14 @@ class Guarded(Generic[S, E, T]):
 
     async def _admit(self) -> StartUp:
         """Take a start-up slot (``open`` calls it once its input is parsed): a burst of
-        subscribes queues here, bounded, not on the pool (services/live/admission.py)."""
+        subscribes queues here, bounded, not on the pool (services/live/admission.py). The
+        socket's credentials are checked in it when connection_init could not."""
+        await after_init_check(self._info.context)
         start_up = StartUp(self._info.context.app.admission)
         await start_up.__aenter__()
         self._start_up = start_up
+        if not await settle_credentials(self._info):
+            raise StopAsyncIteration  # the socket is closed
         return start_up
 
     def _rewatch(self, opened: Opened[S, E, T]) -> None:
@@ -205,8 +267,8 @@ async def _session_ended(info: Info) -> bool:
     return live is None
 
 
-async def _close(info: Info) -> None:
+async def _close(info: Info, code: int = SESSION_ENDED, reason: str = "session ended") -> None:
     socket = info.context.request
     if isinstance(socket, WebSocket) and socket.application_state is WebSocketState.CONNECTED:
         with contextlib.suppress(Exception):
-            await socket.close(code=SESSION_ENDED, reason="session ended")
+            await socket.close(code=code, reason=reason[:120])

@@ -7,14 +7,20 @@ import strawberry
 from dealroom.domain.errors import bad_input
 from dealroom.persistence.models import WebhookEvent
 from dealroom.schema.context import Info
+from dealroom.schema.paging import page_in_memory
 from dealroom.schema.partner_types import (
     ApiKey,
+    ApiKeyConnection,
+    ApiKeyEdge,
     CreatedApiKey,
     CreatedWebhook,
     Webhook,
+    WebhookConnection,
     WebhookDelivery,
     WebhookDeliveryConnection,
+    WebhookEdge,
 )
+from dealroom.services.live.endings import end_streams_after_commit
 from dealroom.services.partners import api_keys, webhooks
 from dealroom.services.rooms.service import parse_id
 
@@ -36,6 +42,7 @@ async def revoke_api_key(info: Info, key_id: strawberry.ID) -> ApiKey:
         row = await api_keys.revoke_api_key(
             db, ctx.app.clock, identity, parse_id(key_id, "API key")
         )
+        end_streams_after_commit(db, ctx.app.broker, row.key_hash)
     return ApiKey.from_row(row)
 
 
@@ -57,6 +64,24 @@ async def create_webhook(info: Info, url: str, events: list[str]) -> CreatedWebh
             allow_loopback=ctx.app.settings.webhook_allow_loopback,
         )
     return CreatedWebhook(webhook=Webhook.from_row(created.row), secret=created.secret)
+
+
+async def api_key_connection(info: Info, first: int, after: str | None) -> ApiKeyConnection:
+    keys = await list_api_keys(info)
+    cap = info.context.app.settings.max_page_size
+    page, page_info = page_in_memory(keys, lambda k: str(k.id), first, after, cap)
+    return ApiKeyConnection(
+        edges=[ApiKeyEdge(cursor=c, node=k) for c, k in page], page_info=page_info
+    )
+
+
+async def webhook_connection(info: Info, first: int, after: str | None) -> WebhookConnection:
+    hooks = await list_webhooks(info)
+    cap = info.context.app.settings.max_page_size
+    page, page_info = page_in_memory(hooks, lambda h: str(h.id), first, after, cap)
+    return WebhookConnection(
+        edges=[WebhookEdge(cursor=c, node=h) for c, h in page], page_info=page_info
+    )
 
 
 async def list_webhooks(info: Info) -> list[Webhook]:

@@ -14,6 +14,7 @@ from dealroom.schema.room_types import Room, RoomConnection, RoomEdge
 from dealroom.schema.types import OpenRoomPayload
 from dealroom.services.accounts import abuse
 from dealroom.services.gate import claims
+from dealroom.services.live.room_activity import announce_new_room
 from dealroom.services.ops import flags as ops
 from dealroom.services.rooms import service as rooms
 
@@ -71,6 +72,8 @@ async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> 
             created=opened.created,
             minted=opened.guest_key is not None and opened.guest_key != identity.guest_key,
         )
+        if opened.created:
+            announce_new_room(db, ctx.app.broker, opened.room.host_account_id, opened.room.id)
     if opened.guest_key is not None:
         ctx.set_cookie(GUEST_COOKIE, opened.guest_key, GUEST_COOKIE_MAX_AGE)
         if identity.guest_key != opened.guest_key:

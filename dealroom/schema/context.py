@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -59,6 +60,12 @@ class Context:
         self.response = response
         self.connection_params: dict[str, Any] | None = None
         """A websocket's connection_init payload (set by strawberry)."""
+        self.credentials_unchecked = False
+        """connection_init acked the socket without checking its credentials (the database
+        was busy): its next subscription start-up checks them (``resolvers/live``)."""
+        self.credentials_check: asyncio.Task[tuple[int, str] | None] | None = None
+        """connection_init's check, still waiting on the database when the socket was acked;
+        a subscription start-up waits for it before it queues for a slot of its own."""
         self._identity: Identity | None = None
 
     @functools.cached_property
@@ -93,24 +100,36 @@ class Context:
 
     def credentials(self) -> Credentials:
         """Bearer header, then cookie; a websocket may also pass them in connection_init
-        (browsers cannot set headers on a websocket)."""
+        (browsers cannot set headers on a websocket), under the names clients use:
+        ``authorization``, ``Authorization`` or Apollo's ``authToken``, Bearer or bare, at the
+        top level or in a ``headers`` object."""
         headers = self.request.headers
         cookies = self.request.cookies
         params = self.connection_params or {}
         token: str | None = None
         from_cookie = False
         malformed = False
-        authorization = headers.get("authorization") or _str(params.get("authorization"))
+        header = headers.get("authorization")
+        authorization = header or _param(params, "authorization", "authtoken")
         if authorization:
             scheme, _, value = authorization.strip().partition(" ")
-            token = value.strip() if scheme.lower() == "bearer" else None
+            if value:
+                token = value.strip() if scheme.lower() == "bearer" else None
+            elif header is None:  # a bare token, as Apollo's docs put it in connectionParams
+                token = scheme
             malformed = not token
         elif cookies.get(SESSION_COOKIE):
             token, from_cookie = cookies[SESSION_COOKIE], True
         guest_key = (
-            headers.get("x-guest-key") or _str(params.get("guestKey")) or cookies.get(GUEST_COOKIE)
+            headers.get("x-guest-key")
+            or _param(params, "guestkey", "x-guest-key")
+            or cookies.get(GUEST_COOKIE)
         )
-        act_as = headers.get("x-act-as") or _str(params.get("actAs")) or cookies.get(ACT_AS_COOKIE)
+        act_as = (
+            headers.get("x-act-as")
+            or _param(params, "actas", "x-act-as")
+            or cookies.get(ACT_AS_COOKIE)
+        )
         return Credentials(
             token=token,
             token_from_cookie=from_cookie,
@@ -178,6 +197,17 @@ class Context:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _param(params: dict[str, Any], *names: str) -> str | None:
+    """A connection_init value by any of ``names`` (lower case), in any letter case, at the
+    top level or in a ``headers`` object (how some Apollo setups pass them)."""
+    nested = params.get("headers")
+    for scope in (params, nested if isinstance(nested, dict) else {}):
+        for key, value in scope.items():
+            if isinstance(key, str) and key.lower() in names and _str(value):
+                return _str(value)
+    return None
 
 
 Info: TypeAlias = StrawberryInfo[Context, None]

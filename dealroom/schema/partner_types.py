@@ -11,6 +11,7 @@ from strawberry.scalars import JSON
 
 from dealroom.persistence import models
 from dealroom.schema.context import Info
+from dealroom.schema.paging import DEPRECATED_FLAT, PageInfo
 
 
 @strawberry.type(description="An API key of the signed-in account. The key itself is shown once.")
@@ -153,5 +154,42 @@ class WebhookDelivery:
 @strawberry.type(description="A page of deliveries, newest first.")
 class WebhookDeliveryConnection:
     nodes: list[WebhookDelivery] = strawberry.field(description="The deliveries.")
-    has_next_page: bool = strawberry.field(description="More follow the last one.")
-    end_cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
+    has_next_page: bool = strawberry.field(
+        description="More follow the last one.", deprecation_reason=DEPRECATED_FLAT
+    )
+    end_cursor: str | None = strawberry.field(
+        description="Pass as `after` for the next page.", deprecation_reason=DEPRECATED_FLAT
+    )
+
+    @strawberry.field(description="Relay page info.")
+    def page_info(self) -> PageInfo:
+        return PageInfo(
+            has_next_page=self.has_next_page,
+            has_previous_page=False,  # Relay allows false when paging forward
+            start_cursor=None,
+            end_cursor=self.end_cursor,
+        )
+
+
+@strawberry.type(description="An edge to an API key.")
+class ApiKeyEdge:
+    cursor: str = strawberry.field(description="Pass as `after` for the page after this key.")
+    node: ApiKey = strawberry.field(description="The key.")
+
+
+@strawberry.type(description="A page of the account's API keys, newest first.")
+class ApiKeyConnection:
+    edges: list[ApiKeyEdge] = strawberry.field(description="The keys.")
+    page_info: PageInfo = strawberry.field(description="Relay page info.")
+
+
+@strawberry.type(description="An edge to a webhook.")
+class WebhookEdge:
+    cursor: str = strawberry.field(description="Pass as `after` for the page after it.")
+    node: Webhook = strawberry.field(description="The webhook.")
+
+
+@strawberry.type(description="A page of the account's webhooks, newest first.")
+class WebhookConnection:
+    edges: list[WebhookEdge] = strawberry.field(description="The webhooks.")
+    page_info: PageInfo = strawberry.field(description="Relay page info.")

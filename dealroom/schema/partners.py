@@ -8,11 +8,14 @@ import strawberry
 
 from dealroom.resolvers import partners
 from dealroom.schema.context import Info
+from dealroom.schema.paging import AFTER_DESCRIPTION, FIRST_DESCRIPTION
 from dealroom.schema.partner_types import (
     ApiKey,
+    ApiKeyConnection,
     CreatedApiKey,
     CreatedWebhook,
     Webhook,
+    WebhookConnection,
     WebhookDelivery,
     WebhookDeliveryConnection,
 )
@@ -20,15 +23,45 @@ from dealroom.schema.partner_types import (
 
 @strawberry.type
 class PartnerQuery:
-    @strawberry.field(description="The signed-in account's API keys, newest first (sessions only).")
+    @strawberry.field(
+        description="The signed-in account's API keys, newest first (sessions only).",
+        deprecation_reason="Use apiKeyConnection (a connection with pageInfo); removed in "
+        "the next release.",
+    )
     async def api_keys(self, info: Info) -> list[ApiKey]:
         return await partners.list_api_keys(info)
 
     @strawberry.field(
-        description="The account's webhooks, newest first. Scope webhooks:manage for API keys."
+        description="The signed-in account's API keys, newest first, a page at a time "
+        "(sessions only)."
+    )
+    async def api_key_connection(
+        self,
+        info: Info,
+        first: Annotated[int, strawberry.argument(description=FIRST_DESCRIPTION)] = 20,
+        after: Annotated[str | None, strawberry.argument(description=AFTER_DESCRIPTION)] = None,
+    ) -> ApiKeyConnection:
+        return await partners.api_key_connection(info, first, after)
+
+    @strawberry.field(
+        description="The account's webhooks, newest first. Scope webhooks:manage for API keys.",
+        deprecation_reason="Use webhookConnection (a connection with pageInfo); removed in "
+        "the next release.",
     )
     async def webhooks(self, info: Info) -> list[Webhook]:
         return await partners.list_webhooks(info)
+
+    @strawberry.field(
+        description="The account's webhooks, newest first, a page at a time. Scope "
+        "webhooks:manage for API keys."
+    )
+    async def webhook_connection(
+        self,
+        info: Info,
+        first: Annotated[int, strawberry.argument(description=FIRST_DESCRIPTION)] = 20,
+        after: Annotated[str | None, strawberry.argument(description=AFTER_DESCRIPTION)] = None,
+    ) -> WebhookConnection:
+        return await partners.webhook_connection(info, first, after)
 
     @strawberry.field(
         description="A webhook's delivery log, newest first, each with its attempts. "

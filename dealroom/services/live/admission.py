@@ -81,6 +81,15 @@ class Admission:
             raise self.busy() from None
         metrics.SUBSCRIPTION_STARTS.labels("waited").inc()
 
+    async def take_if_free(self) -> bool:
+        """A slot if one is free now, neither queued for nor counted (a socket's credential
+        check at ``connection_init``: on a busy server it is left to the socket's first
+        start-up, which queues and counts). Give it back with ``release()``."""
+        if self._free.locked():
+            return False
+        await self._free.acquire()  # free: returns without waiting
+        return True
+
     def release(self) -> None:
         self._free.release()
 

@@ -12,6 +12,10 @@ its future is resolved and every stream on it acts: ``SESSION_ENDED`` closes the
 ``CHANGED`` re-runs the stream's own authorisation once, which ends it with the right coded
 error or lets it go on (a claim takes the seat from the guest key, R7: a stream the old key holds
 ends NOT_FOUND, its socket stays open, since a guest key is no session).
+
+A signOut or an API key's revocation does not wait for the round: the broker tells every
+process (``services/live/endings.py``) and ``end`` wakes the watches on that credential with
+``SESSION_ENDED`` at once.
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ from dealroom.domain import access
 from dealroom.domain.scopes import API_KEY_PREFIX, key_may_call
 from dealroom.domain.seats import Seat
 from dealroom.persistence.standing import KeyStanding, RoomSeats, StandingRepository
+from dealroom.realtime.broker import RESYNC, Broker, Subscription
 from dealroom.services.accounts.identity import Credentials, digest
 from dealroom.services.clock import Clock
+from dealroom.services.live.endings import ENDED_CHANNEL
 from dealroom.services.live.periodic import Periodic
 from dealroom.services.unit_of_work import reading
 
@@ -118,20 +124,81 @@ class Rechecks:
     """The process's registry of held streams, run by the app's lifespan."""
 
     def __init__(
-        self, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, every: float
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        clock: Clock,
+        every: float,
+        broker: Broker | None = None,
     ) -> None:
+        """With ``broker``, credentials ended in any process end their streams here at once."""
         self._sessionmaker = sessionmaker
         self._clock = clock
+        self._broker = broker
         self._watches: dict[Held, Watch] = {}
         # The next round retries; meanwhile streams go on, as they would have between two
         # rounds (their events come from the same database).
         self._loop = Periodic(every, self.round, "subscription_recheck_failed")
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
 
     def start(self) -> None:
         self._loop.start()
+        if self._broker is not None:
+            self._listener = asyncio.create_task(self._listen(self._broker))
 
     async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+            self._listener = None
         await self._loop.close()
+
+    async def listening(self) -> None:
+        """Until the broker lists this process for ended credentials (tests)."""
+        await self._listening.wait()
+
+    def end(self, credential_hash: str) -> int:
+        """Wake every watch standing on the session token or API key with this hash, as
+        ``SESSION_ENDED`` (their sockets close 4401); returns how many."""
+        ended = [
+            (held, watch)
+            for held, watch in self._watches.items()
+            if credential_hash in (held.token_hash, held.key_hash)
+        ]
+        for held, watch in ended:
+            del self._watches[held]
+            watch.woken.set_result(Outcome.SESSION_ENDED)
+        return len(ended)
+
+    async def _listen(self, broker: Broker) -> None:
+        """Ended credentials from every process, for the app's life. A RESYNC (an ending
+        whose publish was lost) runs a round now; the broker unreachable, it retries, and the
+        periodic rounds end the streams meanwhile."""
+        while True:
+            subscription = Subscription((ENDED_CHANNEL,))
+            subscription.idle_resync = None
+            try:
+                await broker.join(subscription)
+                self._listening.set()
+                try:
+                    while True:
+                        payload = await subscription.get()
+                        if payload == RESYNC:
+                            try:
+                                await self.round()
+                            except Exception:  # the periodic round retries
+                                log.warning("credential_endings_round_failed", exc_info=True)
+                        else:
+                            self.end(payload)
+                finally:
+                    self._listening.clear()
+                    await broker.leave(subscription)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("credential_endings_listener_failed")
+                await asyncio.sleep(1.0)
 
     def hold(self, held: Held) -> Watch:
         watch = self._watches.get(held)
