@@ -62,7 +62,8 @@ Rules:
   does not say when the rest is due, so say that); Dates; Usage rights; Exclusivity; Draft
   notice.
 - Where a field is missing or null, write "{NOT_SPECIFIED}" for it.
-- Write amounts with their currency. Do not mention any platform or service fee: that is
+- Write each amount exactly as AMOUNTS writes it (the one money format people read in chat
+  and on the offer card). Do not mention any platform or service fee: that is
   between the brand and the platform, not part of this agreement.
 - Do not describe where the deal stands, and never call it booked, approved or paid.
 - Reply with JSON matching the schema.
@@ -85,6 +86,14 @@ class AgreementInput:
     """The offer's terms (see ``offer_gen.to_terms``)."""
 
 
+def _amounts(terms: Mapping[str, Any]) -> str:
+    """The offer's figures as people read them (P10 in ``domain/money.py``)."""
+    money = schedule(terms)
+    named = [("fee", money.fee), ("due at booking", money.due), ("the rest", money.remaining)]
+    shown = [f"{name} {format_money(m)}" for name, m in named if m is not None]
+    return "; ".join(shown) or NOT_SPECIFIED
+
+
 def build(inputs: AgreementInput, *, model: str) -> ModelRequest:
     context: dict[str, Any] = {
         "agent": AgentName.AGREEMENT.value,
@@ -99,6 +108,7 @@ def build(inputs: AgreementInput, *, model: str) -> ModelRequest:
             f"OFFER {inputs.offer_id}, VERSION {inputs.version}.",
             f"SELLER (talent): {inputs.seller}. BUYER (brand): {inputs.buyer}.",
             f"OFFER FIELDS:\n{document(context['terms'])}",
+            f"AMOUNTS: {_amounts(inputs.terms)}",
         ]
     )
     # Not visitor-facing in the confidentiality sense: its only input is the offer, which
@@ -263,7 +273,10 @@ def invented_terms(text: str, terms: Mapping[str, Any]) -> list[str]:
 
 
 def private_values(
-    memory: Mapping[str, Any], text: str, terms: Mapping[str, Any]
+    memory: Mapping[str, Any],
+    text: str,
+    terms: Mapping[str, Any],
+    band_percent: Decimal | None = None,
 ) -> list[firewall.Match]:
     """The host's private values (firewall F1-F5) a draft of the offer with ``terms`` states;
     empty when it may be stored and shown to the brand. The figures the principal instructed
@@ -273,4 +286,4 @@ def private_values(
     money = schedule(terms)
     derived = {m.amount for m in (money.due, money.remaining) if m is not None}
     allowed = firewall.instructed_amounts(memory) | derived
-    return firewall.check(memory, text, allowed_amounts=allowed)
+    return firewall.check(memory, text, allowed_amounts=allowed, band_percent=band_percent)

@@ -43,6 +43,19 @@ Numbered rules, cited by the code and tests that depend on them:
       change outside the host's branch checked the same way, since ``deal`` and the visitor's
       branch are what a visitor-side pane reads (visibility V5, V6). The visitor-side writer
       is not: it never saw a private value, so a figure it records is the visitor's own.
+- M15 A writer publishes only what the principal said may be shared (provenance P2): a
+      ``host.public`` set or append is accepted only when one of ``said`` (the principal's own
+      messages the writer read) states the value and says it may be shared. A writer given no
+      ``said`` cannot publish at all.
+- M16 A writer cannot lower a limit or switch a check off on its own (provenance P4): a
+      ``host.limits.<slug>`` set below the floor held (or in another currency), a limit's
+      removal or the private terms' removal needs a message of ``said`` stating the new floor,
+      the old floor or the terms.
+- M17 A writer that read the host's private branch (``sees_private``) writes where a visitor
+      reads only what the visitor's side already shows: each value it sets or appends outside
+      the host's branch must be stated (provenance P1) by a line of a visitor-facing pane
+      (``visible``). A paraphrase of a private rule states no value the firewall knows (M14
+      cannot see it); it is not on the visitor's side either, so it is refused.
 """
 
 from __future__ import annotations
@@ -56,7 +69,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Final, assert_never
 
-from dealroom.domain import firewall, limits
+from dealroom.domain import firewall, limits, provenance
 from dealroom.domain.errors import bad_input
 from dealroom.domain.seats import RoomKind, Seat
 
@@ -276,11 +289,15 @@ def apply_changes(
     allowed: Sequence[str] | None,
     withheld: Iterable[Decimal] = (),
     sees_private: bool = False,
+    said: Sequence[provenance.Said] | None = None,
+    visible: Sequence[provenance.Said] = (),
+    band_percent: Decimal | None = None,
 ) -> Applied:
     """Apply targeted changes in order to a copy of ``document`` (M10).
 
     ``allowed`` is the writer's prefixes (``writable_prefixes``); None means code is writing,
-    which may write any valid path, reserved parts included (M2)."""
+    which may write any valid path, reserved parts included (M2). ``said`` is the principal's
+    own messages the writer read (M15, M16); ``band_percent`` the firewall's F10 band."""
     doc: dict[str, Any] = copy.deepcopy(dict(document))
     applied: list[Change] = []
     rejected: list[Rejected] = []
@@ -296,7 +313,10 @@ def apply_changes(
             if allowed is not None:
                 value = _structured(segments, change)  # M12
                 if change in public:
-                    _firewalled(doc, change, withheld)  # M13, M14
+                    _firewalled(doc, change, withheld, band_percent)  # M13, M14
+                _provenance(doc, segments, change, value, said or ())  # M15, M16
+                if sees_private and _visitor_reads(change):
+                    _shown(change, visible)  # M17
             undo = _place(doc, segments, change.op, value)
         except _Refusal as refusal:
             rejected.append(Rejected(change, refusal.reason))
@@ -350,10 +370,64 @@ def _structured(segments: tuple[str, ...], change: Change) -> object:
     return change.value
 
 
-def _firewalled(document: Mapping[str, Any], change: Change, withheld: Iterable[Decimal]) -> None:
+NO_PROVENANCE: Final = "no message of the principal's states it"
+NOT_SHOWN: Final = "a visitor-side pane would read what no visitor-side line states"
+
+
+def _shown(change: Change, visible: Sequence[provenance.Said]) -> None:
+    """M17: a private-branch reader's write where a visitor reads states only what a
+    visitor-facing pane already shows."""
+    if provenance.source_of(change.value or "", visible) is None:
+        raise _Refusal(NOT_SHOWN)
+
+
+def _provenance(
+    document: Mapping[str, Any],
+    segments: tuple[str, ...],
+    change: Change,
+    value: object,
+    said: Sequence[provenance.Said],
+) -> None:
+    """M15, M16: a publication, a lower floor or a check switched off needs the principal's
+    own message stating it (provenance P2, P4)."""
+    if segments[:2] == PUBLIC_PATH and change.op != Op.REMOVE:
+        if provenance.source_of(change.value or "", said, public=True) is None:
+            raise _Refusal(f"{PUBLIC_REFUSAL}: {NO_PROVENANCE} and says it may be shared")
+    elif segments[:2] == LIMITS_PATH and len(segments) == 3:
+        held = limits.limits_of(document).get(segments[2])
+        if held is None:
+            return
+        if change.op == Op.REMOVE:
+            if provenance.figure_source(f"{held.floor:f}", said) is None:
+                raise _Refusal(f"a limit is removed only on the principal's word: {NO_PROVENANCE}")
+            return
+        new = value if isinstance(value, Mapping) else {}
+        floor, currency = str(new.get("floor", "")), str(new.get("currency", ""))
+        try:
+            lower = Decimal(floor) < held.floor or currency != held.currency
+        except ArithmeticError:
+            lower = True
+        if lower and provenance.figure_source(floor, said) is None:
+            raise _Refusal(f"a floor is lowered only on the principal's word: {NO_PROVENANCE}")
+    elif segments[:2] == PRIVATE_TERMS_PATH and change.op == Op.REMOVE:
+        terms = limits.private_terms_of(document)
+        if terms and not any(provenance.states(m.text, t) for m in said for t in terms):
+            raise _Refusal(
+                f"private terms are removed only on the principal's word: {NO_PROVENANCE}"
+            )
+
+
+def _firewalled(
+    document: Mapping[str, Any],
+    change: Change,
+    withheld: Iterable[Decimal],
+    band_percent: Decimal | None = None,
+) -> None:
     """M13, M14: a write a visitor may read that states a private value the document holds
     (or a held send's figure, firewall F6) is refused."""
-    matches = firewall.check(document, change.path, change.value or "", withheld=withheld)
+    matches = firewall.check(
+        document, change.path, change.value or "", withheld=withheld, band_percent=band_percent
+    )
     if matches:
         kinds = ", ".join(sorted({m.private.where for m in matches}))
         refusal = PUBLIC_REFUSAL if _is_public(change) else VISIBLE_REFUSAL

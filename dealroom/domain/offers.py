@@ -22,15 +22,21 @@ Rules (numbered so tests and docs can point at them):
 - O8  Only the brand pays, only in BOOKED_AWAITING_PAYMENT.
 - O9  ``abandoned`` of the ``new-offer`` goal closes a live written offer (REJECTED); a
       booked or closed one is left alone.
+- O10 Abandoned is terminal like a booking: in a room whose ``new-offer`` was ever ruled
+      abandoned, or whose written offer is closed, no offer is minted again; a later wish to
+      deal is drawn in a sibling deal room for the same pair (as O6).
+- O11 A new campaign after ``CAMPAIGN_SILENCE`` of silence is a new deal: new terms agreed
+      after the pane fell silent that long since the written offer's last change are drawn
+      in a sibling room; the old offer is left as it is.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Final
 
@@ -158,11 +164,40 @@ class Rewrite(StrEnum):
     MINT = "mint"
 
 
-def rewrite(state: OfferState | None, old_fingerprint: str | None, new_fingerprint: str) -> Rewrite:
-    """O5/O6: what newly extracted terms do to the room's current offer."""
-    if state is None or state.status in CLOSED:
+CAMPAIGN_SILENCE: Final = timedelta(days=7)
+
+
+def new_campaign(
+    offer_changed_at: datetime,
+    since: Sequence[datetime],
+    silence: timedelta = CAMPAIGN_SILENCE,
+) -> bool:
+    """O11: whether the pane fell silent for ``silence`` at some point after the offer's last
+    change (``since``: the times of the pane's messages from then on, in order)."""
+    previous = offer_changed_at
+    for at in since:
+        if at - previous >= silence:
+            return True
+        previous = max(previous, at)
+    return False
+
+
+def rewrite(
+    state: OfferState | None,
+    old_fingerprint: str | None,
+    new_fingerprint: str,
+    *,
+    abandoned: bool = False,
+    campaign: bool = False,
+) -> Rewrite:
+    """O5/O6: what newly extracted terms do to the room's current offer. O10: a room whose
+    ``new-offer`` goal was ever ruled abandoned (``abandoned``), or whose offer is closed, is
+    over like a booked one: a later wish to deal is drawn in a sibling room, never minted here."""
+    if abandoned or (state is not None and state.status in CLOSED):
+        return Rewrite.SIBLING
+    if state is None:
         return Rewrite.MINT
-    if state.stage in BOOKED:
+    if state.stage in BOOKED or campaign:  # O6, O11
         return Rewrite.SIBLING if old_fingerprint != new_fingerprint else Rewrite.UNCHANGED
     if old_fingerprint == new_fingerprint:
         return Rewrite.UNCHANGED

@@ -224,12 +224,14 @@ class AccUpdate:
             branch = memory.get(plan.branch_key)
             before = branch if isinstance(branch, dict) else {}
             merged, _ = durable.merge(before, plan.document, plan.paths)
-            for path in stale:
+            for path in durable.removable(stale):  # provenance P4: no limit named stale
                 durable.set_leaf(merged, path, None)
             durable.prune(merged)
             held = await DispatchRepository(db).held_payloads(room_id)
             merged, dropped = durable.screen_public(  # D7: no way around the firewall
-                merged, withheld=firewall.withheld_amounts(held)
+                merged,
+                withheld=firewall.withheld_amounts(held),
+                band_percent=self.deps.settings.firewall_band_percent,
             )
             changes = durable.diff(before, merged)  # D4: only this branch, account wins
             await DurableRepository(db).set_merged(participant.id, plan.version)

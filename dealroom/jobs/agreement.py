@@ -73,7 +73,9 @@ class AgreementTurn(SpecialistRun):
             invented = agreement_agent.invented_terms(text, snapshot[3])
             if invented:
                 raise InventedTerms("; ".join(invented)[:500])
-            if agreement_agent.private_values(memory, text, snapshot[3]):
+            if agreement_agent.private_values(
+                memory, text, snapshot[3], self.deps.settings.firewall_band_percent
+            ):
                 # Shown to the visitor: never stored with a private value in it.
                 raise PrivateValueInAgreement(str(snapshot[0]))
             await self._store(run, snapshot, text, site)

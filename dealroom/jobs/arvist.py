@@ -15,8 +15,8 @@ checked (``durable_memory.write``); a run that changes nothing writes nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -26,10 +26,10 @@ from dealroom.agents import arvist
 from dealroom.agents.arvist import ArvistInput, ArvistOutput, ClosedDeal
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Line
-from dealroom.domain import durable
+from dealroom.domain import durable, provenance
 from dealroom.domain import memory as memdoc
 from dealroom.domain.offer_stage import OfferStatus
-from dealroom.domain.seats import GUEST_NAME, RoomKind, RoomMode, Seat
+from dealroom.domain.seats import GUEST_NAME, AuthorKind, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.durable import DurableRepository
 from dealroom.persistence.models import Account, AgentRun, Flag, Participant, Room
@@ -160,6 +160,8 @@ class _Loaded:
     request_input: ArvistInput
     account_id: uuid.UUID
     picks: dict[str, Any]
+    said: list[provenance.Said] = field(default_factory=list)
+    """The participant's own messages in the room (provenance P1-P4, memory M15, M16)."""
 
 
 class ArvistTurn:
@@ -180,7 +182,14 @@ class ArvistTurn:
         output = generation.output
         assert isinstance(output, ArvistOutput)
         try:
-            await self._apply(run, loaded.account_id, output, site)
+            await self._apply(
+                run,
+                loaded.account_id,
+                output,
+                site,
+                loaded.said,
+                loaded.request_input.branch if loaded.request_input.perspective == "host" else None,
+            )
         except Exception:
             await deps.ledger.keep(site)
             raise
@@ -214,10 +223,21 @@ class ArvistTurn:
                 session=[Line(m.author_kind, m.body) for m in lines],
                 closed_deals=deals,
             )
-            return _Loaded(inputs, account.id, dict(room.model_picks or {}))
+            said = [
+                provenance.Said(str(m.id), m.body)
+                for m in lines
+                if m.author_kind == AuthorKind.PARTICIPANT.value and m.relayed_dispatch_id is None
+            ]
+            return _Loaded(inputs, account.id, dict(room.model_picks or {}), said)
 
     async def _apply(
-        self, run: RunSnapshot, account_id: uuid.UUID, output: ArvistOutput, site: CallSite
+        self,
+        run: RunSnapshot,
+        account_id: uuid.UUID,
+        output: ArvistOutput,
+        site: CallSite,
+        said: Sequence[provenance.Said] = (),
+        room_branch: Mapping[str, Any] | None = None,
     ) -> None:
         deps = self.deps
         async with deps.unit() as uow:
@@ -247,15 +267,26 @@ class ArvistTurn:
                     changes.append(memdoc.Change(memdoc.Op(change.op), change.path, change.value))
 
             public: list[str] = []
+            keeps_floors = room_branch is not None
+            room_branch = room_branch or {}
 
             def edit(document: dict[str, Any]) -> dict[str, Any]:
-                applied = durable.curate(document, changes)  # D8: M12, M13 as for Distil
+                # D8: M12, M13 as for Distil; M15, M16: the principal's word for a public note or
+                # a lower or dropped limit
+                applied = durable.curate(
+                    document,
+                    changes,
+                    said=said,
+                    band_percent=deps.settings.firewall_band_percent,
+                )
                 refused.extend(f"{r.change.path} ({r.reason})" for r in applied.rejected)
                 public.extend(
                     r.change.path
                     for r in applied.rejected
                     if r.reason.startswith(memdoc.PUBLIC_REFUSAL)
                 )
+                if keeps_floors:  # D10: the room's floors outlive the curation
+                    return durable.keep_limits(applied.document, room_branch)
                 return applied.document
 
             written = await durable_memory.write(

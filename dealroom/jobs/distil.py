@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import structlog
@@ -15,15 +16,24 @@ from dealroom.agents import distil
 from dealroom.agents.distil import DistilInput, DistilOutput
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Line
-from dealroom.domain import firewall, memory_records, visibility
+from dealroom.domain import (
+    double_texts,
+    firewall,
+    memory_edits,
+    memory_records,
+    provenance,
+    visibility,
+)
 from dealroom.domain import memory as memdoc
 from dealroom.domain.errors import DomainError
-from dealroom.domain.seats import RoomKind, Seat
+from dealroom.domain.seats import AuthorKind, RoomKind, Seat
 from dealroom.jobs.arvist import home_arvist_run
+from dealroom.jobs.perceive import Perception
 from dealroom.persistence.db import Db
 from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.leases import Granted, LeaseRepository
 from dealroom.persistence.models import AgentRun, Flag, Lease, Room
+from dealroom.persistence.operator_tools import change_rows
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.turns.context import ClaimLoad, RunSnapshot, TurnContext, load
@@ -87,6 +97,18 @@ def _cited(ctx: TurnContext) -> list[Line]:
     ]
 
 
+def principal_said(ctx: TurnContext) -> list[provenance.Said]:
+    """Provenance P1-P4: the messages the pane's principal wrote in the session the writer read
+    (never an agent's line or a relay), with their ids."""
+    if len(ctx.session_ids) != len(ctx.session):
+        return []
+    return [
+        provenance.Said(id_, line.body)
+        for line, id_ in zip(ctx.session, ctx.session_ids, strict=True)
+        if line.author == AuthorKind.PARTICIPANT.value and line.relayed_from is None
+    ]
+
+
 async def holds(db: Db, room_id: uuid.UUID, token: int, now: datetime) -> Lease | None:
     """The lease row, locked, if ``token`` is still the current, unexpired grant."""
     lease = await LeaseRepository(db).locked(room_id)
@@ -104,6 +126,7 @@ class DistilTurn:
     def __init__(self, deps: RunnerDeps) -> None:
         self.deps = deps
         self.lease = MemoryLease(deps)
+        self.perception = Perception(deps)
 
     async def __call__(self, run: RunSnapshot) -> None:
         taken = await self._take(run)
@@ -156,7 +179,6 @@ class DistilTurn:
                 ctx = await load(
                     db,
                     claimed,
-                    line_cap=self.deps.settings.session_line_cap,
                     host_facts=False,
                     claimed=True,
                 )
@@ -167,6 +189,9 @@ class DistilTurn:
     async def _run(self, run: RunSnapshot, token: int, ctx: TurnContext) -> bool:
         deps = self.deps
         pane = ctx.pane_key
+        # What the pane's links say, as that participant's words (one read per message: the
+        # persona's perception of the same message is shared, jobs/perceive.py).
+        session = await self.perception.for_writer(run, ctx, _cited(ctx))
         request = distil.build(
             DistilInput(
                 room_kind=ctx.kind.value,
@@ -176,7 +201,7 @@ class DistilTurn:
                 # The writer of a visitor pane never sees host-private parts either, so it
                 # cannot copy them into `deal` (seed 002 layer 2).
                 memory=visibility.visible_memory(ctx.memory, pane=pane, room_kind=ctx.kind),
-                session=_cited(ctx),
+                session=session,
                 dispatches=ctx.deliveries_for(pane),
                 writable=memdoc.writable_prefixes(pane, ctx.kind),
                 stage=ctx.stage,
@@ -187,8 +212,24 @@ class DistilTurn:
         generation = await deps.ledger.generate(request, site)
         output = generation.output
         assert isinstance(output, DistilOutput)
+        # DT1: Distil read the later posts of a burst too; their own Distil runs end with this.
+        later = double_texts.later_posts(
+            [line.author for line in ctx.session],
+            ctx.session_ids,
+            str(run.trigger_message_id) if run.trigger_message_id else None,
+            deps.settings.double_text,
+        )
         try:
-            await self._apply(run, token, pane, ctx.kind, output, site)
+            await self._apply(
+                run,
+                token,
+                pane,
+                ctx.kind,
+                output,
+                site,
+                later=[uuid.UUID(ctx.session_ids[i]) for i in later],
+                said=principal_said(ctx),
+            )
         except Exception:
             await deps.ledger.keep(site)  # billed even though the write did not happen
             raise
@@ -202,6 +243,9 @@ class DistilTurn:
         kind: RoomKind,
         output: DistilOutput,
         site: CallSite,
+        *,
+        later: Sequence[uuid.UUID] = (),
+        said: Sequence[provenance.Said] = (),
     ) -> None:
         """The fenced write (three statements on PostgreSQL): the lease's release, which is the
         fencing check and takes the room's row lock and reads its memory; the held sends; then,
@@ -226,11 +270,18 @@ class DistilTurn:
                 [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.changes],
                 allowed=memdoc.writable_prefixes(pane, kind),
                 withheld=firewall.withheld_amounts(held),  # firewall F6
+                said=said,  # memory M15, M16: what the principal said, for provenance
+                band_percent=self.deps.settings.firewall_band_percent,
             )
             # An overlong claim is the writer's mistake: skipped, the rest kept (M5).
             claims = [c for c in output.claims if len(c) <= memdoc.MAX_VALUE_CHARS]
             document = memory_records.record_claims(applied.document, pane, claims)
             for decision in output.principal_decisions:
+                if provenance.instruction_source(decision.instruction, said) is None:
+                    # P3: a figure no message of the principal's names is the writer's own; an
+                    # instruction would spare it from the firewall (F4) and C5.
+                    log.warning("principal_decision_unsourced", key=decision.key[:80])
+                    continue
                 try:
                     # Keyed by side as well: one side's writer can never replace the
                     # instruction the other side's principal gave.
@@ -275,6 +326,8 @@ class DistilTurn:
                 error=error,
                 stale=lambda: StaleRun(str(run.id)),
             )
+            if later:
+                await runs.absorb(run.participant_id, AgentName.DISTIL.value, later, now)
             promote = None
             if changed:
                 # A live home room promotes the host sitting right after Distil (docs/DECISIONS.md,
@@ -284,6 +337,16 @@ class DistilTurn:
                 )
                 # with the ledger's row at the commit, in one statement (Db.defer)
                 runs.write_memory_later(run.room_id, document, now)
+                rows.extend(  # memory_edits ME3: each changed leaf, with the run that wrote it
+                    change_rows(
+                        run.room_id,
+                        room.memory_version + 1,
+                        memory_edits.changed_leaves(before, document),
+                        agent=AgentName.DISTIL.value,
+                        run_id=run.id,
+                        now=now,
+                    )
+                )
             public = [r for r in applied.rejected if r.reason.startswith(memdoc.PUBLIC_REFUSAL)]
             if public:  # M13: a host.public write that would reveal private values
                 rows.append(

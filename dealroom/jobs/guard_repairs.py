@@ -7,12 +7,12 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from dealroom.agents.guard import GuardOutput
 from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
-from dealroom.domain import leaks, memory_records, visibility
+from dealroom.domain import leaks, memory_records, offer_stage, provenance, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain.seats import Seat
 from dealroom.jobs.persona import GUARD_ORIGIN
@@ -23,6 +23,17 @@ from dealroom.services.turns.context import RunSnapshot
 
 GUARD_BY = "guard"
 """``goals.<key>.by`` and ``goal_events.by_pane`` of a goal the Guard reopened."""
+
+
+CORRECTION_WORDS: Final = (
+    "To correct an earlier message: it is not booked yet, not written, not paid. "
+    + offer_stage.vocabulary()
+)
+"""G6: the words a Guard correction in a visitor's pane may use besides that side's own lines:
+the stage vocabulary and how a correction opens. It is written with the host's private branch
+in view, and no principal can release it, so it says nothing the visitor's side has not seen
+(held_sends C6 for free text, memory M17 for writes)."""
+UNSHOWN: Final = "words the visitor's side has not been shown"
 
 
 class Verdict:
@@ -95,15 +106,19 @@ class GuardRepairs:
         participants: Sequence[Participant],
         output: GuardOutput,
         outcome: Outcome,
+        visible: Sequence[provenance.Said] = (),
     ) -> dict[str, Any]:
         """G2: targeted changes under the participants' branches and ``deal`` (never the
-        reserved parts), and stale plans cleared."""
+        reserved parts), each stating only what a visitor-facing pane's lines (``visible``)
+        already show (memory M17), and stale plans cleared."""
         allowed = (*(p.key for p in participants), memdoc.DEAL)
         applied = memdoc.apply_changes(
             document,
             [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.memory],
             allowed=allowed,
             sees_private=True,  # M14: the Guard read the host's private branch
+            visible=visible,  # M17
+            band_percent=self.settings.firewall_band_percent,
         )
         document = applied.document
         for change in applied.applied:
@@ -130,6 +145,7 @@ class GuardRepairs:
         held: Sequence[Dispatch],
         outcome: Outcome,
         outbound: effects.Outbound,
+        visible: Sequence[str] = (),
     ) -> None:
         """G2, G3: owed deliveries through the choke point like any send (guest gate, pair
         cap, the firewall's screen); a delivery never chains on. A send from the host's pane
@@ -144,7 +160,19 @@ class GuardRepairs:
                 continue
             payload = {"open_questions": list(owed.open_questions), "origin": GUARD_ORIGIN}
             if source.key != Seat.HOST.value and visibility.is_visitor_facing(target.key):
-                reveals = held_sends.screen(memory, owed.substance, payload, held)
+                reveals = [
+                    r
+                    for r in held_sends.screen(
+                        memory,
+                        owed.substance,
+                        payload,
+                        held,
+                        band_percent=self.settings.firewall_band_percent,
+                    )
+                    if r != held_sends.FREE_TEXT
+                ]
+                if not provenance.states(f"{CORRECTION_WORDS} {' '.join(visible)}", owed.substance):
+                    reveals.append(UNSHOWN)  # G6
                 if reveals:  # G3
                     outcome.refused.append(
                         f"send {source.key} → {target.key}: refused, it would reveal "

@@ -149,7 +149,13 @@ async def pane_sends(
         # F1-F6, C5: a host→visitor send that would reveal a private value is held for the
         # principal by the choke point
         reveals = (
-            held_sends.screen(ctx.memory, substance, payload, ctx.dispatches)
+            held_sends.screen(
+                ctx.memory,
+                substance,
+                payload,
+                ctx.dispatches,
+                band_percent=settings.firewall_band_percent,
+            )
             if held_sends.faces_visitor(ctx, target)
             else []
         )

@@ -132,7 +132,7 @@ def test_missing_fields_are_not_specified() -> None:
         "dueSlicePercent": None,
     }
     text = draft(terms)
-    assert "5,000 EUR" in section(text, "Fee")
+    assert "€5,000" in section(text, "Fee")
     for heading in ("Payment schedule", "Dates", "Usage rights", "Exclusivity"):
         assert section(text, heading) == f"{NOT_SPECIFIED}."
     assert invented_terms(text, terms) == []

@@ -30,6 +30,7 @@ from dealroom.domain import memory as memdoc
 from dealroom.domain import memory_records, memory_sections
 from dealroom.domain import offers as offer_rules
 from dealroom.domain.offer_stage import Stage
+from dealroom.domain.provenance import Said
 from dealroom.domain.seats import GUEST_NAME, RoomKind
 from dealroom.domain.terms import Money
 from dealroom.domain.visibility import visible_memory
@@ -586,19 +587,21 @@ async def test_saying_yes_to_the_standing_counter_settles_the_goal() -> None:
     output = await run_persona(
         persona_request("visitor", Trigger("message", "Sounds good!"), room=room)
     )
-    assert output.reply == "Great, I'll let Maya Lin know."
+    # P11: the whole price, fee named, before the written offer is drawn
+    assert output.reply == (
+        "Great, I'll let Maya Lin know. On the written offer you'll pay the $7,000 fee plus "
+        "the platform fee of $1,400 (20%): $8,400 in all."
+    )
     [send] = output.sends
     assert send.substance == "Dana Ortiz agrees to the sponsored post at $7,000."
     assert [(g.key, g.status) for g in output.goals] == [("new-offer", "met")]
 
 
-async def test_a_yes_with_nothing_on_the_table_asks_for_a_proposal() -> None:
+async def test_a_yes_with_nothing_on_the_table_asks_the_missing_term_by_name() -> None:
     output = await run_persona(persona_request("visitor", Trigger("message", "Agreed")))
     assert output.sends == []
     assert output.goals == []
-    assert output.reply == (
-        "Glad to hear it! What would you like to propose — which deliverable, what budget?"
-    )
+    assert output.reply == "Glad to hear it — which deliverable are we agreeing on?"
 
 
 def _as_guest(request: ModelRequest) -> ModelRequest:
@@ -718,7 +721,8 @@ async def test_the_visitor_pane_request_never_holds_the_private_terms() -> None:
         ),
         pytest.param(
             {"decision": "settle", "amount": "7000", "currency": "USD", "deliverable": "reel"},
-            "Good news: $7,000 for the reel works for Maya Lin. Which date?",
+            "Good news: $7,000 for the reel works for Maya Lin. On the written offer you'll pay "
+            "the $7,000 fee plus the platform fee of $1,400 (20%): $8,400 in all. Which date?",
             ("new-offer", "met"),
             id="settle",
         ),
@@ -873,13 +877,17 @@ async def test_a_whole_negotiation_through_the_room_document() -> None:
     # moved $1,000: half of it is one unit of $500 (policy NP6)
     assert second.reply == "Maya Lin can do the sponsored post at $7,500. Does that work for you?"
     agreed = await message("Sounds good.")
-    assert agreed.reply == "Great, I'll let Maya Lin know."
+    assert agreed.reply == (
+        "Great, I'll let Maya Lin know. On the written offer you'll pay the $7,500 fee plus the "
+        "platform fee of $1,500 (20%): $9,000 in all."
+    )
     assert room["goals"]["new-offer"]["status"] == "met"
     settled = await deliver(agreed.sends[0], "h3")
     [to_visitor] = settled.sends
     assert to_visitor.ruling is not None
     assert (to_visitor.ruling.decision, to_visitor.ruling.amount) == ("settle", "7500")
     final = await deliver(to_visitor, "v3")
+    # P11: the price was told with the brand's yes; the settle does not tell it again
     assert final.reply == "Good news: $7,500 for the sponsored post works for Maya Lin."
     assert [r["decision"] for r in room["rulings"]["visitor"]] == ["counter", "counter", "settle"]
     assert room["deal"] == {
@@ -1030,6 +1038,7 @@ async def test_distil_is_idempotent_over_what_memory_holds() -> None:
         {},
         [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in first.changes],
         allowed=memdoc.writable_prefixes("host", RoomKind.DEAL),
+        said=[Said(str(n), line) for n, line in enumerate(HOST_SAYS)],  # M15: what it read
     )
     assert applied.rejected == ()
     again = await run_distil(distil_request("host", HOST_SAYS, room=applied.document))
@@ -1158,6 +1167,7 @@ async def test_distil_writes_only_under_its_writable_prefixes(pane: str) -> None
         ROOM,
         [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.changes],
         allowed=writable,
+        said=[Said(str(n), line) for n, line in enumerate(lines)],  # M15: what it read
     )
     assert applied.rejected == ()
 

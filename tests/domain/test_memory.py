@@ -34,6 +34,7 @@ from dealroom.domain.memory_records import (
     set_plan,
 )
 from dealroom.domain.memory_sections import section_paths, select_paths
+from dealroom.domain.provenance import Said
 from dealroom.domain.seats import RoomKind
 from tests.support.documents import Path, leaves
 
@@ -166,8 +167,11 @@ def test_writable_prefixes(pane: str, kind: RoomKind, prefixes: tuple[str, ...])
 
 def test_host_writer_may_write_under_the_host_branch_including_public() -> None:
     allowed = writable_prefixes("host", DEAL)
-    result = writer(
-        {}, set_("host.floor", "5000"), set_("host.public.name", "Dev"), allowed=allowed
+    result = apply_changes(
+        {},
+        [set_("host.floor", "5000"), set_("host.public.name", "Dev")],
+        allowed=allowed,
+        said=[Said("m-1", "I'm Dev, you can share my name.")],  # M15
     )
     assert result.document == {"host": {"floor": "5000", "public": {"name": "Dev"}}}
 
@@ -816,6 +820,7 @@ def test_a_writer_that_sees_private_values_still_writes_the_host_branch_and_clea
         [set_("host.note", "floor 6137 stands"), set_("deal.deliverable", "one reel")],
         allowed=GUARD_PREFIXES,
         sees_private=True,
+        visible=[Said("", "Just one reel, please.")],  # M17: the visitor's side said it
     )
     assert result.document["host"]["note"] == "floor 6137 stands"
     assert result.document["deal"] == {"deliverable": "one reel"}

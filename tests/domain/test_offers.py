@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -119,8 +119,9 @@ def test_an_approval_naming_a_version_that_never_existed_conflicts(
     ("state", "old", "new", "expected"),
     [
         (None, None, "a", rules.Rewrite.MINT),
-        (rules.OfferState(OfferStatus.REJECTED, None, 1), "a", "a", rules.Rewrite.MINT),
-        (rules.OfferState(OfferStatus.WITHDRAWN, AT, 1), "a", "b", rules.Rewrite.MINT),
+        # O10: a closed offer's room is over; a new deal is drawn in a sibling room.
+        (rules.OfferState(OfferStatus.REJECTED, None, 1), "a", "a", rules.Rewrite.SIBLING),
+        (rules.OfferState(OfferStatus.WITHDRAWN, AT, 1), "a", "b", rules.Rewrite.SIBLING),
         (rules.OfferState(OfferStatus.APPROVED, None, 1), "a", "a", rules.Rewrite.UNCHANGED),
         (rules.OfferState(OfferStatus.APPROVED, AT, 1), "a", "b", rules.Rewrite.NEW_VERSION),
         (rules.OfferState(OfferStatus.ACCEPTED, AT, 1), "a", "a", rules.Rewrite.UNCHANGED),
@@ -132,8 +133,13 @@ def test_an_approval_naming_a_version_that_never_existed_conflicts(
 def test_rewrite(
     state: rules.OfferState | None, old: str | None, new: str, expected: rules.Rewrite
 ) -> None:
-    """O5/O6: a booked offer is never rewritten in its room."""
+    """O5/O6/O10: a booked or closed offer is never rewritten in its room."""
     assert rules.rewrite(state, old, new) is expected
+
+
+def test_an_abandoned_room_never_mints_again() -> None:
+    """O10: ruled abandoned once, the room draws no new offer, even with none written."""
+    assert rules.rewrite(None, None, "a", abandoned=True) is rules.Rewrite.SIBLING
 
 
 def test_the_fingerprint_covers_exactly_the_commercial_fields() -> None:
@@ -208,3 +214,19 @@ def test_abandoning_closes_only_a_live_offer(status: OfferStatus) -> None:
     state = rules.OfferState(status, AT, 1)
     assert rules.closes_on_abandon(state) is (status is OfferStatus.APPROVED)
     assert rules.closes_on_abandon(None) is False
+
+
+def test_seven_days_of_silence_after_the_offer_makes_a_new_campaign() -> None:
+    """O11."""
+    day = timedelta(days=1)
+    assert rules.new_campaign(AT, [AT + 7 * day])
+    assert rules.new_campaign(AT, [AT, AT + day, AT + 8 * day, AT + 8 * day])
+    assert not rules.new_campaign(AT, [AT + 6 * day, AT + 12 * day])
+    assert not rules.new_campaign(AT, [])  # silent still: no new terms to draw
+
+
+def test_new_terms_in_a_new_campaign_go_to_a_sibling_room() -> None:
+    """O11: the live offer is not re-versioned; the same terms change nothing."""
+    live = rules.OfferState(OfferStatus.APPROVED, None, 1)
+    assert rules.rewrite(live, "a", "b", campaign=True) is rules.Rewrite.SIBLING
+    assert rules.rewrite(live, "a", "a", campaign=True) is rules.Rewrite.UNCHANGED

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from dealroom.domain import memory as memdoc
 from dealroom.domain.limits import Limit, limits_of, private_terms_of
+from dealroom.domain.provenance import Said
 from dealroom.domain.seats import RoomKind
 from dealroom.domain.visibility import visible_memory
 
@@ -70,7 +71,13 @@ def test_m12_anything_else_under_limits_is_refused() -> None:
 
 def test_m12_a_limit_is_removed_whole() -> None:
     document = write({}, set_("host.limits.reel", LIMIT)).document
-    result = write(document, memdoc.Change(memdoc.Op.REMOVE, "host.limits.reel"))
+    said = [Said("m-3", "Forget the 6137 floor for reels.")]  # M16: on the principal's word
+    result = memdoc.apply_changes(
+        document,
+        [memdoc.Change(memdoc.Op.REMOVE, "host.limits.reel")],
+        allowed=HOST_WRITER,
+        said=said,
+    )
     assert limits_of(result.document) == {}
 
 
@@ -108,12 +115,22 @@ def test_m13_a_public_write_stating_a_private_value_is_refused() -> None:
         append("host.private_terms", "no QX7-orchid-58213 brands"),
         set_("host.notes", "reach me at dev@raman.example"),
     ).document
-    result = write(
+    # M15: the principal said every one of them may be shared; the firewall still refuses three
+    said = Said(
+        "m-4",
+        "Share these: Sponsored post from $6,137. DEV@raman.example. We never take "
+        "qx7_orchid_58213 money. Sponsored post from $8,000.",
+    )
+    result = memdoc.apply_changes(
         document,
-        set_("host.public.card", "Sponsored post from $6,137."),
-        set_("host.public.contact", "DEV@raman.example"),
-        set_("host.public.terms", "we never take qx7_orchid_58213 money"),
-        set_("host.public.ok", "Sponsored post from $8,000."),
+        [
+            set_("host.public.card", "Sponsored post from $6,137."),
+            set_("host.public.contact", "DEV@raman.example"),
+            set_("host.public.terms", "we never take qx7_orchid_58213 money"),
+            set_("host.public.ok", "Sponsored post from $8,000."),
+        ],
+        allowed=HOST_WRITER,
+        said=[said],
     )
     assert [r.change.path for r in result.rejected] == [
         "host.public.card",

@@ -34,6 +34,7 @@ from dealroom.agents.models.gemini import GeminiClient
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.config import Settings
 from dealroom.domain.cursors import event_cursor
+from dealroom.domain.double_texts import DoubleText
 from dealroom.persistence.db import Db
 from tests.conftest import Server
 from tests.support.fake_gemini import FakeGemini, JsonObject, Reply, running_fake_gemini
@@ -98,9 +99,15 @@ def floor_in(text: str) -> str | None:
 @pytest.fixture
 def agent_settings(settings: Settings) -> Settings:
     # A tiny threshold sends every persona turn through the context filter first, so the
-    # filter of the visitor pane faces the attacks too.
+    # filter of the visitor pane faces the attacks too. Each attack gets a turn of its own
+    # (``enqueue``): coalesced double texts would answer a batch in one.
     return settings.model_copy(
-        update={"workers": 3, "worker_poll_seconds": 0.05, "filter_threshold_chars": 10}
+        update={
+            "workers": 3,
+            "worker_poll_seconds": 0.05,
+            "filter_threshold_chars": 10,
+            "double_text": DoubleText.ENQUEUE,
+        }
     )
 
 

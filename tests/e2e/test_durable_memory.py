@@ -139,7 +139,7 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
     lines = [m for m in host_pane if m.author_kind == AuthorKind.SYSTEM.value]
     # one line: the first turn merged, the one after it had nothing more to merge
     assert [m.body for m in lines] == [
-        "Standing knowledge merged from your profile: limits.sponsored_post.floor: 6000."
+        "Standing knowledge merged from your profile: your limits (sponsored post floor): 6000."
     ]
     # Canaries: the brand's pane never sees the merge line or the value.
     for body in visitor_pane:
@@ -197,7 +197,7 @@ async def test_the_sweep_merges_rooms_with_no_turn_coming(agent_server: Server, 
     assert [(r.status, r.participant_id is not None) for r in runs] == [("done", True)]
     host_lines = [m.body for m in await messages_in(db, room_id, "host")]
     assert host_lines == [
-        "Standing knowledge merged from your profile: limits.sponsored_post.floor: 6000."
+        "Standing knowledge merged from your profile: your limits (sponsored post floor): 6000."
     ]
     assert await messages_in(db, room_id, "visitor") == []
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from dealroom.domain import durable
+from dealroom.domain import durable, pane_words
 from dealroom.domain.seats import Seat
 from dealroom.jobs import acc_update as acc_update_turn
 from dealroom.jobs.acc_update import AccUpdate
@@ -116,3 +116,40 @@ async def test_a_merge_that_fails_after_its_writes_publishes_nothing_and_stores_
     floor = (await memory(db, room_id))["host"]["limits"]["sponsored_post"]["floor"]
     assert floor == "4000"
     assert merged == 1  # the seed's version: the merge's own is rolled back with it
+
+
+async def test_a_merge_of_private_terms_lands_with_a_line_in_peoples_words(
+    server: Server, db: Db
+) -> None:
+    """PW1 refuses a pane line naming a field (``private_terms``): the merge line says what
+    changed in words, so a merge touching the private terms lands and its line is stored."""
+    room_id, seat = await _stale_host_seat(server, db)
+    host_id = await db.scalar(select(Participant.account_id).where(Participant.id == seat))
+    await db.close()
+    assert host_id is not None
+
+    def new_terms(document: dict[str, Any]) -> dict[str, Any]:
+        document["private_terms"] = ["no alcohol brands"]
+        return document
+
+    try:
+        await durable_memory.write(db, host_id, new_terms, now=server.clock.now(), agent="arvist")
+        await db.commit()
+    finally:
+        await db.close()
+    assert await AccUpdate(server.runner.deps).merge(seat, uuid.uuid4()) is True
+    try:
+        lines = list(
+            await db.scalars(
+                select(Message.body).where(
+                    Message.participant_id == seat,
+                    Message.client_message_id.startswith(durable.MERGE_KEY_PREFIX),
+                )
+            )
+        )
+    finally:
+        await db.close()
+    assert len(lines) == 1
+    assert "your private terms: no alcohol brands" in lines[0]
+    assert pane_words.labels_in(lines[0]) == []
+    assert (await memory(db, room_id))["host"]["private_terms"] == ["no alcohol brands"]

@@ -19,9 +19,10 @@ from dealroom.agents.models.base import AgentName
 from dealroom.domain import memory as memdoc
 from dealroom.domain import memory_records
 from dealroom.domain import offers as rules
-from dealroom.domain.offer_stage import OfferStatus
+from dealroom.domain.offer_stage import BOOKED, OfferStatus
 from dealroom.domain.seats import RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
+from dealroom.persistence.messages import MessageRepository
 from dealroom.persistence.models import Offer, Participant, Room
 from dealroom.persistence.offers import OfferRepository
 from dealroom.services.clock import Clock
@@ -52,11 +53,18 @@ async def draw(
     seller, buyer = room.host_account_id, visitor.account_id
     fields = rules.commercial_fields(terms, str(seller), str(buyer) if buyer else None)
     new_print = rules.fingerprint(fields)
-    current = await OfferRepository(db).current(room.id, fresh=True)
+    offers = OfferRepository(db)
+    current = await offers.current(room.id, fresh=True)
+    campaign = False
+    if current is not None:
+        since = await MessageRepository(db).times_since(visitor.id, current.updated_at)
+        campaign = rules.new_campaign(current.updated_at, since)
     decision = rules.rewrite(
         state_of(current) if current is not None else None,
         current.fingerprint if current is not None else None,
         new_print,
+        abandoned=await offers.ever_ruled(room.id, rules.NEW_OFFER, "abandoned"),
+        campaign=campaign,
     )
     log.info("offer_gen_decision", room_id=str(room.id), decision=decision.value)
     match decision:
@@ -77,7 +85,10 @@ async def draw(
             offer = await _mint(db, room, run.id, terms, extracted, new_print, buyer, now)
             return await record_stage(db, offer, actor=AgentName.OFFER_GEN.value, now=now)
         case rules.Rewrite.SIBLING:
-            return await _sibling(db, clock, run, room, host, visitor, extracted, new_print, now)
+            booked = current is not None and state_of(current).stage in BOOKED
+            return await _sibling(
+                db, clock, run, room, host, visitor, extracted, new_print, now, booked=booked
+            )
 
 
 async def _sibling(
@@ -90,9 +101,11 @@ async def _sibling(
     extracted: offer_gen.ExtractedTerms,
     new_print: str,
     now: Any,
+    *,
+    booked: bool,
 ) -> list[Publish]:
-    """O6: the booked offer stays as it is; the changed terms are drawn in a new deal room
-    for the same pair, which both sides find in their room list."""
+    """O6, O10: the booked (or closed, or abandoned) deal stays as it is; the new terms are
+    drawn in a new deal room for the same pair, which both sides find in their room list."""
     assert extracted.terms is not None
     # The host is seeded like any new room (home branch if newer than durable), never by
     # copying the old room's host branch.
@@ -137,6 +150,9 @@ async def _sibling(
     published = await record_stage(db, offer, actor=AgentName.OFFER_GEN.value, now=now)
     text = (
         "The booked offer in this room stays as it is. The changed terms are drawn as a "
+        f"new written offer in a new deal room: {sibling.id}."
+        if booked
+        else "This room's deal stays as it is. The new terms are drawn as a "
         f"new written offer in a new deal room: {sibling.id}."
     )
     for pane in (host, visitor):

@@ -30,7 +30,7 @@ from dealroom.domain.limits import (
     limit_entry,
     private_terms_of,
 )
-from dealroom.domain.reader import read_company
+from dealroom.domain.reader import read_company, read_schedule
 from dealroom.domain.terms import (
     Money,
     find_amounts,
@@ -315,6 +315,11 @@ def _visitor_facts(
             dates = find_dates(sentence)
             if dates:
                 writer.set(f"deal.dates.{slug or 'date'}", dates[-1].label())
+            schedule = read_schedule(sentence)
+            if schedule is not None:
+                # The share due at booking, so the price told before the offer (P11) is right
+                # in a later session too.
+                writer.set("deal.due_at_booking_percent", schedule)
             company = read_company(sentence)
             business = _BUSINESS.search(sentence)
             if business is not None:

@@ -91,7 +91,8 @@ def _false_booking(pane: Mapping[str, Any], stage: Stage) -> str | None:
         body = _str(line.get("body"))
         if line.get("relayed_from"):
             continue  # a relay is someone else's words, delivered: never the agent's claim
-        if _BOOKING_CLAIM.search(body):
+        # A quoted text (the held send a principal is asked to confirm) is not the agent's claim.
+        if _BOOKING_CLAIM.search(re.sub("\u201c[^\u201d]*\u201d", "", body)):
             claim = body
         elif claim is not None and _CORRECTED.search(body):
             claim = None
@@ -123,8 +124,7 @@ def guard_output(context: Mapping[str, Any]) -> GuardOutput:
                     from_pane=key,
                     to=key,
                     substance=(
-                        "To correct an earlier message: it is not booked yet. Stage: "
-                        f"{stage.value} — {GLOSSES[stage]}."
+                        f"To correct an earlier message: it is not booked yet — {GLOSSES[stage]}."
                     ),
                 )
             )
