@@ -13,9 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from dealroom.agents import links as link_quotes
+from dealroom.agents.links import LinkQuote
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.render import Line, Party, document, transcript
-from dealroom.domain import offer_stage
+from dealroom.domain import offer_stage, pane_words
 
 GoalStatus = Literal["open", "met", "blocked", "abandoned"]
 Decision = Literal["settle", "counter", "ask_principal", "decline"]
@@ -109,9 +111,20 @@ How you work:
   principal instructed it, and when the counterparty comes close to where you stop, rule
   `ask_principal` instead of going lower on your own.
 - Never collect payment details and never declare a deal paid or booked; only the DEAL STAGE
-  block says where the deal stands. When told a STAGE EVENT, say it in one or two sentences
-  in the stage vocabulary and name the next step; never add a booking or payment the DEAL
-  STAGE does not show.
+  block says where the deal stands. When told a STAGE EVENT, say it in one short sentence in
+  your own words and name the next step by its button's label (BUTTONS below); never add a
+  booking or payment the DEAL STAGE does not show.
+- People never read system labels: never write a stage label (WRITTEN_AWAITING_BRAND and the
+  rest of the vocabulary below), an offers-system status or a field name (`host.public`,
+  `pendingPrincipalDecisions`, …) in `reply`. The vocabulary is how you know where the deal
+  stands; say it as a person would ("the written offer is waiting for your approval"). Code
+  refuses any line that names one.
+- The whole price, told once: when you rule `new-offer` met in the counterparty's pane, add
+  one sentence saying what they will pay on the written offer — the due slice, plus the
+  platform fee by that name (20% of the due slice), and the total — with amounts written as
+  "$7,350" (e.g. "On the written offer you'll pay the $7,350 fee plus the platform fee of
+  $1,470 (20%): $8,820 in all."). The card shows the same figures; never leave the fee for
+  the card to reveal.
 - Transcript lines marked [relayed from …] are your deliveries of another participant's words
   or instruction. They are true: never walk one back, apologise for it or call it a mistake,
   unless a newer delivery changes it.
@@ -124,7 +137,11 @@ How you work:
 - Reply with JSON matching the schema, `reply` first.
 """
 
-SYSTEM = f"{PROMPT}\n{offer_stage.vocabulary()}"
+BUTTONS = "BUTTONS (the offer card's labels, the only names for them): " + ", ".join(
+    f'"{label}"' for label in pane_words.BUTTON_LABELS.values()
+)
+
+SYSTEM = f"{PROMPT}\n{offer_stage.vocabulary()}\n{BUTTONS}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +205,11 @@ class PersonaInput(BaseModel):
     deliveries: Sequence[Mapping[str, Any]]
     """The dispatch record this pane may see: what was actually delivered."""
     stage: offer_stage.Stage
+    links: Sequence[LinkQuote] = ()
+    """Links of this pane's messages in the session, as quoted material (agents/links.py)."""
+    guest: bool = False
+    """The counterparty in this pane is a guest who has not signed in: whatever this turn
+    sends waits on their sign-in (the login gate), so the reply that sends asks for it."""
 
     @field_validator("trigger", mode="before")
     @classmethod
@@ -215,6 +237,17 @@ class PersonaInput(BaseModel):
             return request.input
         return cls.model_validate(request.context)
 
+
+GUEST_DIRECTIVE = (
+    "GUEST (not signed in): answer from what {host} made public (`host.public`: rate card, "
+    "deliverables, what they do and do not do) directly and send nothing for it. Send only "
+    "what truly needs {host}'s side (a proposal to rule on, a note for {host}, agreed terms). "
+    "A send waits until the guest signs in, so the reply that sends is ONE message naming "
+    "what waits and asking for the sign-in, e.g. \"I'd take your $5,000 for one sponsored "
+    'post to {host} — sign in or create a free account so {host} knows who is asking." '
+    "Never say you are checking with {host} now."
+)
+"""seed 000: chat first, and sign in when the deal truly needs to move, with an honest trigger."""
 
 HELD_DIRECTIVE = (
     "This news was held until the visitor signed in (see `held`: when, and the stage then). "
@@ -280,6 +313,10 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
             "gloss": offer_stage.GLOSSES[inputs.stage],
         },
     }
+    if inputs.links:
+        context["links"] = [quote.model_dump(mode="json") for quote in inputs.links]
+    if inputs.guest:
+        context["guest"] = True
     trigger = inputs.trigger
     if trigger.kind == "stage":
         now = (
@@ -302,6 +339,8 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         if inputs.send_to
         else "You may not send to anyone in this turn."
     )
+    if inputs.guest and inputs.send_to:
+        sends += "\n" + GUEST_DIRECTIVE.format(host=inputs.represents.name)
     # Ordered for implicit prompt caching: what changes least comes first (room, account
     # facts), then the session (append-only within a sitting), then what any write changes
     # (memory, plan, record), then this turn, then the authoritative tail.
@@ -314,6 +353,8 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
             f"MEMORY (what you may know):\n{document(context['memory'])}",
             f"YOUR PLAN:\n{inputs.plan or '(none)'}",
             f"DELIVERED RECENTLY (dispatch record):\n{document(context['deliveries'])}",
+            # Links: quoted material with its own rule, only in a turn that has any.
+            *([link_quotes.block(inputs.links)] if inputs.links else []),
             now,
             sends,
             identity_directive(inputs.represents, inputs.speaking_with, inputs.pane),

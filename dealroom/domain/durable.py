@@ -36,20 +36,29 @@ Numbered rules, cited by the code and tests that depend on them:
       are held to the room writer's rules on that branch (memory M12, M13): a limit is
       stored only as ``limits.<slug> {floor, currency}``, a private term only appended to
       ``private_terms``, and a ``public`` change that states a private value the document
-      holds is refused (``memory.PUBLIC_REFUSAL``).
+      holds is refused (``memory.PUBLIC_REFUSAL``). It has no principal's word of its own: a
+      public note, a lower floor or a dropped limit needs the principal's message in the room
+      it curates (memory M15, M16).
+- D9  AccUpdate names stale leaves, but never a limit or the private terms (``removable``): a
+      model dropping one would switch the firewall's check off with no principal's word.
+- D10 A host's Arvist never drops a floor the room held: after its changes, every limit of the
+      room's host branch the account document lacks is copied into it by code (a limit the
+      account holds stays as the account has it: D3). Rooms are seeded from the account, so a
+      curator that forgot a floor would otherwise leave the next room with none.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Final
 
-from dealroom.domain import firewall
+from dealroom.domain import firewall, limits, pane_words, provenance
 from dealroom.domain import memory as memdoc
 from dealroom.domain.memory import RESERVED
 from dealroom.domain.seats import RoomKind, RoomMode, Seat
@@ -215,26 +224,64 @@ def _show(value: Any) -> str:
     if value is None:
         return "(removed)"
     if isinstance(value, list):
-        return "; ".join(str(item) for item in value)
+        return ", ".join(str(item) for item in value)
     return str(value)
+
+
+SECTION_WORDS: Final = {
+    "limits": "your limits",
+    "private_terms": "your private terms",
+    "public": "what you made public",
+    "rates": "your rates",
+    "rules": "your rules",
+    "deals": "your past deals",
+    "contact": "your contact details",
+    "style": "your style",
+}
+"""How the merge line names a document's top-level sections to their owner (PW1: a path is
+for code, the person reads words)."""
+
+
+def _words(segment: str) -> str:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", segment)
+    return spaced.replace("_", " ").replace("-", " ").strip().lower()
+
+
+def leaf_words(path: str) -> str:
+    """A leaf's path as its owner says it: ``limits.sponsored_post.floor`` is "your limits
+    (sponsored post floor)", ``private_terms`` "your private terms"."""
+    head, *rest = path.split(".")
+    named = SECTION_WORDS.get(head, _words(head))
+    detail = " ".join(_words(segment) for segment in rest)
+    return f"{named} ({detail})" if detail else named
 
 
 def merged_line(changes: Sequence[LeafChange]) -> str:
     """The text of the MemoryMerged system line: what changed, in the participant's own pane
-    only (it names the participant's own values)."""
-    shown = [f"{c.path}: {_show(c.new)}" for c in changes[:MERGE_LINE_ITEMS]]
+    only (it names the participant's own values), in people's words (PW1: no path, no field
+    name, no label, even one a value happens to quote)."""
+    shown = [f"{leaf_words(c.path)}: {_show(c.new)}" for c in changes[:MERGE_LINE_ITEMS]]
     more = len(changes) - MERGE_LINE_ITEMS
     if more > 0:
         shown.append(f"and {more} more")
-    return "Standing knowledge merged from your profile: " + ", ".join(shown) + "."
+    line = "Standing knowledge merged from your profile: " + "; ".join(shown) + "."
+    return pane_words.in_people_words(line)
 
 
 # --- the firewall on what durable memory brings into a room (D7, D8) ---
 
 
-def curate(document: Mapping[str, Any], changes: Sequence[memdoc.Change]) -> memdoc.Applied:
+def curate(
+    document: Mapping[str, Any],
+    changes: Sequence[memdoc.Change],
+    *,
+    said: Sequence[provenance.Said] = (),
+    band_percent: Decimal | None = None,
+) -> memdoc.Applied:
     """D8: Arvist's changes applied to the durable ``document`` as the room writer's are
-    applied to the host branch it seeds (D2 and D3 are the caller's, before this)."""
+    applied to the host branch it seeds (D2 and D3 are the caller's, before this): a public
+    note or a lower or dropped limit needs the principal's own message in ``said`` (memory
+    M15, M16)."""
     host = memdoc.HOST
 
     def bare(change: memdoc.Change) -> memdoc.Change:
@@ -244,6 +291,8 @@ def curate(document: Mapping[str, Any], changes: Sequence[memdoc.Change]) -> mem
         {host: dict(document)},
         [memdoc.Change(c.op, f"{host}.{c.path}", c.value) for c in changes],
         allowed=(host,),
+        said=said,
+        band_percent=band_percent,
     )
     branch = applied.document.get(host)
     return memdoc.Applied(
@@ -256,8 +305,34 @@ def curate(document: Mapping[str, Any], changes: Sequence[memdoc.Change]) -> mem
 PUBLIC: Final = firewall.PUBLIC
 
 
+def keep_limits(document: Mapping[str, Any], room_branch: Mapping[str, Any]) -> dict[str, Any]:
+    """D10: ``document`` with every limit of the room's host branch it lacks."""
+    kept: dict[str, Any] = copy.deepcopy(dict(document))
+    held = room_branch.get(limits.LIMITS)
+    if not isinstance(held, Mapping):
+        return kept
+    own = kept.get(limits.LIMITS)
+    mine: dict[str, Any] = dict(own) if isinstance(own, Mapping) else {}
+    for slug, limit in held.items():
+        if slug not in mine and isinstance(limit, Mapping):
+            mine[slug] = copy.deepcopy(dict(limit))
+    if mine:
+        kept[limits.LIMITS] = mine
+    return kept
+
+
+def removable(paths: Sequence[str]) -> list[str]:
+    """D9: the paths a model may name stale without the principal's word: none under the
+    limits or the private terms (provenance P4: removing one switches a check off)."""
+    guarded = (limits.LIMITS, limits.PRIVATE_TERMS)
+    return [p for p in paths if p.split(".", 1)[0] not in guarded]
+
+
 def screen_public(
-    branch: Mapping[str, Any], *, withheld: Iterable[Decimal] = ()
+    branch: Mapping[str, Any],
+    *,
+    withheld: Iterable[Decimal] = (),
+    band_percent: Decimal | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """D7: the host branch without the ``public`` leaves that state one of its private
     values, and the paths dropped (``public.<...>``). Every public leaf is checked, not only
@@ -266,7 +341,9 @@ def screen_public(
     public = screened.get(PUBLIC)
     if not isinstance(public, Mapping):
         return screened, []
-    private = firewall.PrivateValues.of({"host": screened}, withheld=withheld)
+    private = firewall.PrivateValues.of(
+        {"host": screened}, withheld=withheld, band_percent=band_percent
+    )
     if not private:
         return screened, []
     dropped = [

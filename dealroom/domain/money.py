@@ -26,10 +26,19 @@ Numbered rules, cited by the code and tests that depend on them:
       ``due + remaining == fee`` always and the schedule never loses or invents a minor unit.
 - P9  Rounding is ROUND_HALF_UP in this module's own context, whatever context the caller
       has set, so the same inputs always give the same quote.
+- P11 The price is told whole, once, before the written offer is drawn: ``pay_now_line`` is the
+      brand's sentence (the due slice, the platform fee by name and rate, the total) and the
+      offer card shows the same ``Quote`` through ``display``, so the figures read the same.
+- P10 Every amount a person reads (chat, the offer card, the agreement draft, emails, the ops
+      pages, webhook display fields) is written by ``display`` alone: Babel's
+      ``format_currency`` in the reader's locale (``en_US`` by default), with the currency's
+      minor digits unless the amount is whole (``$7,350``, ``$1,470.50``, ``¥1,200``). Data
+      fields keep the plain decimal string of ``format_amount``.
 """
 
 from __future__ import annotations
 
+from copy import copy
 from dataclasses import dataclass
 from decimal import (
     MAX_EMAX,
@@ -42,7 +51,11 @@ from decimal import (
     InvalidOperation,
     Overflow,
 )
+from functools import lru_cache
 from typing import Final
+
+from babel import Locale, UnknownLocaleError
+from babel.numbers import NumberPattern, format_currency
 
 from dealroom.domain.errors import bad_input
 
@@ -135,6 +148,67 @@ def format_amount(amount: Decimal, currency: str) -> str:
     """``amount`` as a plain string with exactly ``currency``'s minor digits: ``"4800.00"``,
     ``"1200"`` (JPY), ``"12.500"`` (BHD). Rounds half up like ``quantize``."""
     return format(quantize(amount, currency), "f")
+
+
+DEFAULT_LOCALE: Final = "en_US"
+"""P10: the locale of a reader whose account names none."""
+
+
+def display(amount: Decimal, currency: str, locale: str | None = None) -> str:
+    """P10: ``amount`` as people read it in ``locale``: ``"$7,350"``, ``"$1,470.50"``,
+    ``"€7,350"``, ``"7.350 €"`` (de_DE). A whole amount drops its minor digits, so the chat's
+    "$7,350" and the card's total of the same figure read the same; any other keeps at least
+    the currency's minor digits and every digit it has."""
+    whole = amount == amount.to_integral_value()
+    return format_currency(
+        amount,
+        currency.upper(),
+        format=_pattern(locale or DEFAULT_LOCALE, whole),
+        locale=_locale(locale or DEFAULT_LOCALE),
+        currency_digits=not whole,
+        # Never round away a digit the amount has: what people read is what is charged.
+        decimal_quantization=whole,
+    )
+
+
+@lru_cache(maxsize=64)
+def _locale(name: str) -> Locale:
+    """The Babel locale ``name`` names; the default one for a name Babel does not know."""
+    try:
+        return Locale.parse(name.replace("-", "_"))
+    except (UnknownLocaleError, ValueError, TypeError):
+        return Locale.parse(DEFAULT_LOCALE)
+
+
+@lru_cache(maxsize=64)
+def _pattern(name: str, whole: bool) -> NumberPattern | None:
+    """The locale's currency pattern, without fraction digits for a whole amount."""
+    if not whole:
+        return None
+    pattern: NumberPattern = _locale(name).currency_formats["standard"]
+    bare = copy(pattern)
+    bare.frac_prec = (0, 0)
+    return bare
+
+
+def pay_now_line(q: Quote, locale: str | None = None) -> str:
+    """P11: what the brand will pay on the written offer, in one sentence. It names no booking
+    (terms agreed in chat are not one) and states no schedule a reader would take for the
+    brand's (``domain.reader.read_schedule`` finds none in it)."""
+    rate = format((PLATFORM_FEE_RATE * _HUNDRED).normalize(_EXACT), "f")
+    due, fee = display(q.due, q.currency, locale), display(q.platform_fee, q.currency, locale)
+    total = display(q.total, q.currency, locale)
+    if q.remaining:
+        share = format(q.due_percent.normalize(_EXACT), "f")
+        rest = display(q.remaining, q.currency, locale)
+        return (
+            f"On the written offer you'll pay {due} now ({share}% of the fee) plus the platform "
+            f"fee of {fee} ({rate}% of that): {total} together, and {rest} later."
+        )
+    return (
+        f"On the written offer you'll pay the {due} fee plus the platform fee of {fee} "
+        f"({rate}%): {total} in all."
+    )
 
 
 def quote(amount: Decimal, currency: str, due_percent: Decimal) -> Quote:

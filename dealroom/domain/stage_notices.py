@@ -2,7 +2,7 @@
 through explicit physical stages": "Personas are told those events in this vocabulary").
 
 A stage change is an ``offer_events`` row; code queues one short persona turn in each pane
-the change concerns, told the event in the stage vocabulary. The texts are composed here, by
+the change concerns, told the event in people's words. The texts are composed here, by
 code, from the stage and the version alone — nothing of either side's memory — so a notice
 can carry nothing private.
 
@@ -10,69 +10,68 @@ can carry nothing private.
       side is. A change no participant clicked (Offer-Gen drew a version, an agent closed the
       offer, the provider captured a payment) concerns both sides, except a payment's news,
       which is the brand's — and the talent's too once the money is held.
-- SN2 Every notice names the stage by its vocabulary word; only a BOOKED stage is ever called
-      booked, and payment is always "in the offer, never in chat".
+- SN2 Every notice is one short sentence in people's words (PW1 in ``domain/pane_words.py``:
+      never a stage label) that names the reader's next step by its button's label (PW3);
+      only a BOOKED stage is ever called booked, and payment is always made in the offer,
+      never in chat.
 """
 
 from __future__ import annotations
 
 from typing import Final, assert_never
 
-from dealroom.domain.offer_stage import BOOKED, GLOSSES, Stage
+from dealroom.domain.offer_stage import Stage
+from dealroom.domain.offers import Action
+from dealroom.domain.pane_words import button
 from dealroom.domain.seats import Seat
 
 PAYMENT_ACTOR: Final = "payment"
 
 
-def _text(stage: Stage, news: str) -> str:
-    booked = "This is a booking." if stage in BOOKED else "It is not booked yet."
-    return f"{news} Stage: {stage.value} — {GLOSSES[stage]}. {booked}"
-
-
 def notices(stage: Stage, version: int, actor: str) -> dict[Seat, str]:
     """The notice for each pane the change concerns (SN1, SN2); empty when none does."""
-    v = f"version {version} of the written offer"
     clicked = Seat(actor) if actor in (Seat.HOST.value, Seat.VISITOR.value) else None
+    approve, pay = button(Action.APPROVE), button(Action.PAY)
     told: dict[Seat, str] = {}
     match stage:
         case Stage.WRITTEN_AWAITING_BRAND:
-            told[Seat.VISITOR] = _text(
-                stage, f"The talent's side drew {v}; approving it in the offer is your step."
+            drawn = (
+                "The written offer is ready" if version == 1 else "The new written offer is ready"
             )
-            told[Seat.HOST] = _text(stage, f"{v[0].upper()}{v[1:]} is drawn and sent to the brand.")
+            told[Seat.VISITOR] = f"{drawn} — if it looks right, press {approve} on it."
+            told[Seat.HOST] = f"{drawn} and with the brand; I'll tell you when they approve it."
         case Stage.BRAND_ACKED_AWAITING_TALENT:
-            told[Seat.HOST] = _text(
-                stage, f"The brand approved {v}; your approval in the offer books it."
-            )
+            told[Seat.HOST] = f"The brand approved the written offer — press {approve} to book it."
         case Stage.BOOKED_AWAITING_PAYMENT:
             if actor == PAYMENT_ACTOR:
-                told[Seat.VISITOR] = _text(
-                    stage,
-                    "The card payment did not go through; pay again with View payment in the "
-                    "offer, never in chat.",
+                told[Seat.VISITOR] = (
+                    f"The card payment didn't go through — try again with {pay} on the offer; "
+                    "I never take card details in chat."
                 )
             else:
-                told[Seat.VISITOR] = _text(
-                    stage,
-                    f"The talent approved {v}: it is booked. Payment is made with View payment "
-                    "in the offer, never in chat.",
+                told[Seat.VISITOR] = (
+                    f"It's booked — press {pay} on the offer when you're ready; I never take "
+                    "card details in chat."
                 )
         case Stage.PENDING_PAY_CAPTURE:
-            told[Seat.VISITOR] = _text(
-                stage, "The card was submitted; the payment is being captured, not held yet."
+            told[Seat.VISITOR] = (
+                "Your card went in on the offer; the payment is still being captured."
             )
         case Stage.BOOKED_PAYMENT_HELD:
-            told[Seat.VISITOR] = _text(stage, "The payment is captured and held.")
-            told[Seat.HOST] = _text(stage, f"The brand's payment for {v} is captured and held.")
-        case Stage.COMPLETED | Stage.DISPUTED:
-            told[Seat.VISITOR] = _text(
-                stage, f"The booked work under {v} is {stage.value.lower()}."
+            told[Seat.VISITOR] = (
+                "Your payment went through and is held — it's booked, nothing left to do."
             )
-            told[Seat.HOST] = _text(stage, f"The booked work under {v} is {stage.value.lower()}.")
+            told[Seat.HOST] = "The brand's payment went through and is held — it's booked."
+        case Stage.COMPLETED:
+            told[Seat.VISITOR] = "The booked work is marked complete."
+            told[Seat.HOST] = "The booked work is marked complete."
+        case Stage.DISPUTED:
+            told[Seat.VISITOR] = "The booked work is now under dispute."
+            told[Seat.HOST] = "The booked work is now under dispute."
         case Stage.DECLINED | Stage.WITHDRAWN:
-            news = f"{v[0].upper()}{v[1:]} is closed."
-            told[Seat.VISITOR] = _text(stage, news)
-            told[Seat.HOST] = _text(stage, news)
+            news = "The written offer is closed, so there is no booking."
+            told[Seat.VISITOR] = news
+            told[Seat.HOST] = news
         case Stage.NO_WRITTEN_OFFER:
             pass
         case _:

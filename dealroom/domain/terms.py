@@ -17,14 +17,24 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from enum import StrEnum
 
+from dealroom.domain.money import display
+
 # --- money ----------------------------------------------------------------------------------
 
 CODES = ("USD", "EUR", "GBP", "CAD", "AUD", "CHF", "NZD", "SGD", "SEK", "NOK", "DKK", "INR")
 """The ISO 4217 codes read when written out (``8000 USD``, ``USD 8000``)."""
 
-_SYMBOLS = {"$": "USD", "us$": "USD", "£": "GBP", "€": "EUR"}
-_PREFIX_SYMBOL = {"USD": "$", "GBP": "£"}
-"""Currencies shown with a leading symbol; every other one is shown with its code after."""
+_SYMBOLS = {
+    "$": "USD",
+    "us$": "USD",
+    "£": "GBP",
+    "€": "EUR",
+    "ca$": "CAD",
+    "a$": "AUD",
+    "nz$": "NZD",
+    "₹": "INR",
+}
+"""Leading symbols, the ones ``format_money`` writes included, so its output reads back."""
 
 _WORDS = {
     "dollar": "USD",
@@ -54,7 +64,7 @@ _CONTEXT = (
     r"(?:\s+(?:is|of|was|would be|around|about|up to|at|:))*\s*:?\s*"
 )
 _MONEY = re.compile(
-    r"(?P<sym>us\$|\$|£|€)\s?(?P<n1>"
+    r"(?P<sym>\b(?:us|ca|a|nz)\$|\$|£|€|₹)\s?(?P<n1>"
     + _NUM
     + r")(?P<m1>"
     + _MULT
@@ -109,12 +119,10 @@ def money_code(money: Money) -> str:
     return f"{money.digits()} {money.currency}"
 
 
-def format_money(money: Money) -> str:
-    """The form people read: ``"$8,000"``, ``"£5,000.50"``, ``"8,000 EUR"``."""
-    amount = money.amount
-    shown = f"{amount:,.0f}" if amount == amount.to_integral_value() else f"{amount:,.2f}"
-    symbol = _PREFIX_SYMBOL.get(money.currency)
-    return f"{symbol}{shown}" if symbol else f"{shown} {money.currency}"
+def format_money(money: Money, locale: str | None = None) -> str:
+    """The form people read, from the one money formatter (P10 in ``domain/money.py``):
+    ``"$8,000"``, ``"£5,000.50"``, ``"€4,000"``, ``"CA$8,000"``; every one reads back."""
+    return display(money.amount, money.currency, locale)
 
 
 def _number(raw: str, currency: str) -> Decimal | None:

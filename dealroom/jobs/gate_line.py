@@ -57,9 +57,7 @@ class GateTurn(PersonaTurn):
             busy = await RunRepository(db).pane_has(
                 run.participant_id, AgentName.PERSONA.value, statuses=OUTSTANDING
             )
-            ctx = (
-                None if busy else await load(db, run, line_cap=self.deps.settings.session_line_cap)
-            )
+            ctx = None if busy else await load(db, run)
             visitor = await db.get(Participant, run.participant_id)
             rows = await PendingEffectRepository(db).kinds_in(run.room_id, effects.HELD)
             held = [

@@ -11,6 +11,7 @@ import structlog
 from pydantic_core import from_json
 
 from dealroom.agents.models.base import ModelRequest
+from dealroom.domain import pane_words
 from dealroom.realtime.broker import Broker
 from dealroom.services.live.events import MessageDeltaEvent
 from dealroom.services.turns.ledger import CallSite, Ledger
@@ -39,6 +40,9 @@ async def stream(
     async def flush(final: bool) -> None:
         nonlocal sent, last
         reply = _partial_reply("".join(parts))
+        # PW1: once the draft names a system label, or may be starting one, the rest waits
+        # for the stored reply (in people's words), which replaces the draft on every screen.
+        reply = reply[: pane_words.safe_prefix(reply, final=final)]
         if len(reply) > sent and (final or loop.time() - last >= DELTA_INTERVAL):
             delta = MessageDeltaEvent(after, message_id, reply[sent:])
             sent, last = len(reply), loop.time()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import strawberry
 
+from dealroom.domain.durable import SystemLineKind
 from dealroom.domain.seats import Alignment, AuthorKind, RoomKind, RoomMode, Seat
 
 strawberry.enum(Seat, description="A participant's place in a room; each seat has one pane.")
@@ -27,4 +28,12 @@ strawberry.enum(
     description="Which side of the reader's screen a message sits on (computed per reader).",
 )
 
-__all__ = ["Alignment", "AuthorKind", "RoomKind", "RoomMode", "Seat"]
+# Registered here, with the other enums, before any type names it: a type whose annotations
+# resolve first would otherwise register it bare (no description).
+strawberry.enum(
+    SystemLineKind,
+    description="What a system line is about: NOTICE (a retry, a new room) or MEMORY_MERGED "
+    "(standing knowledge from the participant's profile was merged into this room).",
+)
+
+__all__ = ["Alignment", "AuthorKind", "RoomKind", "RoomMode", "Seat", "SystemLineKind"]

@@ -1,5 +1,5 @@
-"""GraphQL types of durable account memory: the owner's document with leaf dates, its change
-history, and the kind of a system line (MEMORY_MERGED lines announce a merge)."""
+"""GraphQL types of durable account memory: the owner's document with leaf dates and its change
+history (the kind of a system line, MEMORY_MERGED for a merge, is in ``schema/enums.py``)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,8 @@ from strawberry.scalars import JSON
 
 from dealroom.domain import durable
 from dealroom.persistence import models
+from dealroom.schema.paging import DEPRECATED_FLAT, PageInfo, forward_page_info
 from dealroom.services.memory.durable import DurableView, history_cursor
-
-strawberry.enum(
-    durable.SystemLineKind,
-    description="What a system line is about: NOTICE (a retry, a new room) or MEMORY_MERGED "
-    "(standing knowledge from the participant's profile was merged into this room).",
-)
 
 
 @strawberry.type(description="One leaf of the durable document and when it last changed.")
@@ -98,5 +93,15 @@ class MemoryChangeEdge:
 @strawberry.type(description="A page of durable-memory changes, newest first.")
 class MemoryChangeConnection:
     edges: list[MemoryChangeEdge] = strawberry.field(description="The changes, newest first.")
-    has_next_page: bool = strawberry.field(description="Older changes follow the last edge.")
-    end_cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
+    has_next_page: bool = strawberry.field(
+        description="Older changes follow the last edge.", deprecation_reason=DEPRECATED_FLAT
+    )
+    end_cursor: str | None = strawberry.field(
+        description="Pass as `after` for the next page.", deprecation_reason=DEPRECATED_FLAT
+    )
+
+    @strawberry.field(description="Relay page info.")
+    def page_info(self) -> PageInfo:
+        cursors = [edge.cursor for edge in self.edges]
+        # hasPreviousPage false: Relay allows it when paging forward.
+        return forward_page_info(cursors, self.has_next_page, None)

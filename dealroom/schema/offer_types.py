@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import strawberry
@@ -40,6 +41,29 @@ strawberry.enum(
 class Money:
     amount: str = strawberry.field(description="Decimal amount, e.g. '8000.00'.")
     currency: str = strawberry.field(description="ISO 4217 code, e.g. 'USD'.")
+
+    @strawberry.field(
+        description="The amount as people read it ('$8,000'): the same text chat and every "
+        "other page writes for it."
+    )
+    def display(self) -> str:
+        return _shown(self.amount, self.currency)
+
+
+def _shown(amount: str, currency: str) -> str:
+    """P10: a decimal string as people read it; the raw text when it is not a number."""
+    try:
+        return money.display(Decimal(amount), currency)
+    except (InvalidOperation, ValueError):
+        return f"{amount} {currency}"
+
+
+@strawberry.type(description="A button on the written offer, as the card shows it.")
+class OfferButton:
+    action: rules.Action = strawberry.field(description="What pressing it does.")
+    label: str = strawberry.field(
+        description="Its label: the one text the card shows and agents name it by."
+    )
 
 
 @strawberry.type(description="The commercial terms of a written offer.")
@@ -107,6 +131,26 @@ class PaymentQuote:
         description="True when the offer names no payment schedule and the whole fee is due."
     )
 
+    @strawberry.field(description="The whole fee as people read it ('$7,350').")
+    def fee_display(self) -> str:
+        return _shown(self.fee, self.currency)
+
+    @strawberry.field(description="The due slice as people read it.")
+    def due_display(self) -> str:
+        return _shown(self.due, self.currency)
+
+    @strawberry.field(description="The platform fee as people read it ('$1,470').")
+    def platform_fee_display(self) -> str:
+        return _shown(self.platform_fee, self.currency)
+
+    @strawberry.field(description="What the brand pays now as people read it ('$8,820').")
+    def total_display(self) -> str:
+        return _shown(self.total, self.currency)
+
+    @strawberry.field(description="The rest of the fee, due later, as people read it.")
+    def remaining_display(self) -> str:
+        return _shown(self.remaining, self.currency)
+
     @classmethod
     def from_quote(cls, quote: money.Quote, default_schedule: bool) -> PaymentQuote:
         data = quote.to_json()
@@ -125,7 +169,10 @@ class PaymentQuote:
 @strawberry.type(description="A payment of a written offer.")
 class Payment:
     id: strawberry.ID = strawberry.field(description="The payment id.")
-    status: str = strawberry.field(description="pending (capture pending) or captured.")
+    status: str = strawberry.field(
+        description="pending (awaiting the provider's word), captured (held), declined, "
+        "released (taken after delivery), cancelled (the hold given back) or disputed."
+    )
     method: str = strawberry.field(description="The payment method used.")
     currency: str = strawberry.field(description="ISO 4217 code.")
     due: str = strawberry.field(description="The due slice paid.")
@@ -133,6 +180,14 @@ class Payment:
     total: str = strawberry.field(description="The amount charged.")
     offer_version: int = strawberry.field(description="The offer version paid.")
     created_at: datetime = strawberry.field(description="When it was submitted (UTC).")
+    refunded: str = strawberry.field(description="What was given back to the payer.")
+    error: str | None = strawberry.field(
+        description="Why the provider declined it, screened like every text a visitor reads."
+    )
+
+    @strawberry.field(description="The amount charged as people read it ('$8,820').")
+    def total_display(self) -> str:
+        return _shown(self.total, self.currency)
 
     @classmethod
     def from_row(cls, row: models.Payment) -> Payment:
@@ -147,6 +202,8 @@ class Payment:
             total=money.format_amount(row.total, currency),
             offer_version=row.offer_version,
             created_at=row.created_at,
+            refunded=money.format_amount(Decimal(row.refunded or 0), currency),
+            error=row.error,
         )
 
 

@@ -4,12 +4,14 @@ checks the operator flag again (``services/ops/reads.py``)."""
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from enum import Enum
 from typing import cast
 
 import strawberry
 from strawberry.scalars import JSON
 
+from dealroom.domain import money
 from dealroom.persistence import models
 from dealroom.services.ops import reads as ops_reads
 from dealroom.services.ops import spend as spend_reads
@@ -87,6 +89,15 @@ class Spend:
         description="Calls whose model is missing from the price table: their cost is unknown "
         "and not in priceUsd."
     )
+
+    @strawberry.field(
+        description="priceUsd as people read it ('$1.24', '$0.000123' below a cent): the one "
+        "money format the rest of the product writes."
+    )
+    def price_display(self) -> str:
+        price = Decimal(self.price_usd)
+        step = Decimal("0.000001") if 0 < price < Decimal("0.01") else Decimal("0.01")
+        return money.display(price.quantize(step), "USD")
 
     @classmethod
     def from_spend(cls, spend: spend_reads.Spend | None, key: str = "total") -> Spend:

@@ -11,11 +11,11 @@ from typing import Annotated
 import strawberry
 
 from dealroom.domain.cursors import event_cursor, parse_event_cursor
-from dealroom.domain.durable import SystemLineKind, system_line_kind
+from dealroom.domain.durable import system_line_kind
 from dealroom.domain.errors import bad_input
 from dealroom.domain.seats import Seat, message_alignment
 from dealroom.schema.context import Info
-from dealroom.schema.enums import Alignment, AuthorKind
+from dealroom.schema.enums import Alignment, AuthorKind, SystemLineKind
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.paging import PageInfo
 from dealroom.services.live.events import MessageView

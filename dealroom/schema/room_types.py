@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from dealroom.domain import access
+from dealroom.domain import access, pane_words
 from dealroom.domain import offers as rules
 from dealroom.domain.cursors import parse_room_cursor, room_cursor
 from dealroom.domain.errors import bad_input, forbidden
@@ -25,13 +25,22 @@ from dealroom.domain.seats import (
     Seat,
     conversation_subtitle,
     pane_relationship_label,
+    shown_room_title,
 )
+from dealroom.domain.terms import deliverable_label
 from dealroom.persistence import models
 from dealroom.persistence.offers import OfferRepository
 from dealroom.schema.account_types import Account
 from dealroom.schema.context import Info
-from dealroom.schema.offer_types import Agreement, OfferTerms, Payment, PaymentQuote
-from dealroom.schema.paging import PageInfo
+from dealroom.schema.node import Node
+from dealroom.schema.offer_types import (
+    Agreement,
+    OfferButton,
+    OfferTerms,
+    Payment,
+    PaymentQuote,
+)
+from dealroom.schema.paging import DEPRECATED_FLAT, PageInfo, forward_page_info
 from dealroom.schema.pane_types import Message, Pane
 from dealroom.services.live.events import MessageView
 from dealroom.services.offers import payments as offer_payments
@@ -50,12 +59,36 @@ class Participant:
     account: Account | None = strawberry.field(description="Public profile, unless a guest.")
 
 
+def _title(row: models.Room) -> str:
+    """What a guest's room is about, read from the shared parts of its memory (the brand the
+    visitor named, the first deliverable proposed); never the host's branch."""
+    memory = row.memory if isinstance(row.memory, dict) else {}
+    visitor = memory.get(Seat.VISITOR.value)
+    visitor = visitor if isinstance(visitor, dict) else {}
+    brand = visitor.get("company") or visitor.get("name")
+    deal = memory.get("deal")
+    proposals = deal.get("proposals") if isinstance(deal, dict) else None
+    topics = [str(k) for k in proposals if k != "general"] if isinstance(proposals, dict) else []
+    host_name = row.title.partition(" × ")[2]
+    return shown_room_title(
+        row.title,
+        host_name,
+        brand if isinstance(brand, str) else None,
+        deliverable_label(topics[0]) if topics else None,
+        row.created_at.date(),
+    )
+
+
 @strawberry.type(description="A permanent room, seen from the reader's seat.")
-class Room:
+class Room(Node):
     id: strawberry.ID = strawberry.field(description="The room id.")
     kind: RoomKind = strawberry.field(description="HOME or DEAL.")
     mode: RoomMode = strawberry.field(description="LIVE, DEMO or SCRIPTED.")
-    title: str = strawberry.field(description="The room's title.")
+    title: str = strawberry.field(
+        description="The room's title: '<Brand> × <Host>' once the brand is known, else for a "
+        "guest's room its first topic and the day it opened ('Sponsored post · Dec 6 × Maya "
+        "Lin'), else 'A visitor × <Host>'."
+    )
     created_at: datetime = strawberry.field(description="When the room was opened (UTC).")
     last_activity_at: datetime = strawberry.field(description="Last event in the room (UTC).")
     _row: strawberry.Private[models.Room]
@@ -66,7 +99,7 @@ class Room:
             id=strawberry.ID(str(row.id)),
             kind=RoomKind(row.kind),
             mode=RoomMode(row.mode),
-            title=row.title,
+            title=_title(row),
             created_at=row.created_at,
             last_activity_at=row.last_activity_at,
             _row=row,
@@ -259,7 +292,7 @@ class RoomConnection:
 
 
 @strawberry.type(description="A written offer: the thing the parties approve and pay against.")
-class Offer:
+class Offer(Node):
     id: strawberry.ID = strawberry.field(description="The offer id.")
     version: int = strawberry.field(
         description="Grows on every material rewrite; the brand approves each version."
@@ -328,6 +361,14 @@ class Offer:
     def viewer_actions(self) -> list[rules.Action]:
         return rules.viewer_actions(offer_service.state_of(self._row), self._seat)
 
+    @strawberry.field(
+        description="The buttons the reader may press now, with the labels the card shows "
+        "and the agents name them by (one source)."
+    )
+    def viewer_buttons(self) -> list[OfferButton]:
+        actions = rules.viewer_actions(offer_service.state_of(self._row), self._seat)
+        return [OfferButton(action=a, label=pane_words.button(a)) for a in actions]
+
     @strawberry.field(description="The room the offer belongs to.")
     async def room(self, info: Info) -> Room:
         row = await info.context.db.get(models.Room, self._row.room_id)
@@ -344,8 +385,18 @@ class OfferEdge:
 @strawberry.type(description="A room's written offers, newest first.")
 class OfferConnection:
     edges: list[OfferEdge] = strawberry.field(description="The offers.")
-    has_next_page: bool = strawberry.field(description="Older offers follow the last edge.")
-    end_cursor: str | None = strawberry.field(description="Cursor of the last edge.")
+    has_next_page: bool = strawberry.field(
+        description="Older offers follow the last edge.", deprecation_reason=DEPRECATED_FLAT
+    )
+    end_cursor: str | None = strawberry.field(
+        description="Cursor of the last edge.", deprecation_reason=DEPRECATED_FLAT
+    )
+
+    @strawberry.field(description="Relay page info.")
+    def page_info(self) -> PageInfo:
+        cursors = [edge.cursor for edge in self.edges]
+        # hasPreviousPage false: Relay allows it when paging forward.
+        return forward_page_info(cursors, self.has_next_page, None)
 
 
 async def _maybe(load: Awaitable[models.Account | None] | None) -> models.Account | None:

@@ -25,9 +25,9 @@ from dealroom.agents.models.offline.offer_talk import (
 )
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.agents.render import Party
-from dealroom.domain import memory_records
+from dealroom.domain import memory_records, pane_words, stage_notices
 from dealroom.domain.offer_stage import BOOKED, Stage
-from dealroom.domain.seats import RoomKind
+from dealroom.domain.seats import RoomKind, Seat
 from dealroom.domain.visibility import visible_memory
 
 HOST = Party("host", "Maya Lin")
@@ -124,7 +124,7 @@ _PAYMENT_CLAIMS = [
     re.compile(p, re.I)
     for p in (
         r"\b(?:has|have|'ve|’ve) (?:been )?paid\b",
-        # "Payment is made in the offer's View payment" says where, not that it happened.
+        # "Payment is made with Pay now on the offer" says where, not that it happened.
         r"\bpayment (?:was|has been) (?:made|received|completed?|done)\b",
         r"\bpayment is (?:received|complete|done)\b",
         r"\bpaid in full\b",
@@ -217,8 +217,8 @@ async def test_status_questions_are_answered_from_the_stage_alone(
         (
             Stage.BOOKED_AWAITING_PAYMENT,
             "visitor",
-            "Maya Lin approved the written offer, so it is booked. Payment is made with View "
-            "payment in the offer; I never take card details in chat.",
+            "Maya Lin approved the written offer, so it is booked. Payment is made with Pay now "
+            "on the offer; I never take card details in chat.",
         ),
         (Stage.DECLINED, "visitor", "The written offer is closed, so there is no booking."),
         (Stage.WITHDRAWN, "host", "The written offer is closed, so there is no booking."),
@@ -260,7 +260,7 @@ async def test_payment_claims_and_cards_are_sent_to_the_offer(
 ) -> None:
     output = await say(pane, line, stage=stage, room=MET)
     reply = output.reply
-    assert reply.startswith("Payment is made in the offer's View payment, not in chat; "), reply
+    assert reply.startswith("Payment is made with Pay now on the offer, not in chat; "), reply
     assert output.sends == []
     assert output.goals == []
     assert "4111" not in reply
@@ -276,7 +276,7 @@ async def test_payment_claims_and_cards_are_sent_to_the_offer(
 async def test_a_claimed_payment_is_not_taken_for_a_proposal() -> None:
     output = await say("visitor", "We paid the $7,000 already", stage=Stage.BOOKED_AWAITING_PAYMENT)
     assert output.reply == (
-        "Payment is made in the offer's View payment, not in chat; it is booked, and the offer "
+        "Payment is made with Pay now on the offer, not in chat; it is booked, and the offer "
         "shows no payment yet."
     )
 
@@ -502,7 +502,10 @@ async def test_met_then_a_counter_with_an_amount_then_a_settle_flips_open_then_m
     assert ruled.sends[0].ruling is not None
     assert ruled.sends[0].ruling.decision == "settle"
     final = await room.relay(ruled)
-    assert final.reply == "Good news: $9,000 for the sponsored post works for Maya Lin."
+    assert final.reply == (
+        "Good news: $9,000 for the sponsored post works for Maya Lin. On the written offer "
+        "you'll pay the $9,000 fee plus the platform fee of $1,800 (20%): $10,800 in all."
+    )
     assert room.flips == ["open", "met"]
 
 
@@ -550,7 +553,8 @@ async def test_a_visitor_add_is_put_to_the_principal_and_their_yes_settles_again
     final = await room.deliver(send)
     assert final.reply == (
         "Good news: Maya Lin agrees to the change to the written offer: $7,000 for the "
-        "sponsored post."
+        "sponsored post. On the written offer you'll pay the $7,000 fee plus the platform fee "
+        "of $1,400 (20%): $8,400 in all."
     )
     assert room.flips == ["open", "met"]
 
@@ -622,3 +626,31 @@ async def test_visitor_replies_in_these_flows_never_state_private_terms() -> Non
         assert "alcohol" not in reply.lower()
     visible = visible_memory(room.document, pane="visitor", room_kind=RoomKind.DEAL)
     assert "6000" not in json.dumps(visible)
+
+
+# --- PW1: people's words, never a label -------------------------------------------------------
+
+
+@pytest.mark.parametrize("stage", list(Stage))
+@pytest.mark.parametrize("pane", ["visitor", "host"])
+async def test_pw1_no_offline_line_about_the_stage_names_a_label(stage: Stage, pane: str) -> None:
+    """Every line the offline persona says about where the deal stands — a stage event told,
+    a status question, a payment question, a claimed payment — is in people's words."""
+    room = MET if stage is not Stage.NO_WRITTEN_OFFER else ROOM
+    lines = []
+    for actor in ("host", "visitor", "payment", "offer_gen"):
+        for seat, told in stage_notices.notices(stage, 2, actor).items():
+            if seat.value == pane:
+                lines.append((await run(request(pane, Trigger("stage", told), stage=stage))).reply)
+    for body in ("Where do we stand?", "How do I pay?", "We paid already.", "Is it booked?"):
+        lines.append((await say(pane, body, stage=stage, room=room)).reply)
+    for line in lines:
+        assert pane_words.labels_in(line) == [], line
+
+
+async def test_pw1_the_check_sees_a_label_in_an_agent_line() -> None:
+    """The check above is live: a stage event told with its label in it is caught."""
+    told = f"{stage_notices.notices(Stage.WRITTEN_AWAITING_BRAND, 1, 'offer_gen')[Seat.VISITOR]}"
+    line = (await run(request("visitor", Trigger("stage", f"{told} WRITTEN_AWAITING_BRAND")))).reply
+    assert pane_words.labels_in(line) == ["WRITTEN_AWAITING_BRAND"]
+    assert pane_words.labels_in(pane_words.in_people_words(line)) == []  # PW2 before storing

@@ -79,8 +79,8 @@ async def test_host_and_brand_run_the_whole_story(
     await shows_the_stored_pane(own_pane(brand), db, room_id, Seat.VISITOR)
     await reaches_stage(brand, "WRITTEN_AWAITING_BRAND")
     card = brand.locator(".offer")
-    await card.get_by_text("8000.00 USD").first.wait_for()
-    assert await card.get_by_role("button", name="Approve v1").is_visible()
+    await card.get_by_text("$8,000").first.wait_for()
+    assert await card.get_by_role("button", name="Approve offer").is_visible()
     # The phone shows the room at its width: nothing wider than the screen.
     for part in (card, own_pane(brand)):
         box = await part.bounding_box()
@@ -99,22 +99,25 @@ async def test_host_and_brand_run_the_whole_story(
     await shows_the_stored_pane(own_pane(host), db, room_id, Seat.HOST)
     assert await visitor_pane.get_by_role("textbox").count() == 0  # read-only
     # The talent cannot approve before the brand: the server's viewerActions say so.
-    assert await host.locator(".offer").get_by_role("button", name="Approve v1").count() == 0
+    assert await host.locator(".offer").get_by_role("button", name="Approve offer").count() == 0
 
     # The brand approves; the host's card moves live and now offers Approve.
-    await card.get_by_role("button", name="Approve v1").click()
+    await card.get_by_role("button", name="Approve offer").click()
     await reaches_stage(brand, "BRAND_ACKED_AWAITING_TALENT")
     await reaches_stage(host, "BRAND_ACKED_AWAITING_TALENT")
-    await host.locator(".offer").get_by_role("button", name="Approve v1").click()
+    await host.locator(".offer").get_by_role("button", name="Approve offer").click()
     await reaches_stage(host, "BOOKED_AWAITING_PAYMENT")
     await reaches_stage(brand, "BOOKED_AWAITING_PAYMENT")
 
     # The brand pays with the test card; both see the payment held, live.
     await card.get_by_label("Payment method").select_option("test_card_ok")
-    await card.get_by_role("button", name="Pay 4800.00 USD").click()
+    await card.locator('[data-money="total"]').get_by_text("$4,800").wait_for()
+    await card.get_by_role("button", name="Pay now").click()
     await reaches_stage(brand, "BOOKED_PAYMENT_HELD")
     await reaches_stage(host, "BOOKED_PAYMENT_HELD")
-    await card.get_by_text("Paid 4800.00 USD (captured)").wait_for()
+    await card.locator('[data-money="paid"]').get_by_text("$4,800").wait_for()
+    assert await card.get_by_text("Due now").count() == 0  # nothing is due once it is paid
+    assert await card.get_by_text("Paid", exact=True).count() == 1  # said once
     await listed.locator('[data-stage="BOOKED_PAYMENT_HELD"]').wait_for()
     assert await host.locator(".offer").get_by_role("button").filter(has_text="Pay").count() == 0
 

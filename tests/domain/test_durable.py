@@ -8,9 +8,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dealroom.domain import durable
+from dealroom.domain import durable, pane_words
 from dealroom.domain import memory as memdoc
 from dealroom.domain.durable import LeafChange, SystemLineKind
+from dealroom.domain.provenance import Said
 from dealroom.domain.seats import RoomKind, RoomMode
 
 DOC = {
@@ -116,12 +117,30 @@ def test_d6_revert_conflicts_only_when_the_leaf_moved_on() -> None:
 def test_the_merge_line_and_its_kind() -> None:
     changes = [LeafChange(f"rules.r{i}", None, f"rule {i}") for i in range(10)]
     line = durable.merged_line(changes)
-    assert line.startswith("Standing knowledge merged from your profile: rules.r0: rule 0, ")
+    assert line.startswith("Standing knowledge merged from your profile: your rules (r0): rule 0; ")
     assert line.endswith("and 2 more.")
     key = durable.merge_line_key("p1", 4)
     assert durable.system_line_kind(key) is SystemLineKind.MEMORY_MERGED
     assert durable.system_line_kind("run:x:fail:1") is SystemLineKind.NOTICE
     assert durable.system_line_kind(None) is SystemLineKind.NOTICE
+
+
+def test_the_merge_line_is_in_peoples_words() -> None:
+    """PW1: the pane log refuses a line naming a field (``private_terms``): the merge line says
+    each leaf in words, and a value quoting a label is said as people say it."""
+    changes = [
+        LeafChange("private_terms", None, ["no alcohol", "no politics"]),
+        LeafChange("limits.sponsored_post.floor", "4000", "6000"),
+        LeafChange("public.rateCard", None, "posts from 9500 USD, openQuestions welcome"),
+    ]
+    line = durable.merged_line(changes)
+    assert line == (
+        "Standing knowledge merged from your profile: your private terms: no alcohol, "
+        "no politics; your limits (sponsored post floor): 6000; what you made public "
+        "(rate card): posts from 9500 USD, welcome."
+    )
+    assert pane_words.labels_in(line) == []
+    pane_words.refuse_labels(line)
 
 
 def test_d7_a_public_leaf_stating_a_private_value_is_dropped_and_named() -> None:
@@ -158,6 +177,8 @@ def test_d8_the_curator_is_held_to_the_writers_limit_and_public_rules() -> None:
             memdoc.Change(memdoc.Op.APPEND, "private_terms", "no alcohol"),
             memdoc.Change(memdoc.Op.SET, "public.card", "posts from 9500 USD"),
         ],
+        # M15: the principal said both public notes may be shared; the firewall still decides
+        said=[Said("m-1", "Share this: I take 6,137. Rate card: posts from 9500 USD.")],
     )
     assert applied.document == {
         "limits": {

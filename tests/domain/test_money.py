@@ -15,6 +15,7 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from dealroom.domain import money
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.money import (
     MAX_AMOUNT,
@@ -26,6 +27,7 @@ from dealroom.domain.money import (
     quantize,
     quote,
 )
+from dealroom.domain.reader import read_schedule
 
 D = Decimal
 
@@ -373,3 +375,34 @@ def test_quote_rejects_a_fee_finer_than_the_minor_unit(
         quote(finer, currency, percent)
     assert caught.value.code is ErrorCode.BAD_USER_INPUT
     assert caught.value.details == {"field": "amount"}
+
+
+# --- P10, P11: what people read ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "locale", "shown"),
+    [
+        ("7350", "USD", None, "$7,350"),
+        ("7350.00", "USD", None, "$7,350"),
+        ("1470.5", "USD", None, "$1,470.50"),
+        ("1000.50", "JPY", None, "¥1,000.5"),  # never a digit rounded away
+        ("7350", "EUR", "de_DE", "7.350\xa0€"),
+        ("7350", "USD", "xx_NOPE", "$7,350"),  # a locale Babel does not know: the default
+    ],
+)
+def test_p10_one_format_for_people(
+    amount: str, currency: str, locale: str | None, shown: str
+) -> None:
+    assert money.display(Decimal(amount), currency, locale) == shown
+
+
+@pytest.mark.parametrize(("fee", "percent"), [("7350", "100"), ("1500", "50"), ("2500", "33.33")])
+def test_p11_the_price_line_names_the_fee_and_reads_as_no_schedule(fee: str, percent: str) -> None:
+    q = money.quote(Decimal(fee), "USD", Decimal(percent))
+    line = money.pay_now_line(q)
+    assert "platform fee" in line
+    for part in (q.due, q.platform_fee, q.total):
+        assert money.display(part, "USD") in line  # the card's figures, formatted alike
+    assert read_schedule(line) is None  # Offer-Gen never takes it for the brand's schedule
+    assert "booked" not in line

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dealroom.domain import goal_notices, stage_notices
+from dealroom.domain import goal_notices, pane_words, stage_notices
 from dealroom.domain.offer_stage import BOOKED, Stage
+from dealroom.domain.offers import Action
 from dealroom.domain.seats import Seat
 
 
@@ -38,21 +39,37 @@ def test_sn1_who_hears_which_change() -> None:
 
 @pytest.mark.parametrize("stage", list(Stage))
 @pytest.mark.parametrize("actor", ["host", "visitor", "payment", "offer_gen", "persona"])
-def test_sn2_a_notice_names_its_stage_and_calls_only_a_booking_booked(
+def test_sn2_a_notice_is_people_words_and_calls_only_a_booking_booked(
     stage: Stage, actor: str
 ) -> None:
     for text in stage_notices.notices(stage, 3, actor).values():
-        assert stage.value in text
-        assert ("This is a booking." in text) is (stage in BOOKED)
+        assert pane_words.labels_in(text) == []  # PW1: no stage label, no field name
+        assert text.count(".") <= 1  # one short sentence
         if stage not in BOOKED:
             assert "booked" not in text.replace("not booked", "")
+
+
+@pytest.mark.parametrize(
+    ("stage", "actor", "seat", "action"),
+    [
+        (Stage.WRITTEN_AWAITING_BRAND, "offer_gen", Seat.VISITOR, Action.APPROVE),
+        (Stage.BRAND_ACKED_AWAITING_TALENT, "visitor", Seat.HOST, Action.APPROVE),
+        (Stage.BOOKED_AWAITING_PAYMENT, "host", Seat.VISITOR, Action.PAY),
+        (Stage.BOOKED_AWAITING_PAYMENT, "payment", Seat.VISITOR, Action.PAY),
+    ],
+)
+def test_sn2_the_next_step_is_named_by_the_buttons_real_label(
+    stage: Stage, actor: str, seat: Seat, action: Action
+) -> None:
+    text = stage_notices.notices(stage, 1, actor)[seat]
+    assert pane_words.button(action) in text
 
 
 def test_a_declined_capture_tells_the_brand_to_pay_again_in_the_offer() -> None:
     [(seat, text)] = stage_notices.notices(Stage.BOOKED_AWAITING_PAYMENT, 1, "payment").items()
     assert seat is Seat.VISITOR
-    assert "did not go through" in text
-    assert "never in chat" in text
+    assert "didn't go through" in text
+    assert "never take card details in chat" in text
 
 
 def test_gn1_only_the_table_notifies_and_never_the_pane_that_ruled() -> None:

@@ -117,8 +117,9 @@ def test_parse_money_reads_memory_values() -> None:
         (usd(8000), "$8,000", "8000 USD"),
         (usd("8000.5"), "$8,000.50", "8000.50 USD"),
         (Money(Decimal(5000), "GBP"), "£5,000", "5000 GBP"),
-        (Money(Decimal(8000), "EUR"), "8,000 EUR", "8000 EUR"),
-        (Money(Decimal(1250000), "CHF"), "1,250,000 CHF", "1250000 CHF"),
+        (Money(Decimal(8000), "EUR"), "€8,000", "8000 EUR"),
+        (Money(Decimal(1250000), "CHF"), "CHF1,250,000", "1250000 CHF"),
+        (Money(Decimal(7350), "CAD"), "CA$7,350", "7350 CAD"),
     ],
 )
 def test_formats_money_for_people_and_for_memory(money: Money, shown: str, code: str) -> None:

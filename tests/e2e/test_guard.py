@@ -16,9 +16,12 @@ from dealroom.agents.guard import GuardOutput, GuardSend
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.persona import PersonaOutput, Ruling, Send
+from dealroom.domain import pane_words
+from dealroom.domain.offer_stage import GLOSSES, Stage
 from dealroom.jobs.distil import MemoryLease, holds
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Flag, GoalEvent, GuardVerdict, Lease, Room
+from dealroom.services.gate import held_sends
 from dealroom.services.turns.queue import RunStatus
 from tests.conftest import Server
 from tests.support.graphql import post, sign_up
@@ -211,6 +214,8 @@ async def test_a_true_relay_of_the_talents_instruction_is_not_walked_back(
     model.script = deliver
     await post(d.host, d.room_id, said)
     await agent_server.settle()
+    await post(d.host, d.room_id, "yes")  # C6: the principal confirms the exact text
+    await agent_server.settle()
     assert (await bodies(db, d, "visitor"))[-1] == relay
 
     await quiet(agent_server)
@@ -218,7 +223,8 @@ async def test_a_true_relay_of_the_talents_instruction_is_not_walked_back(
     [audit] = deal_audits(model)
     assert f"[relayed from Dev Raman] {relay}" in audit.prompt
     assert (await bodies(db, d, "visitor"))[-1] == relay  # not walked back
-    assert [x for x in await dispatches(db, d.room_id) if (x.payload or {}).get("origin")] == []
+    origins = [x for x in await dispatches(db, d.room_id) if (x.payload or {}).get("origin")]
+    assert [(x.substance, x.payload) for x in origins] == []
     [verdict] = await verdicts(db, d.room_id)
     assert verdict.verdict == "healthy"
 
@@ -226,8 +232,8 @@ async def test_a_true_relay_of_the_talents_instruction_is_not_walked_back(
 async def test_an_agents_own_booking_claim_is_corrected_in_its_pane(
     agent_server: Server, model: RecordingClient, db: Db
 ) -> None:
-    """The same words as the agent's own claim (no relay) are corrected in the stage
-    vocabulary: the DEAL STAGE shows no booking."""
+    """The same words as the agent's own claim (no relay) are corrected in people's words from
+    the DEAL STAGE, which shows no booking (its gloss, never its label: PW1)."""
     d = await deal(agent_server)
     said = "So are we all set?"
     model.script = persona_in(
@@ -238,7 +244,8 @@ async def test_an_agents_own_booking_claim_is_corrected_in_its_pane(
     await quiet(agent_server)
     last = (await bodies(db, d, "visitor"))[-1]
     assert "not booked" in last
-    assert "NO_WRITTEN_OFFER" in last
+    assert GLOSSES[Stage.NO_WRITTEN_OFFER] in last
+    assert pane_words.labels_in(last) == []
     [verdict] = await verdicts(db, d.room_id)
     assert verdict.verdict == "repaired"
 
@@ -372,12 +379,13 @@ async def test_a_host_side_free_text_send_that_carried_a_floor_is_held_and_not_f
     assert not any("crossed without a ruling" in f for f in verdict.findings)
 
 
-async def test_a_host_side_send_that_crossed_before_memory_held_the_floor_is_flagged(
+async def test_host_free_text_waits_for_the_principal_before_memory_holds_its_figure(
     agent_server: Server, model: RecordingClient, db: Db
 ) -> None:
-    """G4's remaining case: the firewall screens a send against memory as it is then. The
-    host's agent passed on a figure before Distil filed it as the host's floor, so it crossed;
-    the Guard audits it against memory as it is now and raises an operator flag."""
+    """C6 closes what G4 flagged after the fact: the host's agent passed on a figure before
+    Distil filed it as the host's floor. The firewall knew no such value then, but free text a
+    model wrote does not cross without the principal's yes, so it waits in the host's pane and
+    the Guard finds nothing that crossed."""
     d = await deal(agent_server)
     await post(d.visitor, d.room_id, "Hi, we'd like one sponsored post in May.")
     await agent_server.settle()
@@ -393,7 +401,9 @@ async def test_a_host_side_send_that_crossed_before_memory_held_the_floor_is_fla
     await post(d.host, d.room_id, said)
     await agent_server.settle()
     [sent] = [x for x in await dispatches(db, d.room_id) if "4,800" in x.substance]
-    assert sent.status == "delivered"  # no such figure in memory yet: it crossed
+    assert sent.status == "held"  # no such figure in memory yet, and still it waits
+    assert sent.payload["firewall"]["reveals"] == [held_sends.FREE_TEXT]
+    assert not any("4,800" in body for body in await bodies(db, d, "visitor"))
     model.script = None
     document = await room_memory(db, d.room_id)  # then the floor is filed
     document["host"]["limits"]["story"] = {"floor": "4800", "currency": "USD"}
@@ -402,12 +412,7 @@ async def test_a_host_side_send_that_crossed_before_memory_held_the_floor_is_fla
     await quiet(agent_server)
 
     [verdict] = await verdicts(db, d.room_id)
-    assert verdict.verdict == "unrepaired"
-    assert any(f"host-side send {sent.id} crossed without a ruling" in f for f in verdict.findings)
-    flags: list[Flag] = await room_rows(db, Flag, d.room_id)
-    assert [f.level for f in flags if f.evidence.startswith("guard:")] == ["high"]
-    [run] = await runs_of(db, d.room_id, AgentName.GUARD)
-    assert run.no_op is False
+    assert not any("crossed without a ruling" in f for f in verdict.findings)
 
 
 async def held_under_the_floor(agent_server: Server, model: RecordingClient, db: Db) -> Deal:

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents.models.base import AgentName, ModelClient, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
-from dealroom.agents.persona import PersonaOutput, Send
+from dealroom.agents.persona import PersonaOutput, Ruling, Send
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
@@ -69,9 +69,11 @@ async def test_a_held_note_superseded_by_later_chat_is_delivered_with_the_curren
     await sign_up_here(guest, "mara", "Mara Ellison")
     await agent_server.settle()
 
-    first = _delivered(await messages_in(db, room_id, "host"))[0]
+    # One note for both held bids: ruled on as the terms stand now ($7,600), and the host's
+    # pane reports what the visitor actually said, in order.
+    [first] = _delivered(await messages_in(db, room_id, "host"))
     assert "7,600" in first.body
-    assert "7,000" not in first.body
+    assert first.body.index("7,000") < first.body.index("7,600")
 
 
 async def test_a_stage_change_between_hold_and_replay_is_reflected(
@@ -280,10 +282,12 @@ async def test_no_host_canary_in_the_gate_copy_or_the_replayed_deliveries(
 
     visitor_pane = " ".join(m.body for m in await messages_in(db, room_id, "visitor"))
     assert found_in(visitor_pane, planted.values()) == set()
+    # The gate's copy is the guest's own turn when that turn sends (the reply names what waits
+    # and asks for the sign-in), or a gate run's line: either way the visitor's persona.
     gate_requests = [
         r
         for r in model.where(AgentName.PERSONA, visitor_facing=True)
-        if (r.context.get("trigger") or {}).get("kind") == "gate"
+        if (r.context.get("trigger") or {}).get("kind") == "gate" or r.context.get("guest")
     ]
     assert gate_requests, "the gate's line was composed by the visitor's persona"
     replayed = [
@@ -299,16 +303,18 @@ async def test_no_host_canary_in_the_gate_copy_or_the_replayed_deliveries(
     assert found_in(host_side, planted.values()) == set(planted.values())
 
 
-STORY_OFFER = "A story would be $2,400, happy to do it."
+STORY_OFFER = "Dev Raman can do the story at $2,400."
+STORY_RULING = Ruling(decision="counter", amount="2400", currency="USD", deliverable="story")
 
 
 async def test_a_held_send_stating_a_limit_added_before_the_claim_is_held_for_the_principal(
     agent_server: Server, db: Db, model: ModelClient
 ) -> None:
-    """Held replays: the host's free-text send to a guest passed the firewall when it was composed
-    and waited behind the gate; the host then set that figure as a floor. At the claim the replay
-    is screened against the room as it is now: the send is held for the principal (the question in
-    the host's pane), never delivered to the visitor."""
+    """Held replays: the host's ruling to a guest passed the firewall when it was composed and
+    waited behind the gate (free text would have been held for the principal at once, C6); the
+    host then set that figure as a floor. At the claim the replay is screened against the room as
+    it is now: the send is held for the principal (the question in the host's pane), never
+    delivered to the visitor."""
     assert isinstance(model, RecordingClient)
     host, _home = await host_with_rules(agent_server)
     guest = agent_server.client()
@@ -325,10 +331,13 @@ async def test_a_held_send_stating_a_limit_added_before_the_claim_is_held_for_th
         ):
             sent.append(STORY_OFFER)
             return PersonaOutput(
-                reply="I'll tell them.", sends=[Send(to="visitor", substance=STORY_OFFER)]
+                reply="I'll tell them.",
+                sends=[Send(to="visitor", substance="A story is $2,400.", ruling=STORY_RULING)],
             )
         return None
 
+    await post(guest, room_id, "Could you do a story for us?")  # C4: the visitor named it
+    await agent_server.settle()
     model.script = host_offers_a_story
     await post(host, room_id, "Tell them a story is $2,400.")
     await agent_server.settle()

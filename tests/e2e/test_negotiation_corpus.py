@@ -32,6 +32,7 @@ import pytest
 
 from dealroom.agents.agreement import schedule
 from dealroom.config import Settings
+from dealroom.domain import money, pane_words
 from dealroom.domain.seats import AuthorKind
 from dealroom.domain.terms import format_money
 from dealroom.persistence.db import Db
@@ -44,7 +45,9 @@ pytestmark = pytest.mark.asyncio
 
 CORPUS = Path(__file__).parents[1] / "data" / "negotiations"
 REFUSAL = "won't be able to take this one on"
-PROPOSAL_ASK = "What would you like to propose"
+MISSING_TERM_ASK = "are we agreeing on"
+"""A yes with nothing on the table is answered by asking the one missing term by name ("which
+deliverable are we agreeing on?", "what fee are we agreeing on for the reel?")."""
 
 
 def load_scripts() -> list[dict[str, Any]]:
@@ -139,13 +142,13 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
         if not any(REFUSAL in line for line in outcome["lines"]):
             problems.append(f"no refusal in the brand's pane: {outcome['lines'][-2:]}")
     elif expect.get("asks_for_proposal"):
-        # a yes with nothing on the table: no offer, no ruling, a request for a proposal
+        # a yes with nothing on the table: no offer, no ruling, the missing term asked by name
         if offer is not None:
             problems.append(f"an offer was written: {offer['terms']}")
         if outcome["rulings"]:
             problems.append(f"the host's side ruled: {outcome['rulings']}")
-        if not any(PROPOSAL_ASK in line for line in outcome["lines"][-1:]):
-            problems.append(f"no request for a proposal: {outcome['lines'][-2:]}")
+        if not any(MISSING_TERM_ASK in line for line in outcome["lines"][-1:]):
+            problems.append(f"the missing term was not asked: {outcome['lines'][-2:]}")
     else:
         if offer is None:
             return [f"no written offer; the brand's pane ends {outcome['lines'][-3:]}"]
@@ -157,6 +160,20 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
         agreement = (offer.get("agreement") or {}).get("text") or ""
         if buyer is not None and f'{buyer} ("the Brand")' not in agreement:
             problems.append(f"the agreement does not name {buyer}: {agreement[:160]!r}")
+    fee_line = expect.get("fee_line")
+    if fee_line is not None and not any(fee_line in line for line in outcome["lines"]):
+        # P11: the whole price, fee named, told in chat before the written offer is drawn
+        problems.append(f"no fee line {fee_line!r} in the brand's pane: {outcome['lines'][-2:]}")
+    public = expect.get("public_answer")
+    if public is not None:
+        # answered from the host's public card, without consulting the host's side
+        lines = outcome["lines"]
+        answer = lines[public["step"]] if len(lines) > public["step"] else ""
+        if public["says"] not in answer or "checking" in answer:
+            problems.append(f"no public answer {public['says']!r}: {answer!r}")
+    labelled = [line for line in outcome["lines"] if pane_words.labels_in(line)]
+    if labelled:
+        problems.append(f"a stage label reached the brand's pane (PW1): {labelled[:1]}")
     first = next((r for r in outcome["rulings"] if r.get("decision") == "counter"), None)
     wanted = expect.get("first_counter")
     if wanted is not None and (
@@ -173,7 +190,8 @@ def check(script: dict[str, Any], outcome: dict[str, Any]) -> list[str]:
         # equal anything).
         terms = (offer or {}).get("terms") or {}
         agreement = ((offer or {}).get("agreement") or {}).get("text") or ""
-        shown = [*outcome["lines"], json.dumps(terms), schedule_masked(agreement, terms)]
+        lines = [price_masked(line, terms) for line in outcome["lines"]]
+        shown = [*lines, json.dumps(terms), schedule_masked(agreement, terms)]
         # account ids (the offer's seller and buyer) are not amounts: "…-9000-…" is no floor
         leaks = [text for text in shown if pattern.search(_UUID.sub("<id>", text))]
         if leaks:
@@ -192,6 +210,18 @@ def schedule_masked(agreement: str, terms: dict[str, Any]) -> str:
         if part is not None:
             agreement = agreement.replace(f"({format_money(part)}) is due", "(<schedule>) is due")
     return agreement
+
+
+def price_masked(line: str, terms: dict[str, Any]) -> str:
+    """``line`` with the fee line's figures masked: the due slice, the platform fee and the total
+    are code's arithmetic on the agreed fee (``money.pay_now_line``), like the schedule's, and
+    may equal anything."""
+    fee = terms.get("fee") or {}
+    if not fee:
+        return line
+    percent = Decimal(terms.get("dueSlicePercent") or "100")
+    said = money.pay_now_line(money.quote(Decimal(fee["amount"]), fee["currency"], percent))
+    return line.replace(said, "<price>")
 
 
 CONCURRENT: Final = 8
@@ -264,6 +294,20 @@ async def test_the_chunks_hold_the_whole_corpus_once() -> None:
     played = [script["id"] for number in range(CHUNKS) for script in chunk(number)]
     assert sorted(played) == sorted(script["id"] for script in SCRIPTS)
     assert len(set(played)) == len(played)
+
+
+async def test_the_fee_line_and_public_fact_cases(agent_server: Server, db: Db) -> None:
+    """The corpus cases of what people read: the whole price told in chat before the written
+    offer (fee_line), and questions the host's public card answers without a send
+    (public_facts). Played on their own as well, so a change to either is quick to check."""
+    picked = [
+        (n, s) for n, s in enumerate(SCRIPTS) if s["id"].startswith(("fee_line", "public_facts"))
+    ]
+    assert len(picked) == 4
+    failures = await play_corpus(
+        agent_server, db, [s for _n, s in picked], [1000 + n for n, _s in picked]
+    )
+    assert not failures, "\n".join(failures)
 
 
 @pytest.mark.parametrize("number", range(CHUNKS), ids=lambda n: f"chunk{n}")

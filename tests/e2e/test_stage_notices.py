@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
+from dealroom.domain import pane_words
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Dispatch, Message, OfferEvent
 from dealroom.persistence.repositories import RoomRepository
@@ -44,29 +45,30 @@ async def test_each_side_hears_each_stage_change_once_from_its_own_agent(
     await agent_server.settle()
     # Drawing the written offer concerns both sides (nobody clicked).
     [drawn] = await notices(db, d, "visitor")
-    assert "WRITTEN_AWAITING_BRAND" in drawn
+    assert "press Approve offer" in drawn  # SN2: the next step, by the button's label
     assert len(await notices(db, d, "host")) == 1
 
     await approve_as_read(d.visitor, offer_id)  # the brand's click
     await agent_server.settle()
     host = await notices(db, d, "host")
     assert len(host) == 2
-    assert "BRAND_ACKED_AWAITING_TALENT" in host[-1]
-    assert "your approval in the offer books it" in host[-1]
+    assert host[-1] == "The brand approved the written offer — press Approve offer to book it."
     assert len(await notices(db, d, "visitor")) == 1  # SN1: the brand saw its own click
 
     await approve_as_read(d.host, offer_id)  # the talent's click: the booking
     await agent_server.settle()
     visitor = await notices(db, d, "visitor")
     assert len(visitor) == 2
-    assert "BOOKED_AWAITING_PAYMENT" in visitor[-1]
-    assert "never in chat" in visitor[-1]
+    assert "press Pay now on the offer" in visitor[-1]
+    assert "never take card details in chat" in visitor[-1]
     assert len(await notices(db, d, "host")) == 2
 
     await pay(d.visitor, offer_id, "test_card_ok", "k1")
     await agent_server.settle()
-    assert "BOOKED_PAYMENT_HELD" in (await notices(db, d, "visitor"))[-1]
-    assert "BOOKED_PAYMENT_HELD" in (await notices(db, d, "host"))[-1]
+    assert "payment went through and is held" in (await notices(db, d, "visitor"))[-1]
+    assert "payment went through and is held" in (await notices(db, d, "host"))[-1]
+    for key in ("visitor", "host"):  # PW1: no notice names a stage label
+        assert all(pane_words.labels_in(line) == [] for line in await notices(db, d, key))
     assert len(await notices(db, d, "visitor")) == 3
     assert len(await notices(db, d, "host")) == 3
 
@@ -125,7 +127,7 @@ async def test_notice_lines_open_a_session_and_never_send_on(agent_server: Serve
     await approve_as_read(d.visitor, offer_id)
     await agent_server.settle()
     host: list[Message] = await messages_in(db, d.room_id, "host")
-    told = next(m for m in reversed(host) if "BRAND_ACKED_AWAITING_TALENT" in m.body)
+    told = next(m for m in reversed(host) if "The brand approved the written offer" in m.body)
     earlier = [m for m in host if m.seq < told.seq]
     assert not earlier or told.session_no == earlier[-1].session_no + 1  # S3: unprompted
     try:

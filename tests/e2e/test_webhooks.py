@@ -106,8 +106,9 @@ async def test_stage_changes_arrive_signed_once_each_with_stable_ids(
             "WRITTEN_AWAITING_BRAND"
         )
         assert by_stage["WRITTEN_AWAITING_BRAND"]["data"]["terms"]["fee"] == {
-            "amount": "8000.00",
+            "amount": "8000.00",  # the data field: raw, as stored
             "currency": "USD",
+            "display": "$8,000",  # P10: what a person reads, as chat and the card write it
         }
         ids = [r.headers["webhook-id"] for r in partner.accepted]
         assert len(set(ids)) == 5  # one logical event each, each its own stable id

@@ -12,6 +12,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from dealroom.agents.models.base import AgentName
+from dealroom.domain import pane_words
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.domain.sessions import SessionRule
@@ -351,6 +352,60 @@ async def test_a_run_can_be_queued_for_a_pane_while_a_post_into_it_holds_its_tai
                 job.add(run)
                 await job.flush()  # the FK check on the pane's row: must not wait
                 await job.rollback()
+        await db.commit()
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("author", [AuthorKind.AGENT, AuthorKind.SYSTEM, AuthorKind.OPERATOR])
+async def test_pw1_a_line_to_a_person_naming_a_stage_label_is_refused(
+    engine: AsyncEngine, clock: ManualClock, author: AuthorKind
+) -> None:
+    """Every writer but the participant itself goes through the one check: a stage label or
+    an internal field name never reaches a pane, and nothing is stored."""
+    _, opened = await guest_room_in_process(engine, clock, "panewords")
+    pane_id = await _visitor_pane(engine, opened.room.id)
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.get(Participant, pane_id)
+        assert pane is not None
+        for body in (
+            "Stage: WRITTEN_AWAITING_BRAND — written offer drawn.",
+            "It is BOOKED_AWAITING_PAYMENT now.",
+            "Your pendingPrincipalDecisions say yes.",
+        ):
+            with pytest.raises(pane_words.LabelInLine):
+                await pane_lines.write_line(db, clock, pane, body, author=author, key=body)
+        _, publish = await pane_lines.write_line(
+            db, clock, pane, "The written offer is ready.", author=author, key="plain"
+        )
+        assert publish is not None
+        await db.commit()
+        stored = await db.scalars(select(Message.body).where(Message.participant_id == pane_id))
+        assert list(stored) == ["The written offer is ready."]
+    finally:
+        await db.close()
+
+
+async def test_pw1_a_participant_may_write_a_label_themselves(
+    engine: AsyncEngine, clock: ManualClock
+) -> None:
+    """The check is on what the system writes to people, not on what people write."""
+    _, opened = await guest_room_in_process(engine, clock, "panewords2")
+    pane_id = await _visitor_pane(engine, opened.room.id)
+    db = Db(create_sessionmaker(engine))
+    try:
+        pane = await db.get(Participant, pane_id)
+        assert pane is not None
+        done = await pane_log.append(
+            db,
+            pane,
+            author_kind=AuthorKind.PARTICIPANT.value,
+            body="what does WRITTEN_AWAITING_BRAND mean?",
+            client_message_id="c-label",
+            now=clock.now(),
+        )
+        assert isinstance(done, Stored)
         await db.commit()
     finally:
         await db.close()

@@ -12,6 +12,9 @@ interface Signed {
 
 export function LoginGate(props: { heldEffects: number | null; onSignedIn: (handle: string) => void }) {
   const [mode, setMode] = useState<"up" | "in">("up");
+  // The gate starts as one compact bar (its actions and the message box both on screen at
+  // 390x844 and 1280x800); the form opens when the visitor picks an action.
+  const [open, setOpen] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const ref = useRef<HTMLElement>(null);
@@ -46,56 +49,78 @@ export function LoginGate(props: { heldEffects: number | null; onSignedIn: (hand
   const held = props.heldEffects ?? 0;
   return (
     <section class="gate" ref={ref} aria-labelledby="gate-h" data-gate="login">
-      <h2 id="gate-h">Sign in to continue</h2>
-      <p role="status">
-        The agent is waiting to share an update with you
-        {held > 1 ? ` (${held} things are waiting)` : ""}. Create an account or sign in — you stay in
-        this room and keep the conversation.
-      </p>
-      <div class="tabs" role="tablist" aria-label="Account">
-        <button role="tab" type="button" aria-selected={mode === "up"} onClick={() => setMode("up")}>
-          Sign up
-        </button>
-        <button role="tab" type="button" aria-selected={mode === "in"} onClick={() => setMode("in")}>
-          Sign in
-        </button>
-      </div>
-      <form onSubmit={submit} aria-label={mode === "in" ? "Sign in to continue" : "Sign up to continue"}>
-        <label>
-          Email
-          <input name="email" type="email" autoComplete="email" required />
-        </label>
-        <label>
-          Password
-          <input
-            name="password"
-            type="password"
-            autoComplete={mode === "in" ? "current-password" : "new-password"}
-            required
-            minLength={8}
-          />
-        </label>
-        {mode === "up" && (
-          <>
-            <label>
-              Your name or brand
-              <input name="displayName" required maxLength={80} autoComplete="organization" />
-            </label>
-            <label>
-              Handle (letters, digits, - or _)
-              <input name="handle" required pattern="[a-z0-9][a-z0-9_\-]{1,30}[a-z0-9]" autoCapitalize="off" />
-            </label>
-          </>
-        )}
-        {error && (
-          <p class="error" role="alert">
-            {error}
+      <div class="gate-bar">
+        <div>
+          <h2 id="gate-h">Sign in to continue</h2>
+          <p role="status">
+            The agent is waiting to share an update with you
+            {held > 1 ? ` (${held} things are waiting)` : ""}. You stay in this room.
           </p>
-        )}
-        <button type="submit" class="primary" disabled={busy}>
-          {mode === "in" ? "Sign in and continue" : "Create account and continue"}
-        </button>
-      </form>
+        </div>
+        <div class="tabs" role="tablist" aria-label="Account">
+          <button
+            role="tab"
+            type="button"
+            class={!open || mode === "up" ? "primary" : ""}
+            aria-selected={open && mode === "up"}
+            onClick={() => {
+              setMode("up");
+              setOpen(true);
+            }}
+          >
+            Sign up
+          </button>
+          <button
+            role="tab"
+            type="button"
+            aria-selected={open && mode === "in"}
+            onClick={() => {
+              setMode("in");
+              setOpen(true);
+            }}
+          >
+            Sign in
+          </button>
+        </div>
+      </div>
+      {open && (
+        <form onSubmit={submit} aria-label={mode === "in" ? "Sign in to continue" : "Sign up to continue"}>
+          <label>
+            Email
+            <input name="email" type="email" autoComplete="email" required />
+          </label>
+          <label>
+            Password
+            <input
+              name="password"
+              type="password"
+              autoComplete={mode === "in" ? "current-password" : "new-password"}
+              required
+              minLength={8}
+            />
+          </label>
+          {mode === "up" && (
+            <>
+              <label>
+                Your name or brand
+                <input name="displayName" required maxLength={80} autoComplete="organization" />
+              </label>
+              <label>
+                Handle (letters, digits, - or _)
+                <input name="handle" required pattern="[a-z0-9][a-z0-9_\-]{1,30}[a-z0-9]" autoCapitalize="off" />
+              </label>
+            </>
+          )}
+          {error && (
+            <p class="error" role="alert">
+              {error}
+            </p>
+          )}
+          <button type="submit" class="primary" disabled={busy}>
+            {mode === "in" ? "Sign in and continue" : "Create account and continue"}
+          </button>
+        </form>
+      )}
     </section>
   );
 }

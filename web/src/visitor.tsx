@@ -2,6 +2,7 @@
 // openVisitorRoom — an anonymous visitor gets a guest key as an HttpOnly cookie — and keeps
 // the room in the URL (/z/<handle>/<roomId>) so a reload returns to the same room.
 import { useEffect, useState } from "preact/hooks";
+import { Bell } from "./bell";
 import { GraphQLFailure, gql } from "./gql";
 import { navigate } from "./nav";
 import { RoomView } from "./room";
@@ -62,9 +63,12 @@ export function VisitorApp(props: { handle: string; roomId: string | null }) {
         roomId={room.id}
         initial={room}
         actions={
-          <button type="button" class="link small" onClick={() => open(true)}>
-            New conversation
-          </button>
+          <>
+            <Bell />
+            <button type="button" class="link small" onClick={() => open(true)}>
+              New conversation
+            </button>
+          </>
         }
       />
     </main>

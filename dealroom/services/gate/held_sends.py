@@ -13,6 +13,13 @@ Guard sends and held replays go through the same screen at the choke point (``sc
 with the room's still-held sends for F6); webhook payloads, Offer-Gen terms and agreement
 drafts call ``firewall.check`` where they are composed; stage notices are fixed text written by
 code. A released send's payload loses the firewall's note (``ASKED``) before it is delivered.
+
+C6 (typed crossings): what the host's side sends a visitor crosses on its own only as typed
+substance, a ruling's fields rendered by code (crossing C1-C5) or a line code wrote
+(``CODE_WRITTEN`` origins). Free text a host-side model wrote (a send with no ruling, the Guard's
+owed sends included) is held like a match: it crosses only after the principal read that exact
+text in the host's pane and said yes, so it is the principal's own confirmed words. The firewall
+knows values, not meaning, and a model that paraphrases a private rule leaves no value to find.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import Any, Final
 
 import structlog
 
-from dealroom.domain import crossing, firewall, visibility
+from dealroom.domain import crossing, firewall, pane_words, visibility
 from dealroom.domain.limits import limits_of
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
@@ -55,6 +62,11 @@ dropped when the send is released (``effects._release``)."""
 FLAG_LEVEL: Final = "firewall"
 VISITOR_SIDE_LINES: Final = 200
 """How much of the visitor's pane C4 reads for the deliverables named there."""
+
+CODE_WRITTEN: Final = frozenset({"goal", "escalation"})
+"""C6: the ``origin`` of sends whose text code wrote from a fixed table (goal notices, the
+escalation line); any other send without a ruling is a model's free text."""
+FREE_TEXT: Final = "words your agent wrote rather than terms (only terms cross without your yes)"
 
 _YES = re.compile(
     r"(?:yes|yep|yeah|confirm(?:ed)?)(?: please)?"
@@ -107,15 +119,25 @@ def screen(
     substance: str,
     payload: Mapping[str, Any],
     held: Sequence[Dispatch | DispatchLine] = (),
+    *,
+    band_percent: Decimal | None = None,
 ) -> list[str]:
     """What the send would reveal, in words for the host (empty: it may cross): the
-    firewall's matches (F1-F6) and, for a ruling, the limits it meets (C5)."""
+    firewall's matches (F1-F10, F10 with ``band_percent``), for a ruling the limits it meets
+    (C5), and free text a model wrote (C6)."""
     instructed = firewall.instructed_amounts(memory)
     matches = firewall.check(
-        memory, substance, payload, allowed_amounts=instructed, withheld=withheld(held)
+        memory,
+        substance,
+        payload,
+        allowed_amounts=instructed,
+        withheld=withheld(held),
+        band_percent=band_percent,
     )
     reveals = firewall.describe(matches)
     ruling = payload.get("ruling")
+    if not isinstance(ruling, Mapping) and payload.get("origin") not in CODE_WRITTEN:
+        reveals.append(FREE_TEXT)  # C6
     if isinstance(ruling, Mapping):
         shaped = crossing.safe_ruling(ruling)
         if shaped is not None:
@@ -132,6 +154,8 @@ def screener(
     memory: Mapping[str, Any],
     keys: Mapping[uuid.UUID, str],
     held: Sequence[Dispatch | DispatchLine] = (),
+    *,
+    band_percent: Decimal | None = None,
 ) -> effects.Screen:
     """The firewall for the choke point (``effects.Outbound.screen``): a send from the host's
     pane to a visitor-facing pane is screened against ``memory``; any other send passes."""
@@ -141,7 +165,7 @@ def screener(
             return []
         if not visibility.is_visitor_facing(keys.get(send.to_participant_id, Seat.HOST.value)):
             return []
-        return screen(memory, send.substance, send.payload, held)
+        return screen(memory, send.substance, send.payload, held, band_percent=band_percent)
 
     return screen_send
 
@@ -166,9 +190,11 @@ async def notify(
     flag. Returns the events to publish after commit."""
     published: list[tuple[str, str]] = []
     for item in held:
+        # PW1: where memory keeps a value is for code; the host reads the value itself.
+        reveals = [pane_words.without_paths(r) for r in item.reveals]
         text = (
             f"Before I pass this on to {item.recipient}: it would reveal "
-            f"{_joined(item.reveals)}. Here is what I would send: \u201c{item.dispatch.substance}"
+            f"{_joined(reveals)}. Here is what I would send: \u201c{item.dispatch.substance}"
             "\u201d Shall I send it as written? Reply \u201cyes\u201d to send it; anything "
             "else and it stays with us."
         )

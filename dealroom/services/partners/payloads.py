@@ -7,8 +7,10 @@ private-value firewall is applied to partner webhooks."""
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from dealroom.domain import money
 from dealroom.domain.webhooks import EventType
 from dealroom.persistence.models import Offer
 
@@ -29,10 +31,19 @@ def _terms(offer: Offer) -> dict[str, Any]:
     for name in TERM_FIELDS:
         value = terms.get(name)
         if name == "fee" and isinstance(value, dict):
-            value = {"amount": str(value.get("amount")), "currency": str(value.get("currency"))}
+            amount, currency = str(value.get("amount")), str(value.get("currency"))
+            # P10: the raw amount stays the data; ``display`` is what a person reads.
+            value = {"amount": amount, "currency": currency, "display": _display(amount, currency)}
         shown[name] = value
     shown["openQuestions"] = [str(q) for q in offer.open_questions or []]
     return shown
+
+
+def _display(amount: str, currency: str) -> str:
+    try:
+        return money.display(Decimal(amount), currency)
+    except (InvalidOperation, ValueError):
+        return f"{amount} {currency}"
 
 
 def compose(

@@ -31,8 +31,13 @@ EMAIL = "maya@demo.dealroom.test"
 PASSWORD = "dealroom-demo"
 RULES = (
     "My fee for a sponsored post is $8,000, never below $6,000, "
-    "and I never work with alcohol brands."
+    "and I never work with alcohol brands. "
+    "You can share my rate card: a sponsored post from $8,000 USD. "
+    "You can tell visitors I do sponsored posts, reels and stories, "
+    "and I book about two weeks ahead."
 )
+"""The demo host's teaching: a private floor and exclusion, and a public rate card and
+deliverables the visitor's agent answers from before any sign-in."""
 RULES_KEY = "demo-rules"
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from dealroom.domain import pane_words
+from dealroom.domain.seats import AuthorKind
 from dealroom.domain.sessions import DEFAULT_PAUSE, SessionRule, next_session
 from dealroom.persistence.db import Db
 from dealroom.persistence.messages import Appended, AppendRules, MessageRepository, NewMessage
@@ -72,6 +74,8 @@ async def append(
     Lock order: the room's row, then the pane's. ``reading_memory``: the result also carries
     the room's memory as read under its row lock (a run's apply rewrites it), so no statement
     of its own reads it."""
+    if author_kind != AuthorKind.PARTICIPANT.value:
+        pane_words.refuse_labels(body)  # PW1: every line written to a person, one check
     repo = MessageRepository(db)
     new = NewMessage(
         id=message_id or uuid.uuid4(),

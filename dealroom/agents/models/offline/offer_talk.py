@@ -16,6 +16,10 @@ from typing import Final, assert_never
 
 from dealroom.domain import offers
 from dealroom.domain.offer_stage import Stage
+from dealroom.domain.pane_words import button
+
+PAY: Final = button(offers.Action.PAY)
+"""PW3: the offer card's pay button, by the label it shows."""
 
 # --- the shortcut lines -----------------------------------------------------------------------
 
@@ -204,12 +208,12 @@ def stage_answer(stage: Stage, *, host_pane: bool, host: str) -> str:
         case Stage.BOOKED_AWAITING_PAYMENT:
             if host_pane:
                 return (
-                    "You approved the written offer, so it is booked. The brand pays with View "
-                    "payment in the offer and has not paid yet."
+                    f"You approved the written offer, so it is booked. The brand pays with {PAY} "
+                    "on the offer and has not paid yet."
                 )
             return (
                 f"{host} approved the written offer, so it is booked. Payment is made with "
-                "View payment in the offer; I never take card details in chat."
+                f"{PAY} on the offer; I never take card details in chat."
             )
         case Stage.PENDING_PAY_CAPTURE:
             card = "The brand's card" if host_pane else "Your card"
@@ -265,4 +269,4 @@ def payment_answer(stage: Stage, *, host_pane: bool, host: str) -> str:
     """The answer to a payment claim, card details or a payment question: payment happens in
     the offer, never in chat, and only the stage says whether it did."""
     state = _payment_state(stage, host_pane=host_pane, host=host)
-    return f"Payment is made in the offer's View payment, not in chat; {state}."
+    return f"Payment is made with {PAY} on the offer, not in chat; {state}."

@@ -5,8 +5,14 @@ carries between turns is typed (``plan.Plan``)."""
 
 from __future__ import annotations
 
-from dealroom.agents.models.offline.persona.held import gate_line, held_stage_note, told
+from dealroom.agents.models.offline.persona.held import (
+    gate_line,
+    gate_on_send,
+    held_stage_note,
+    told,
+)
 from dealroom.agents.models.offline.persona.host import host_ruling
+from dealroom.agents.models.offline.persona.links import honest
 from dealroom.agents.models.offline.persona.policy import Judgement, judge
 from dealroom.agents.models.offline.persona.principal import home, principal_message
 from dealroom.agents.models.offline.persona.turn import read_turn
@@ -17,6 +23,10 @@ __all__ = ["Judgement", "held_stage_note", "judge", "persona_output"]
 
 
 def persona_output(inputs: PersonaInput) -> PersonaOutput:
+    return honest(_output(inputs), inputs.trigger, inputs.links)
+
+
+def _output(inputs: PersonaInput) -> PersonaOutput:
     turn = read_turn(inputs)
     kind = turn.trigger.kind
     if kind == "stage" or turn.trigger.origin:
@@ -28,4 +38,8 @@ def persona_output(inputs: PersonaInput) -> PersonaOutput:
     delivery = kind == "delivery"
     if turn.host_pane:
         return held_stage_note(turn, host_ruling(turn)) if delivery else principal_message(turn)
-    return held_stage_note(turn, visitor_delivery(turn)) if delivery else visitor_message(turn)
+    if delivery:
+        return held_stage_note(turn, visitor_delivery(turn))
+    # Any other send from a guest's pane (a yes, a note, an offer button) meets the gate in
+    # its own reply too; a proposal has named what waits already.
+    return gate_on_send(turn, visitor_message(turn))

@@ -7,6 +7,7 @@ from dealroom.agents.models.offline.common import _str
 from dealroom.agents.models.offline.offer_talk import stage_answer
 from dealroom.agents.models.offline.persona.turn import Turn
 from dealroom.agents.persona import PersonaOutput
+from dealroom.domain.pane_words import asks_sign_in
 
 
 def gate_line(turn: Turn) -> PersonaOutput:
@@ -28,12 +29,27 @@ def gate_line(turn: Turn) -> PersonaOutput:
     return turn.out(reply)
 
 
+def gate_on_send(turn: Turn, output: PersonaOutput, waiting: str = "") -> PersonaOutput:
+    """seed 000: a guest's turn that sends meets the login gate in this one reply, which names
+    what waits ("I'd take your $5,000 for a sponsored post to Maya Lin — sign in …") instead
+    of "I'm checking now" followed by the gate's own line."""
+    if not (turn.guest and output.sends) or asks_sign_in(output.reply):
+        return output
+    host = turn.host
+    what = waiting or f"this to {host}"
+    reply = (
+        f"I'd take {what} — sign in or create a free account so {host} knows who is asking, "
+        "and it goes straight over, right here in this conversation."
+    )
+    return output.model_copy(update={"reply": reply})
+
+
 def told(turn: Turn) -> PersonaOutput:
     """A stage event, or a delivery code made (the Guard's repair, a goal's notice): say it
-    as it was written — code composed it in the stage vocabulary, or the audit from the
+    as it was written — code composed it in people's words (SN2), or the audit from the
     recipient's point of view — and keep the plan. Nothing is sent on from here."""
     body = turn.body.strip()
-    return turn.out(f"Update: {body}" if body else "…")
+    return turn.out(body or "…")
 
 
 def held_stage_note(turn: Turn, output: PersonaOutput) -> PersonaOutput:

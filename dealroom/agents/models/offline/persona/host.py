@@ -132,6 +132,7 @@ def host_ruling(turn: Turn) -> PersonaOutput:
     visitor = party_name(turn.memory, sender)
     text = _strip_names(turn.body, turn.memory, sender)
     amounts = find_amounts(text, default_currency=turn.currency)
+    stated = amounts  # as the note says them: a replay's note names every figure, in order
     about_offer = read_notice(text)
     if about_offer is not None:
         return _host_notice(turn, about_offer, sender)
@@ -201,6 +202,9 @@ def host_ruling(turn: Turn) -> PersonaOutput:
         if offer
         else f"{visitor}'s request"
     )
+    if held and offer and len({m.amount for m in stated}) > 1:
+        figures = ", then ".join(dict.fromkeys(format_money(m) for m in stated))
+        asked = f"{visitor} offered {figures} for {_a(slug, quantity)}"
     money = judgement.amount
     match judgement.decision:
         case "decline":

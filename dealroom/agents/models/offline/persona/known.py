@@ -32,6 +32,12 @@ from dealroom.domain.terms import (
 )
 
 _PRICE_WORDS = re.compile(r"\b(?:rates?|price|pricing|cost|charge|fee|much|budget)\b", re.I)
+_OFFER_WORDS = re.compile(
+    r"\bwhat (?:do|can|does|would) (?:you|she|he|they) (?:deliver|do|offer|make|create)\b|"
+    r"\b(?:deliverables|services|formats|what kind of (?:content|posts?|work))\b",
+    re.I,
+)
+"""A question about what the host does: the public notes answer it."""
 
 
 def public_items(memory: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -51,11 +57,13 @@ def public_answer(turn: Turn, question: str) -> str | None:
         return None
     words = _words(question) | set(find_deliverables(question))
     pricing = bool(_PRICE_WORDS.search(question)) or bool(find_deliverables(question))
+    offering = bool(_OFFER_WORDS.search(question))
     chosen = [
         (label, text)
         for label, text in items
         if _overlaps(words, _words(f"{label} {text}").union(find_deliverables(text)))
         or (pricing and ("rate" in label or find_amounts(text)))
+        or (offering and not find_amounts(text))
     ]
     if not chosen:
         return None

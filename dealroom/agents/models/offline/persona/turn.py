@@ -14,6 +14,7 @@ from dealroom.agents.models.offline.offer_talk import (
     payment_answer,
     stage_answer,
 )
+from dealroom.agents.models.offline.persona.links import with_links
 from dealroom.agents.models.offline.persona.plan import Plan
 from dealroom.agents.persona import GoalRuling, PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.domain.offer_stage import Stage
@@ -37,6 +38,8 @@ class Turn:
     send_to: list[str]
     currency: str
     stage: Stage
+    guest: bool = False
+    """This pane's counterparty has not signed in: a send waits on the login gate."""
 
     @property
     def body(self) -> str:
@@ -91,10 +94,11 @@ def read_turn(inputs: PersonaInput) -> Turn:
         memory=inputs.memory,
         plan=Plan.read(inputs.plan),
         session=[(line.author, line.body) for line in inputs.session],
-        trigger=inputs.trigger,
+        trigger=with_links(inputs.trigger, inputs.links),  # a read link's text, as typed
         send_to=list(inputs.send_to),
         currency=_house_currency(inputs.memory),
         stage=inputs.stage,
+        guest=inputs.guest,
     )
 
 

@@ -4,10 +4,12 @@ in the agent's own voice. Everything here reads only the visitor-visible context
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import assert_never
 
 from dealroom.agents.models.offline.common import (
     _a,
+    _at,
     _is_probe,
     _map,
     _money_from,
@@ -25,6 +27,7 @@ from dealroom.agents.models.offline.offer_talk import (
     read_shortcut,
     request_notice,
 )
+from dealroom.agents.models.offline.persona.held import gate_on_send
 from dealroom.agents.models.offline.persona.known import (
     known_date,
     known_deliverable,
@@ -43,7 +46,10 @@ from dealroom.agents.models.offline.persona.turn import (
     reopen,
 )
 from dealroom.agents.persona import GoalRuling, PersonaOutput, Send
+from dealroom.domain.errors import DomainError
+from dealroom.domain.money import pay_now_line, quote
 from dealroom.domain.offer_stage import Stage
+from dealroom.domain.reader import read_schedule
 from dealroom.domain.terms import DateMention, Intent, Money, find_amounts, format_money, intent_of
 
 _BOT = re.compile(r"\b(?:bot|robot|an ai|a human|real person|human being|chatgpt)\b", re.I)
@@ -85,7 +91,7 @@ def visitor_message(turn: Turn) -> PersonaOutput:
         else:
             reply = "Great — noted."
         plan = turn.plan.but(agreed=money, deliverable=slug or "")
-        return turn.out(reply, plan, goals=goals, sends=sends)
+        return turn.out(_with_price(turn, reply, money), plan, goals=goals, sends=sends)
     if is_status_ask(body):
         return turn.out(turn.about_stage(body))
     if _BOT.search(body):
@@ -104,14 +110,27 @@ def visitor_message(turn: Turn) -> PersonaOutput:
 
 def _nothing_to_agree(turn: Turn) -> str:
     """A yes with no counter standing: point to the written offer and its next step when one
-    exists, else ask what they would like to propose."""
+    exists, else say what the yes is to, else ask for the one missing term by name."""
     if turn.stage is not Stage.NO_WRITTEN_OFFER:
         return f"The written offer is above. {turn.about_stage('where does it stand?')}"
+    # A yes is never answered with "what would you like to propose": it is a yes to terms
+    # already on the table (being drawn, or awaiting the host's answer), else the one term
+    # still missing is asked for by name.
     wanted = known_deliverable(turn)
-    if wanted is None:
-        return "Glad to hear it! What would you like to propose — which deliverable, what budget?"
-    what = _the(wanted.slug, wanted.quantity)
-    return f"Glad to hear it! What would you like to propose for {what}?"
+    what = _the(wanted.slug, wanted.quantity) if wanted is not None else None
+    if turn.plan.proposal is not None and turn.plan.seen_ruling == last_dispatch(turn):
+        asked = format_money(turn.plan.proposal)
+        return (
+            f"Glad to hear it — {turn.host} hasn't answered your {asked} yet; "
+            "I'll come back to you here as soon as they do."
+        )
+    agreed = turn.plan.settled or turn.plan.agreed
+    if agreed is not None:
+        terms = f"{format_money(agreed)} for {what}" if what else format_money(agreed)
+        return f"Glad we agree on {terms} — the written offer comes next, here."
+    if what is None:
+        return "Glad to hear it — which deliverable are we agreeing on?"
+    return f"Glad to hear it — what fee are we agreeing on for {what}?"
 
 
 def _visitor_on_change(turn: Turn, said: Intent) -> PersonaOutput:
@@ -233,7 +252,9 @@ def _visitor_proposal(turn: Turn, amount: Money) -> PersonaOutput:
         reply = "Thanks — noted. " + (
             "Which deliverable is that for?" if slug is None else "Which date are you planning for?"
         )
-    return turn.out(reply, plan, goals=goals, sends=sends)
+    offered = f"your {shown} for {_a(slug, quantity)}" if slug else f"your {shown}"
+    output = turn.out(reply, plan, goals=goals, sends=sends)
+    return gate_on_send(turn, output, f"{offered}{when} to {turn.host}")
 
 
 def visitor_delivery(turn: Turn) -> PersonaOutput:
@@ -264,6 +285,8 @@ def visitor_delivery(turn: Turn) -> PersonaOutput:
             reply = f"Good news: {body}"
         reason = f"{format_money(money)} for {_the(slug, quantity)} settled with {turn.other}."
         goals.append(GoalRuling(key=NEW_OFFER, status="met", reason=reason))
+        if plan.agreed != money:  # told once: the brand's own yes already carried the price
+            reply = _with_price(turn, reply, money)
         plan = plan.but(counter=None, settled=money, deliverable=slug or "")
     elif decision == "decline":
         reply = f"{host} won't be able to take this one on."
@@ -284,6 +307,23 @@ def visitor_delivery(turn: Turn) -> PersonaOutput:
     if questions and reply.count(".") + reply.count("?") < 3:
         reply = f"{reply} {questions[0]}"
     return turn.out(reply, plan, goals=goals)
+
+
+def _with_price(turn: Turn, reply: str, fee: Money) -> str:
+    """P11: terms are agreed and the written offer is about to be drawn, so the brand hears
+    the whole price now — the due slice and the platform fee by name — never first on the
+    card. The schedule is the newest one the brand stated (this session, else as the deal
+    records it; the whole fee when none is)."""
+    percent = _str(_at(turn.memory, "deal.due_at_booking_percent")) or "100"
+    for author, body in reversed([*turn.session, ("participant", turn.body)]):
+        stated = read_schedule(body) if author == "participant" else None
+        if stated is not None:
+            percent = stated
+            break
+    try:
+        return f"{reply} {pay_now_line(quote(fee.amount, fee.currency, Decimal(percent)))}"
+    except DomainError:
+        return reply  # no payable quote (an unknown currency): the card says nothing either
 
 
 def _repeats_the_standing_counter(turn: Turn, money: Money, slug: str | None) -> bool:
