@@ -1,33 +1,28 @@
-"""Token benchmark: input tokens per agent call against turn number over a 200-turn deal
-room, and what one exchange costs at Gemini list prices.
+"""Token benchmark: what each agent's requests cost over a 200-turn deal room, how much of
+each request repeats the previous one's prefix (what Gemini's implicit caching bills at the
+cached rate), and how many model calls a burst of double texts costs.
 
-Targets (issue): turn 200 costs <= 1.3x turn 10; an exchange costs <= $0.02 (the seed measured
-$0.15-0.20); the stable part of each prompt goes first so that implicit prompt caching can
-apply.
+Targets (issue): prefix reuse >= 0.9 for the persona and Distil over a 200-turn continuous
+sitting; an exchange billed <= $0.003 at Gemini 2.5 Flash list prices with thinking on and
+cached tokens at the cached rate, the Guard, Arvist and AccUpdate amortised in; the exchange at
+turn 200 <= 1.3x the one at turn 10, in a continuous sitting and in a negotiating room.
 
 Method. The real turn pipeline on the offline engine: a host signs up and tells their agent
-their rules in the home room; a guest opens the host's deal room and posts a deterministic
-scripted conversation (proposals with amounts, questions, small talk) over GraphQL
-(``postMessage``, in-process uvicorn). After each message every queued run is executed with
-``runner.run_once()`` in a fixed order: the persona of the message, then its Distil run, then
-the deliveries the persona's sends caused (the host pane's ruling, the visitor pane's answer).
-That order is what two concurrent workers give when the model takes seconds; the Distil
-handler is wrapped so that it runs after its message's persona. Time is a manual clock moved
-45 s between messages, and past ``session_pause_minutes`` between sittings.
+their rules in the home room; a visitor (a signed-in brand, or a guest whose sends wait on the
+login gate) opens the host's deal room and posts a deterministic scripted conversation over
+GraphQL (``postMessage``, in-process uvicorn). After each message every due run is executed
+with ``runner.run_once()`` (sweeps included: the Guard and Arvist fire when a pause makes them
+due), a message's Distil after its persona. Time is a manual clock moved 45 s between
+messages, and past ``session_pause_minutes`` between sittings.
 
-Token counts are the offline engine's estimate, about four characters a token of the request
-text (system instruction + prompt): what the ledger (``model_calls``) records; the script
-checks its own sums against the ledger. An exchange is every call one visitor message causes:
-its persona and Distil calls, any context-filter calls, and the deliveries. Cost is
-``pricing.price`` with gemini-2.5-flash for persona and Distil and gemini-2.5-flash-lite for
-the filter, on the estimated input and output tokens, in four readings: no caching; the system
-instruction billed as cached on every call; the same only where the request reaches the
-implicit-caching minimum; and an upper bound where everything a call shares as a prefix with
-the previous call of the same agent in the same pane is billed as cached.
-
-Not in the estimate: thinking tokens (gemini-2.5-flash thinks by default and bills thinking
-as output; the Gemini client sets no thinking budget) and the response schema sent with each
-call. Both are printed as separate figures.
+Each request is priced as Gemini would receive it: the real request builder
+(``GeminiClient.config``: the system instruction, the response schema and the agent's thinking
+budget from the settings) and the prompt, estimated at about four characters a token. The
+model of each agent is the settings' default. Billed cost: thinking tokens at the agent's
+whole budget (an upper bound) billed as output; the prefix shared with the previous request of
+the same agent in the same pane billed at the cached rate when the request reaches the
+model's implicit-caching minimum. An exchange is every call one visitor message causes
+(persona, Distil, filter, the deliveries, and any Guard, Arvist or AccUpdate run it made due).
 """
 
 from __future__ import annotations
@@ -74,11 +69,13 @@ from dealroom.agents.models.base import (
     Usage,
     estimate_tokens,
 )
+from dealroom.agents.models.gemini import GeminiClient
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.models.pricing import price
 from dealroom.agents.render import document
 from dealroom.app import create_app
 from dealroom.config import Settings
+from dealroom.domain.double_texts import DoubleText
 from dealroom.jobs.distil import DistilTurn
 from dealroom.jobs.persona import PersonaTurn
 from dealroom.jobs.runner import TurnRunner
@@ -95,15 +92,23 @@ RULES = (
     "My fee for a sponsored post is $8,000, never below $6,000, and I never work with "
     "alcohol brands. Stories are $1,500 each. I need two weeks' notice for any shoot."
 )
+DEFAULTS = Settings()
 MODELS = {
-    AgentName.PERSONA.value: "gemini-2.5-flash",
-    AgentName.DISTIL.value: "gemini-2.5-flash",
-    AgentName.CONTEXT_FILTER.value: "gemini-2.5-flash-lite",
+    **{agent.value: DEFAULTS.model_of(agent) for agent in DEFAULTS.thinking_budgets},
+    AgentName.GATE.value: DEFAULTS.persona_model,
 }
-CACHE_MINIMUM = {"gemini-2.5-flash": 2048, "gemini-2.5-flash-lite": 2048}
+"""Each agent's model, as the settings configure it (the Guard's is 2.5 Pro)."""
+THINKING = {agent.value: budget for agent, budget in DEFAULTS.thinking_budgets.items()}
+CACHE_MINIMUM = {
+    "gemini-2.5-flash": 2048,
+    "gemini-2.5-flash-lite": 2048,
+    "gemini-2.5-pro": 4096,
+}
 """Implicit caching's minimum input tokens, from ai.google.dev/gemini-api/docs/caching (page
-updated 2026-10-13: 2,048 for 2.5 Flash; earlier versions of the page said 1,024). 2.5
-Flash-Lite is not listed there; the same minimum is assumed."""
+updated 2026-10-13: 2,048 for 2.5 Flash, 4,096 for 2.5 Pro). 2.5 Flash-Lite is not listed
+there; the same minimum as Flash is assumed."""
+BUILDER = GeminiClient("bench-no-calls", thinking=DEFAULTS.thinking_budgets)
+"""The real Gemini request builder; it never makes a call here."""
 SYSTEMS = {
     AgentName.PERSONA.value: persona.SYSTEM,
     AgentName.DISTIL.value: distil.SYSTEM,
@@ -137,11 +142,15 @@ class Call:
 
     turn: int
     agent: str
+    model: str
     pane: str
     room_kind: str
     trigger: str
     input_tokens: int
+    """The request as sent: system instruction, response schema and prompt."""
     output_tokens: int
+    thinking_tokens: int
+    """The agent's thinking budget (an upper bound of what it spends), billed as output."""
     system_tokens: int
     prompt_tokens: int
     prefix_tokens: int
@@ -151,6 +160,31 @@ class Call:
     """Estimated tokens of the prompt's variable parts (memory, deliveries, session, plan)."""
     memory_branches: dict[str, int]
     """Estimated tokens of each top-level branch of the memory the call saw."""
+
+    @property
+    def cached_tokens(self) -> int:
+        """What implicit caching bills at the cached rate: the shared prefix, once the
+        request reaches the model's minimum."""
+        reaches = self.input_tokens >= CACHE_MINIMUM.get(self.model, 2048)
+        return min(self.prefix_tokens, self.input_tokens) if reaches else 0
+
+    def billed(self, *, cached: bool = True, thinking: bool = True) -> Decimal:
+        usage = Usage(
+            self.input_tokens,
+            self.output_tokens + (self.thinking_tokens if thinking else 0),
+            self.cached_tokens if cached else 0,
+        )
+        value = price(self.model, usage)
+        assert value is not None, self.model
+        return value
+
+
+def as_sent(request: ModelRequest) -> str:
+    """The request's text in the order the model reads it: the system instruction and the
+    response schema (static per agent), then the prompt."""
+    config = BUILDER.config(request)
+    schema = json.dumps(config.response_json_schema, sort_keys=True)
+    return f"{config.system_instruction}\n{schema}\n{request.prompt}"
 
 
 @dataclass
@@ -166,7 +200,7 @@ class RecordingClient:
     def _record(self, request: ModelRequest, usage: Usage) -> None:
         context = request.context
         pane = str(context.get("pane", ""))
-        full = request.text
+        full = as_sent(request)
         key = (request.agent.value, str(context.get("room_kind", "")), pane)
         before = self._previous.get(key, "")
         self._previous[key] = full
@@ -183,15 +217,19 @@ class RecordingClient:
             ),
             "plan": estimate_tokens(str(context.get("plan") or "")),
         }
+        agent = request.agent.value
+        budget = THINKING.get(agent) or 0
         self.calls.append(
             Call(
                 turn=self.turn,
-                agent=request.agent.value,
+                agent=agent,
+                model=MODELS.get(agent, DEFAULTS.persona_model),
                 pane=pane,
                 room_kind=str(context.get("room_kind", "")),
                 trigger=str(trigger.get("kind")) if isinstance(trigger, dict) else "",
-                input_tokens=usage.input_tokens,
+                input_tokens=estimate_tokens(full),
                 output_tokens=usage.output_tokens,
+                thinking_tokens=max(budget, 0),
                 system_tokens=estimate_tokens(request.system),
                 prompt_tokens=estimate_tokens(request.prompt),
                 prefix_tokens=estimate_tokens(shared),
@@ -266,24 +304,54 @@ class Scenario:
     sitting: int | None
     """Messages per sitting; None for one continuous sitting."""
     proposals: bool = True
+    guest: bool = False
+    """The visitor is a guest (every send waits on the login gate) instead of a signed-in brand."""
+    burst: int = 0
+    """Messages posted back to back before the agents run (double texts); 0: one at a time."""
+    double_text: DoubleText = DoubleText.COALESCE
 
 
 SCENARIOS = {
+    "continuous": Scenario(
+        "continuous",
+        "a signed-in brand negotiating in one continuous sitting, 45 s between messages",
+        sitting=None,
+    ),
     "sittings": Scenario(
         "sittings",
-        "10 messages per sitting, then a pause longer than session_pause_minutes",
+        "a signed-in brand negotiating, 10 messages a sitting, then a pause (the Guard, "
+        "Arvist and AccUpdate run in the pauses)",
         sitting=10,
-    ),
-    "continuous": Scenario(
-        "continuous", "one continuous sitting of all messages, 45 s apart", sitting=None
     ),
     "chat": Scenario(
         "chat",
-        "one continuous sitting with no proposals (questions and small talk only)",
+        "a signed-in brand in one continuous sitting with no proposals (questions, small talk)",
         sitting=None,
         proposals=False,
     ),
+    "guest": Scenario(
+        "guest",
+        "a guest in one continuous sitting (its sends wait on the login gate)",
+        sitting=None,
+        guest=True,
+    ),
+    "burst": Scenario(
+        "burst",
+        "a signed-in brand posting bursts of 5 messages before the agents run "
+        "(DEALROOM_DOUBLE_TEXT=coalesce)",
+        sitting=10,
+        burst=5,
+    ),
+    "burst-enqueue": Scenario(
+        "burst-enqueue",
+        "the same bursts with DEALROOM_DOUBLE_TEXT=enqueue (one run per message: before)",
+        sitting=10,
+        burst=5,
+        double_text=DoubleText.ENQUEUE,
+    ),
 }
+CORE = ("continuous", "sittings", "guest", "burst", "burst-enqueue")
+"""What ``--scenario all`` runs (``chat`` on request)."""
 
 
 # --- running a scenario ---------------------------------------------------------------------
@@ -367,7 +435,7 @@ async def run_scenario(
             access_log=False,
             model_engine="offline",
             workers=0,
-        ).model_copy(update=UNTHROTTLED)
+        ).model_copy(update={**UNTHROTTLED, "double_text": scenario.double_text})
         clock = BenchClock()
         client = RecordingClient(OfflineClient(delay=0.0))
         app = create_app(settings, clock=clock, engine=engine, broker=broker, model=client)
@@ -381,16 +449,22 @@ async def run_scenario(
             await post(http, home["me"]["homeRoom"]["id"], RULES, host)
             await drain(runner)
             clock.advance(timedelta(hours=1))
-            room_id, guest_key = await open_room(http, HOST_HANDLE)
-            assert guest_key is not None
-            visitor = {"X-Guest-Key": guest_key}
+            if scenario.guest:
+                room_id, guest_key = await open_room(http, HOST_HANDLE)
+                assert guest_key is not None
+                visitor = {"X-Guest-Key": guest_key}
+            else:
+                visitor = await sign_up(http, "tokenbenchbrand", "Northwind Running")
+                room_id, _ = await open_room(http, HOST_HANDLE, visitor)
             pause = settings.session_pause + timedelta(minutes=1)
+            step = max(scenario.burst, 1)
             for n in range(turns):
                 new_sitting = scenario.sitting is not None and n and n % scenario.sitting == 0
-                clock.advance(pause if new_sitting else MESSAGE_GAP)
-                client.turn = n + 1
+                clock.advance(pause if new_sitting else MESSAGE_GAP / step)
+                client.turn = n // step + 1  # a burst is one exchange
                 await post(http, room_id, visitor_line(n, proposals=scenario.proposals), visitor)
-                await drain(runner)
+                if (n + 1) % step == 0 or n == turns - 1:
+                    await drain(runner)
         seconds = time.monotonic() - started
         db = Db(create_sessionmaker(engine))
         try:
@@ -427,13 +501,6 @@ async def run_scenario(
 # --- costs and the report --------------------------------------------------------------------
 
 
-def cost(call: Call, cached: int) -> Decimal:
-    model = MODELS[call.agent]
-    value = price(model, Usage(call.input_tokens, call.output_tokens, cached))
-    assert value is not None, model
-    return value
-
-
 @dataclass
 class Exchange:
     turn: int
@@ -456,52 +523,8 @@ class Exchange:
     def input_tokens(self) -> int:
         return sum(c.input_tokens for c in self.calls)
 
-    @property
-    def output_tokens(self) -> int:
-        return sum(c.output_tokens for c in self.calls)
-
-    def cost(self, reading: str, thinking: int = 0) -> Decimal:
-        """``reading`` as in READINGS; "schema+thinking" is the no-cache reading with the
-        response schema counted as input and ``thinking`` tokens of output per Flash call."""
-        total = Decimal(0)
-        for call in self.calls:
-            if reading == "schema+thinking":
-                model = MODELS[call.agent]
-                extra = thinking if model == "gemini-2.5-flash" else 0
-                usage = Usage(
-                    call.input_tokens + SCHEMA_TOKENS[call.agent],
-                    call.output_tokens + extra,
-                    0,
-                )
-                total += price(model, usage) or Decimal(0)
-                continue
-            minimum = CACHE_MINIMUM[MODELS[call.agent]]
-            cached = {
-                "none": 0,
-                "system": call.system_tokens,
-                "system>=min": call.system_tokens if call.input_tokens >= minimum else 0,
-                "prefix": call.prefix_tokens if call.input_tokens >= minimum else 0,
-            }[reading]
-            total += cost(call, min(cached, call.input_tokens))
-        return total
-
-
-READINGS = ("none", "system", "system>=min", "prefix")
-SCHEMA_TOKENS = {
-    agent: estimate_tokens(json.dumps(output.model_json_schema()))
-    for agent, output in (
-        (AgentName.PERSONA.value, persona.PersonaOutput),
-        (AgentName.DISTIL.value, distil.DistilOutput),
-        (AgentName.CONTEXT_FILTER.value, context_filter.FilterOutput),
-    )
-}
-"""The response schema each call sends (as pydantic emits it), estimated like the prompt."""
-READING_TITLES = {
-    "none": "no cache",
-    "system": "system cached",
-    "system>=min": "sys, if >= min",
-    "prefix": "prefix (bound)",
-}
+    def billed(self, *, cached: bool = True, thinking: bool = True) -> Decimal:
+        return sum((c.billed(cached=cached, thinking=thinking) for c in self.calls), Decimal(0))
 
 
 def exchanges(calls: Sequence[Call]) -> list[Exchange]:
@@ -516,75 +539,83 @@ def usd(value: Decimal) -> str:
     return f"${value:.4f}"
 
 
-def report_scenario(result: ScenarioResult, scenario: Scenario, thinking: int = 1000) -> list[str]:
+def prefix_reuse(calls: Sequence[Call]) -> dict[str, tuple[float, int]]:
+    """Per agent: the share of each request's tokens that equals the previous request's
+    prefix (same agent, same pane), over every request but the first of each pane; and how
+    many requests that is."""
+    shares: dict[str, list[float]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for call in calls:
+        key = (call.agent, call.room_kind, call.pane)
+        if key in seen and call.input_tokens:
+            shares.setdefault(call.agent, []).append(call.prefix_tokens / call.input_tokens)
+        seen.add(key)
+    return {agent: (sum(v) / len(v), len(v)) for agent, v in sorted(shares.items())}
+
+
+def window(found: Sequence[Exchange], first: int, last: int) -> Decimal:
+    """Mean billed cost of the exchanges from turn ``first`` to ``last``."""
+    pick = [e.billed() for e in found if first <= e.turn <= last]
+    return sum(pick, Decimal(0)) / len(pick) if pick else Decimal(0)
+
+
+def report_scenario(result: ScenarioResult, scenario: Scenario) -> list[str]:
     lines = [f"\n=== scenario {scenario.name}: {scenario.description} ({result.turns} turns) ==="]
     found = exchanges(result.calls)
     by_turn = {e.turn: e for e in found}
     lines.append(
         f"ran in {result.seconds:.0f}s; {len(result.calls)} model calls; dispatches "
-        f"{result.dispatches}; input tokens recorded {result.recorded_input_tokens:,} vs "
-        f"ledger {result.ledger_input_tokens:,}"
+        f"{result.dispatches}; input tokens as sent {result.recorded_input_tokens:,} "
+        f"(the ledger's offline estimate, without the schema: {result.ledger_input_tokens:,})"
     )
+    agents = sorted({c.agent for c in result.calls})
     lines.append(
-        f"{'turn':>5}{'lines':>6}{'persona in':>11}{'distil in':>10}{'filter in':>10}"
-        f"{'deliv. in':>10}{'calls':>6}{'exch. in':>9}{'exch. out':>10}"
-        + "".join(f"{READING_TITLES[r]:>16}" for r in READINGS)
+        "calls per agent: "
+        + ", ".join(f"{a} {sum(1 for c in result.calls if c.agent == a)}" for a in agents)
+    )
+    reuse = prefix_reuse(result.calls)
+    lines.append(
+        "prefix reuse (share of each request equal to the previous one's prefix): "
+        + ", ".join(f"{agent} {share:.3f} (n={n})" for agent, (share, n) in reuse.items())
+    )
+    if scenario.burst:
+        per_burst = len(result.calls) / max(1, len(found))
+        persona_calls = sum(1 for c in result.calls if c.agent == "persona" and c.pane == "visitor")
+        lines.append(
+            f"model calls per burst of {scenario.burst}: {per_burst:.1f} "
+            f"(visitor-pane persona calls {persona_calls} for {len(found)} bursts)"
+        )
+    lines.append(
+        f"{'turn':>5}{'lines':>6}{'persona in':>11}{'cached':>8}{'distil in':>10}{'calls':>6}"
+        f"{'exch. in':>9}{'billed':>10}{'no cache':>10}{'no think':>10}"
     )
     for turn in REPORT_TURNS:
         exchange = by_turn.get(turn)
         if exchange is None:
             continue
         own = exchange.first("persona")
-        delivered = sum(
-            c.input_tokens
-            for c in exchange.calls
-            if c.agent == "persona" and c.trigger != "message"
-        )
         lines.append(
             f"{turn:>5}{own.session_lines if own else 0:>6}"
-            f"{own.input_tokens if own else 0:>11,}{exchange.tokens('distil'):>10,}"
-            f"{exchange.tokens('context_filter'):>10,}{delivered:>10,}{len(exchange.calls):>6}"
-            f"{exchange.input_tokens:>9,}{exchange.output_tokens:>10,}"
-            + "".join(f"{usd(exchange.cost(r)):>16}" for r in READINGS)
+            f"{own.input_tokens if own else 0:>11,}{own.cached_tokens if own else 0:>8,}"
+            f"{exchange.tokens('distil'):>10,}{len(exchange.calls):>6}"
+            f"{exchange.input_tokens:>9,}{usd(exchange.billed()):>10}"
+            f"{usd(exchange.billed(cached=False)):>10}{usd(exchange.billed(thinking=False)):>10}"
+        )
+    if found:
+        total = sum((e.billed() for e in found), Decimal(0))
+        lines.append(
+            f"billed per exchange (thinking on at each agent's budget, cached prefix at the "
+            f"cached rate, every agent amortised in): mean {usd(total / len(found))}, max "
+            f"{usd(max(e.billed() for e in found))}; without caching mean "
+            f"{usd(sum((e.billed(cached=False) for e in found), Decimal(0)) / len(found))}"
         )
     if 10 in by_turn and 200 in by_turn:
         ten, last = by_turn[10], by_turn[200]
-        own_ten, own_last = ten.first("persona"), last.first("persona")
-        if own_ten and own_last:
-            persona_ratio = own_last.input_tokens / own_ten.input_tokens
-            lines.append(
-                f"turn 200 / turn 10: persona input {persona_ratio:.2f}x;"
-                f" distil input {last.tokens('distil') / max(1, ten.tokens('distil')):.2f}x; "
-                f"exchange cost (no cache) {last.cost('none') / ten.cost('none'):.2f}x, "
-                f"(system cached) {last.cost('system') / ten.cost('system'):.2f}x"
-            )
-    # Exchanges that carry a proposal differ from plain ones: compare like with like.
-    for title, pick in (
-        ("all exchanges", found),
-        ("exchanges with deliveries", [e for e in found if len(e.calls) > 2]),
-        ("exchanges without", [e for e in found if len(e.calls) <= 2]),
-    ):
-        if not pick:
-            continue
-        parts = []
-        for reading in READINGS:
-            costs = sorted(e.cost(reading) for e in pick)
-            mean = sum(costs, Decimal(0)) / len(costs)
-            parts.append(f"{READING_TITLES[reading]} mean {usd(mean)} max {usd(costs[-1])}")
-        lines.append(f"{title} (n={len(pick)}): " + "; ".join(parts))
-        heavy = sorted(e.cost("schema+thinking", thinking) for e in pick)
+        early, late = window(found, 1, 20), window(found, 181, 200)
         lines.append(
-            f"  ... no cache, schema counted as input and {thinking:,} thinking tokens per "
-            f"Flash call: mean {usd(sum(heavy, Decimal(0)) / len(heavy))} max {usd(heavy[-1])}"
-        )
-    if found:
-        worst = max(found, key=lambda e: e.cost("none"))
-        listing = ", ".join(
-            f"{c.agent}/{c.pane}/{c.trigger or '-'} {c.input_tokens:,}" for c in worst.calls
-        )
-        lines.append(
-            f"most expensive exchange: turn {worst.turn}, {usd(worst.cost('none'))} no cache; "
-            f"input tokens per call: {listing}"
+            f"turn 200 / turn 10: billed {last.billed() / ten.billed():.2f}x; input tokens "
+            f"{last.input_tokens / max(1, ten.input_tokens):.2f}x; mean of turns 181-200 / "
+            f"1-20: {late / early:.2f}x"
         )
     for turn in (10, 200):
         exchange = by_turn.get(turn)
@@ -593,55 +624,43 @@ def report_scenario(result: ScenarioResult, scenario: Scenario, thinking: int = 
             continue
         sections = ", ".join(f"{k} {v:,}" for k, v in own.sections.items())
         lines.append(
-            f"persona call at turn {turn}: system {own.system_tokens:,} + prompt "
-            f"{own.prompt_tokens:,} tokens (of the prompt: {sections}); shares a prefix of "
-            f"{own.prefix_tokens:,} tokens with the previous persona call in the pane"
+            f"persona call at turn {turn}: {own.input_tokens:,} tokens as sent (system "
+            f"{own.system_tokens:,}, prompt {own.prompt_tokens:,}: {sections}); shares a prefix "
+            f"of {own.prefix_tokens:,} with the previous persona call in the pane"
         )
-        branches = sorted(own.memory_branches.items(), key=lambda item: -item[1])
-        lines.append("  its memory by branch: " + ", ".join(f"{k} {v:,}" for k, v in branches[:6]))
-    curve = [(e.turn, e.first("persona")) for e in found if e.turn % 20 == 0 or e.turn in (1, 10)]
-    lines.append(
-        "persona input tokens by turn: "
-        + ", ".join(f"{t}:{c.input_tokens:,}" for t, c in curve if c is not None)
-    )
     return lines
 
 
 def report_prefix() -> list[str]:
-    lines = ["\nstable prefix (system instruction, sent first) per agent:"]
+    lines = ["\nper agent: model, thinking budget, system instruction (sent first):"]
     for agent, system in SYSTEMS.items():
+        model = MODELS[agent]
         lines.append(
-            f"  {agent:<15} {len(system):>6,} chars  ~{estimate_tokens(system):>5,} tokens  "
-            f"(model {MODELS[agent]}; implicit-caching minimum {CACHE_MINIMUM[MODELS[agent]]:,})"
+            f"  {agent:<15} {model:<22} thinking {THINKING.get(agent)!s:>5}  system "
+            f"~{estimate_tokens(system):>5,} tokens  (implicit-caching minimum "
+            f"{CACHE_MINIMUM[model]:,})"
         )
-    lines.append(
-        "  response schema sent with each call (not in the estimate): "
-        + ", ".join(f"{agent} ~{tokens:,} tokens" for agent, tokens in SCHEMA_TOKENS.items())
-    )
-    flash = price("gemini-2.5-flash", Usage(0, 1000, 0))
-    lines.append(
-        f"  thinking (not in the estimate): every 1,000 thinking tokens on a gemini-2.5-flash "
-        f"call cost {usd(flash or Decimal(0))} at the output rate"
-    )
     return lines
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="60 turns instead of 200")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 10 turns of every scenario"
+    )
     parser.add_argument("--turns", type=int, help="visitor messages per scenario (default 200)")
     parser.add_argument(
-        "--scenario", choices=(*SCENARIOS, "all"), default="all", help="default: all three"
+        "--scenario",
+        choices=(*SCENARIOS, "all"),
+        default="all",
+        help=f"default: all ({', '.join(CORE)})",
     )
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--pg-url", default=DEFAULT_PG_URL)
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
-    parser.add_argument(
-        "--thinking", type=int, default=1000, help="thinking tokens per Flash call (sensitivity)"
-    )
     parser.add_argument("--json", type=Path, help="also write every call's figures here")
     args = parser.parse_args(argv)
-    args.turns = args.turns or (60 if args.quick else 200)
+    args.turns = args.turns or (10 if args.quick else 200)
     if args.turns < 1:
         parser.error("--turns must be >= 1")
     return args
@@ -656,16 +675,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, terminate)
     print("\n".join(machine_summary()))
     print(
-        f"command: {' '.join(sys.argv)}; backend {args.backend}; offline engine, tokens "
-        f"estimated at ~4 chars/token; prices from dealroom.agents.models.pricing"
+        f"command: {' '.join(sys.argv)}; backend {args.backend}; offline engine, requests as "
+        f"the Gemini request builder sends them, ~4 chars/token; prices from "
+        f"dealroom.agents.models.pricing"
     )
     print("\n".join(report_prefix()))
-    names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
+    names = list(CORE) if args.scenario == "all" else [args.scenario]
     results = []
     for name in names:
         result = asyncio.run(run_scenario(SCENARIOS[name], args.turns, args.backend, args))
         results.append(result)
-        print("\n".join(report_scenario(result, SCENARIOS[name], args.thinking)), flush=True)
+        print("\n".join(report_scenario(result, SCENARIOS[name])), flush=True)
     if args.json:
         args.json.write_text(
             json.dumps([vars(r) | {"calls": [vars(c) for c in r.calls]} for r in results])

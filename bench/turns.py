@@ -346,10 +346,11 @@ class TimedDistilTurn(DistilTurn):
         kind: RoomKind,
         output: DistilOutput,
         site: CallSite,
+        **options: Any,
     ) -> None:
         self.probe.mark("apply")
         try:
-            await super()._apply(run, token, pane, kind, output, site)
+            await super()._apply(run, token, pane, kind, output, site, **options)
         finally:
             self.probe.mark("between")
 

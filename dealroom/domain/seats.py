@@ -8,6 +8,7 @@ reader sees, are pure functions of the reader's seat.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from enum import StrEnum
 from typing import assert_never
 
@@ -110,6 +111,22 @@ def pane_relationship_label(reader_seat: Seat, pane_seat: Seat, names: RoomNames
 def deal_room_title(host_name: str, visitor_name: str | None) -> str:
     """seed 002: an anonymous visit is titled "A visitor × <Host>"."""
     return f"{visitor_name or GUEST_NAME} × {host_name}"
+
+
+def shown_room_title(
+    stored: str, host_name: str, brand: str | None, topic: str | None, opened: date
+) -> str:
+    """A guest's room says something in a list: the brand's name when the conversation has
+    told it, else the first topic and the day it opened ("Sponsored post · Dec 6 × Maya Lin");
+    a room with neither keeps its stored title, as does every other room."""
+    if not stored.startswith(f"{GUEST_NAME} ×"):
+        return stored
+    if brand:
+        return deal_room_title(host_name, brand)
+    if topic:
+        day = f"{opened.strftime('%b')} {opened.day}"
+        return f"{topic[:1].upper()}{topic[1:]} · {day} × {host_name}"
+    return stored
 
 
 def demo_room_title(host_name: str) -> str:

@@ -15,6 +15,7 @@ transaction with the run marked done (:class:`SpecialistRun`, shared by both).
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 from typing import Any
 
 import structlog
@@ -22,15 +23,16 @@ import structlog
 from dealroom.agents import offer_gen
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Line, Party
-from dealroom.domain import firewall, visibility
+from dealroom.domain import firewall, pane_words, read_order, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain import offers as rules
 from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
 from dealroom.persistence.db import Db
+from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.models import Account, Flag, Participant, Room
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import RoomRepository
-from dealroom.persistence.runs import TranscriptRepository
+from dealroom.persistence.runs import RunRepository, TranscriptRepository
 from dealroom.services.live.publish import Publish
 from dealroom.services.offers import draw as offer_draw
 from dealroom.services.offers.actions import queue_agreement
@@ -48,7 +50,9 @@ TRANSCRIPT_LINES = 60
 
 
 def _screened(
-    memory: dict[str, Any], extracted: offer_gen.ExtractedTerms
+    memory: dict[str, Any],
+    extracted: offer_gen.ExtractedTerms,
+    band_percent: Decimal | None = None,
 ) -> tuple[offer_gen.ExtractedTerms, list[str]]:
     """A written offer is shown to the visitor, so terms that state a private value of the host's
     (one the principal did not instruct) are not drawn."""
@@ -60,11 +64,13 @@ def _screened(
             extracted.terms,
             list(extracted.open_questions),
             allowed_amounts=firewall.instructed_amounts(memory),
+            band_percent=band_percent,
         )
     )
     if not reveals:
         return extracted, []
-    held = "terms that would reveal " + "; ".join(reveals)
+    # The reason reaches the host's pane: the firewall's memory paths are not words for a person.
+    held = "terms that would reveal " + "; ".join(pane_words.without_paths(r) for r in reveals)
     return offer_gen.ExtractedTerms(None, (held,)), reveals
 
 
@@ -121,10 +127,19 @@ class OfferGenTurn(SpecialistRun):
                 return None  # a home room has no counterparty to write an offer to
             names = await _names(db, host, visitor)
             lines = await TranscriptRepository(db).recent(visitor.id, TRANSCRIPT_LINES)
+            # RO1: a yes committed before the offer its answer read stands after that offer.
+            answered = await RunRepository(db).answered(visitor.id, [m.id for m in lines])
+            lines = read_order.reordered(
+                lines,
+                read_order.as_answered(
+                    [str(m.id) for m in lines], {str(k): str(v) for k, v in answered.items()}
+                ),
+            )
             memory = visibility.visible_memory(
                 room.memory or {}, pane=Seat.VISITOR.value, room_kind=RoomKind(room.kind)
             )
             rulings = memory.get(memdoc.RULINGS, {}).get(Seat.VISITOR.value, [])
+            rulings = [*rulings, *await _on_the_way(db, visitor, rulings)]
             current = await OfferRepository(db).current(room.id)
             live = current is not None and current.status not in rules.CLOSED
             inputs = offer_gen.OfferGenInput(
@@ -160,7 +175,9 @@ class OfferGenTurn(SpecialistRun):
             visitor = _seat(participants, Seat.VISITOR)
             assert host is not None
             assert visitor is not None
-            extracted, reveals = _screened(dict(room.memory or {}), extracted)
+            extracted, reveals = _screened(
+                dict(room.memory or {}), extracted, self.deps.settings.firewall_band_percent
+            )
             if reveals:
                 await db.add(
                     Flag(
@@ -194,6 +211,23 @@ class OfferGenTurn(SpecialistRun):
             if new_runs:
                 uow.announce()
         site.rows.clear()  # stored: nothing left for the failure path to keep
+
+
+async def _on_the_way(db: Db, visitor: Participant, delivered: list[Any]) -> list[dict[str, Any]]:
+    """Rulings sent to the visitor's pane and not delivered yet. Offer-Gen runs as soon as the
+    goal is met, which can be before the visitor's agent has said the settling ruling in its
+    own words; the ruling is already the host side's typed, screened yes, so it counts. Each
+    is shaped as delivery records it (``record_ruling``), and one already recorded is not
+    counted twice."""
+    recorded = {r.get("dispatchId") for r in delivered if isinstance(r, dict)}
+    found: list[dict[str, Any]] = []
+    for dispatch in await DispatchRepository(db).rulings_on_the_way(visitor.id):
+        ruling = (dispatch.payload or {}).get("ruling")
+        if str(dispatch.id) in recorded or not isinstance(ruling, dict):
+            continue
+        entry = {field: ruling.get(field) for field in memdoc.RULING_FIELDS}
+        found.append({**entry, "dispatchId": str(dispatch.id)})
+    return found
 
 
 def _seat(participants: list[Participant], seat: Seat) -> Participant | None:

@@ -1,12 +1,15 @@
 """The replay run: a claimed room's held effects performed in ``seq`` order (seed 002
 "Incognito & Mid-Session Claiming": ``flushPendingEffects``).
 
-The replay performs held rows in ``seq`` order through the choke point's ``perform``, one row
-per transaction under the room lock (held → performed with its effect, so a row is performed
-exactly once however often a replay is re-run or raced). A row whose effect queued runs (a
-delivery, Offer-Gen) is waited for before the next row goes out, so the recipients see them in
-the original order. A replay cut off by a dead worker is re-queued when its lease expires; the
-workers' sweep also re-queues the replay of any claimed room with rows left and no replay run.
+Consecutive held sends from one pane to another are performed as one send composed of what
+was said, in order, the latest last (``effects.coalesced``): the recipient answers the current
+position once. The replay performs held rows in ``seq`` order through the choke point's
+``perform``, one row per transaction under the room lock (held → performed with its effect,
+so a row is performed exactly once however often a replay is re-run or raced). A row whose
+effect queued runs (a delivery, Offer-Gen) is waited for before the next row goes out, so the
+recipients see them in the original order. A replay cut off by a dead worker is re-queued when
+its lease expires; the workers' sweep also re-queues the replay of any claimed room with rows
+left and no replay run.
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ class ReplayTurn:
             now = deps.clock.now()
             await RoomRepository(db).lock(run.room_id)
             visitor = await SeatRepository(db).account_of(run.participant_id)
-            head = await PendingEffectRepository(db).first_in(run.room_id, LEFT)
+            left = await PendingEffectRepository(db).all_in(run.room_id, LEFT)
+            head = left[0] if left else None
             if visitor is None or head is None:
                 row.status, row.finished_at = RunStatus.DONE.value, now  # nothing (left) to do
                 return False
@@ -85,8 +89,16 @@ class ReplayTurn:
                 room.memory if room else {},
                 {p.id: p.key for p in seats},
                 await DispatchRepository(db).held(run.room_id),  # F6, as for live sends
+                band_percent=deps.settings.firewall_band_percent,
             )
-            await effects.perform(db, outbound, effects.effect_of(head))
+            # Consecutive held notes from one pane to another go as one: what the sender said,
+            # in order, the latest last (a replay is one conversation, not a history).
+            folded, effect = effects.coalesced(left)
+            for row_folded in folded:
+                row_folded.status, row_folded.performed_at = effects.REPLAYED, now
+            if folded:
+                head = left[len(folded)]
+            await effects.perform(db, outbound, effect)
             host = next((p for p in seats if p.key == Seat.HOST.value), None)
             if outbound.screened and host is not None:
                 held = held_sends.held_of(

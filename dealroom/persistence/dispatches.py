@@ -81,6 +81,16 @@ class DispatchRepository:
             statement = statement.where(Dispatch.created_at > since)
         return list(await self.db.scalars(statement.order_by(Dispatch.created_at)))
 
+    async def rulings_on_the_way(self, to_participant_id: uuid.UUID) -> list[Dispatch]:
+        """Sends to the pane carrying a ruling that are not delivered yet (status
+        ``pending``: neither held by the firewall nor capped), oldest first."""
+        rows = await self.db.scalars(
+            select(Dispatch)
+            .where(Dispatch.to_participant_id == to_participant_id, Dispatch.status == "pending")
+            .order_by(Dispatch.created_at, Dispatch.position)
+        )
+        return [row for row in rows if isinstance((row.payload or {}).get("ruling"), dict)]
+
     async def held_payloads(self, room_id: uuid.UUID) -> list[dict[str, Any]]:
         """What the firewall's held sends carry (F6: their figures stay out of memory)."""
         rows = await self.db.rows(q.held_payloads(), {"room_id": room_id})

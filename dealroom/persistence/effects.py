@@ -55,6 +55,16 @@ class PendingEffectRepository:
             .limit(1)
         )
 
+    async def all_in(self, room_id: uuid.UUID, statuses: Sequence[str]) -> list[PendingEffect]:
+        """The room's effects in one of ``statuses``, in ``seq`` order (locked rows: the
+        caller holds the room's lock)."""
+        rows = await self.db.scalars(
+            select(PendingEffect)
+            .where(PendingEffect.room_id == room_id, PendingEffect.status.in_(statuses))
+            .order_by(PendingEffect.seq)
+        )
+        return list(rows)
+
     async def kinds_in(self, room_id: uuid.UUID, status: str) -> list[tuple[str, dict[str, Any]]]:
         """The kind and payload of each of the room's effects in ``status``, in ``seq`` order."""
         rows = await self.db.execute(

@@ -249,6 +249,16 @@ class MessageRepository:
     def __init__(self, db: Db) -> None:
         self.db = db
 
+    async def times_since(self, participant_id: uuid.UUID, since: datetime) -> list[datetime]:
+        """When each of the pane's messages after ``since`` was stored, in order (times
+        only: the silences of a pane)."""
+        rows = await self.db.scalars(
+            select(Message.created_at)
+            .where(Message.participant_id == participant_id, Message.created_at > since)
+            .order_by(Message.seq)
+        )
+        return list(rows)
+
     async def by_client_id(self, participant_id: uuid.UUID, client_id: str) -> Message | None:
         return await self.db.scalar(
             select(Message).where(

@@ -14,6 +14,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.messages import MessageRepository
 from dealroom.persistence.models import (
     Agreement,
+    GoalEvent,
     Message,
     Offer,
     OfferEvent,
@@ -124,6 +125,19 @@ class OfferRepository:
         if before_seq is not None:
             statement = statement.where(OfferEvent.seq < before_seq)
         return await self.db.scalar(statement.order_by(OfferEvent.seq.desc()).limit(1))
+
+    async def ever_ruled(self, room_id: uuid.UUID, goal_key: str, status: str) -> bool:
+        """Whether the room's ``goal_key`` was ever ruled ``status`` (its ``goal_events``)."""
+        found = await self.db.scalar(
+            select(GoalEvent.id)
+            .where(
+                GoalEvent.room_id == room_id,
+                GoalEvent.goal_key == goal_key,
+                GoalEvent.to_status == status,
+            )
+            .limit(1)
+        )
+        return found is not None
 
     async def in_statuses(self, room_id: uuid.UUID, statuses: Sequence[str]) -> list[Offer]:
         """The room's offers in one of ``statuses``, oldest first."""

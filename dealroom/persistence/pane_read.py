@@ -102,11 +102,11 @@ def _folded(dialect: str, rows: SelectBase) -> ColumnElement[Any]:
 
 @functools.cache
 def statement(dialect: str, *, services: bool) -> Select[Any]:
-    """Binds ``room_id``, ``pane``, ``session_cap`` and ``dispatch_cap``."""
+    """Binds ``room_id``, ``pane`` and ``dispatch_cap``."""
     room_id = bindparam("room_id", type_=Participant.room_id.type)
     pane = bindparam("pane", type_=Participant.id.type)
     # The same selects as a run's separate reads (``run_statements``), each folded.
-    session = _folded(dialect, q.current_session("session_cap"))
+    session = _folded(dialect, q.current_session())
     dispatches = _folded(dialect, q.recent_dispatches("dispatch_cap"))
     on_pane = Participant.id == pane
     columns: list[ColumnElement[Any]] = [
@@ -183,7 +183,6 @@ async def read(
     room_id: uuid.UUID,
     pane: uuid.UUID,
     *,
-    session_cap: int,
     dispatch_cap: int,
     services: bool,
 ) -> PaneRead:
@@ -192,7 +191,6 @@ async def read(
         {
             "room_id": room_id,
             "pane": pane,
-            "session_cap": session_cap,
             "dispatch_cap": dispatch_cap,
         },
     )

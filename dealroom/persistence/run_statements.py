@@ -96,9 +96,9 @@ SessionSelect = Select[uuid.UUID, uuid.UUID, int, str, str, str | None, uuid.UUI
 
 
 @functools.cache
-def current_session(limit: str = "limit") -> SessionSelect:
-    """A pane's newest session, newest first; binds ``pane`` and ``limit`` (or the name
-    given: ``pane_read`` folds it beside another limited select)."""
+def current_session() -> SessionSelect:
+    """A pane's newest session, whole, newest first; binds ``pane``. A continuous sitting is
+    never cut, however long (seed 000): there is no line limit."""
     pane = bindparam("pane", type_=Message.participant_id.type)
     newest = (
         select(func.max(Message.session_no)).where(Message.participant_id == pane).scalar_subquery()
@@ -107,7 +107,6 @@ def current_session(limit: str = "limit") -> SessionSelect:
         select(*SESSION_COLUMNS)
         .where(Message.participant_id == pane, Message.session_no == newest)
         .order_by(Message.seq.desc())
-        .limit(bindparam(limit))
     )
 
 

@@ -260,6 +260,56 @@ class RunRepository:
             )
         )
 
+    async def absorb(
+        self,
+        participant_id: uuid.UUID,
+        agent: str,
+        message_ids: Sequence[uuid.UUID],
+        now: datetime,
+        *,
+        reply_message_id: uuid.UUID | None = None,
+    ) -> int:
+        """Mark the pane's queued ``agent`` runs of ``message_ids`` done: another run of the
+        pane read those posts and answered them (``reply_message_id``). Only queued runs: one
+        that already ran keeps its own outcome."""
+        if not message_ids:
+            return 0
+        result = await self.db.execute(
+            update(AgentRun)
+            .where(
+                AgentRun.participant_id == participant_id,
+                AgentRun.agent == agent,
+                AgentRun.status == "queued",
+                AgentRun.trigger_message_id.in_(message_ids),
+            )
+            .values(
+                status="done",
+                finished_at=now,
+                no_op=True,
+                reply_message_id=reply_message_id,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        return int(getattr(result, "rowcount", 0) or 0)
+
+    async def answered(
+        self, participant_id: uuid.UUID, message_ids: Sequence[uuid.UUID]
+    ) -> dict[uuid.UUID, uuid.UUID]:
+        """Which reply answered each of ``message_ids``: the pane's finished persona runs,
+        trigger message → reply message."""
+        if not message_ids:
+            return {}
+        rows = await self.db.execute(
+            select(AgentRun.trigger_message_id, AgentRun.reply_message_id).where(
+                AgentRun.participant_id == participant_id,
+                AgentRun.agent == "persona",
+                AgentRun.trigger_message_id.in_(message_ids),
+                AgentRun.reply_message_id.is_not(None),
+            )
+        )
+        pairs = (tuple(row) for row in rows.all())  # the two selected columns
+        return {post: reply for post, reply in pairs if post is not None and reply is not None}
+
 
 class SessionMessage(NamedTuple):
     """A message as a turn reads it (``run_statements.SESSION_COLUMNS``): plain values, not
@@ -305,10 +355,9 @@ class TranscriptRepository:
             )
         )
 
-    async def current_session(self, participant_id: uuid.UUID, limit: int) -> list[SessionMessage]:
-        """The pane's current session (its newest ``session_no``), oldest first. ``limit``
-        is a safety cap far above any sitting, not a context budget."""
-        rows = await self.db.rows(q.current_session(), {"pane": participant_id, "limit": limit})
+    async def current_session(self, participant_id: uuid.UUID) -> list[SessionMessage]:
+        """The pane's current session (its newest ``session_no``), whole, oldest first."""
+        rows = await self.db.rows(q.current_session(), {"pane": participant_id})
         return [SessionMessage._make(row) for row in reversed(rows)]
 
     async def by_id(self, message_id: uuid.UUID) -> SessionMessage | None:

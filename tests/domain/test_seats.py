@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from enum import StrEnum
 from itertools import product
 
@@ -21,6 +22,7 @@ from dealroom.domain.seats import (
     home_room_title,
     message_alignment,
     pane_relationship_label,
+    shown_room_title,
 )
 
 HOST = Seat.HOST
@@ -190,3 +192,18 @@ def test_home_room_title_is_name_dot_your_agent() -> None:
 )
 def test_enum_values_are_the_stored_strings(enum: type[StrEnum], values: list[str]) -> None:
     assert [member.value for member in enum] == values
+
+
+def test_a_guest_rooms_title_says_what_it_is_about() -> None:
+    opened = date(2026, 12, 6)
+    stored = deal_room_title("Maya Lin", None)
+    assert shown_room_title(stored, "Maya Lin", "Glow Co", "sponsored post", opened) == (
+        "Glow Co × Maya Lin"
+    )
+    assert shown_room_title(stored, "Maya Lin", None, "sponsored post", opened) == (
+        "Sponsored post · Dec 6 × Maya Lin"
+    )
+    assert shown_room_title(stored, "Maya Lin", None, None, opened) == "A visitor × Maya Lin"
+    # a claimed room keeps the title the claim gave it
+    claimed = deal_room_title("Maya Lin", "Mara Ellison")
+    assert shown_room_title(claimed, "Maya Lin", "Glow Co", "reel", opened) == claimed

@@ -53,7 +53,7 @@ async def _thinking_run(
         )
         await db.commit()
         run = RunSnapshot(row.id, row.room_id, pane.id, "persona", None, None, 0, attempts=1)
-        ctx = await load(db, run, line_cap=settings.session_line_cap)
+        ctx = await load(db, run)
         await db.commit()
     finally:
         await db.close()

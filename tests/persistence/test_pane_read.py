@@ -98,9 +98,9 @@ def _typed(values: Any) -> list[tuple[type, Any]]:
 
 
 async def _separately(
-    db: Db, pane: Seat, *, session_cap: int, dispatch_cap: int
+    db: Db, pane: Seat, *, dispatch_cap: int
 ) -> tuple[list[Any], list[Any], list[str]]:
-    session = await TranscriptRepository(db).current_session(pane.id, session_cap)
+    session = await TranscriptRepository(db).current_session(pane.id)
     recent = await DispatchRepository(db).recent(pane.room_id, dispatch_cap)
     participants, _ = await people(db, pane.room_id)
     host = next(p for p in participants if p.key == "host")
@@ -115,15 +115,12 @@ async def test_the_folded_read_gives_what_the_separate_statements_gave(
     engine: AsyncEngine, db: Db, clock: ManualClock
 ) -> None:
     host, guest = await _room(engine, db, clock)
-    for pane, session_cap, dispatch_cap in ((guest, 50, 8), (guest, 2, 3), (host, 50, 20)):
-        session, recent, services = await _separately(
-            db, pane, session_cap=session_cap, dispatch_cap=dispatch_cap
-        )
+    for pane, dispatch_cap in ((guest, 8), (guest, 3), (host, 20)):
+        session, recent, services = await _separately(db, pane, dispatch_cap=dispatch_cap)
         found = await pane_read.read(
             db,
             pane.room_id,
             pane.id,
-            session_cap=session_cap,
             dispatch_cap=dispatch_cap,
             services=True,
         )
@@ -141,9 +138,7 @@ async def test_the_read_leaves_out_the_services_when_not_asked(
     engine: AsyncEngine, db: Db, clock: ManualClock
 ) -> None:
     _, guest = await _room(engine, db, clock)
-    found = await pane_read.read(
-        db, guest.room_id, guest.id, session_cap=50, dispatch_cap=8, services=False
-    )
+    found = await pane_read.read(db, guest.room_id, guest.id, dispatch_cap=8, services=False)
     assert found.services is None
     assert [values[4] for values in found.session] == ["hi", "relay", "last"]
 
@@ -156,7 +151,5 @@ async def test_an_empty_pane_reads_as_empty_lists(
         select(Participant).where(Participant.room_id == opened.room.id, Participant.key != "host")
     )
     assert guest is not None
-    found = await pane_read.read(
-        db, guest.room_id, guest.id, session_cap=50, dispatch_cap=8, services=True
-    )
+    found = await pane_read.read(db, guest.room_id, guest.id, dispatch_cap=8, services=True)
     assert (found.session, found.dispatches, found.services) == ([], [], [])

@@ -544,9 +544,7 @@ async def test_a_turns_pane_read_goes_by_the_lane_reading_what_sqlalchemy_reads(
         await db.close()
 
     async def read(db: Db) -> pane_read.PaneRead:
-        return await pane_read.read(
-            db, room_id, pane, session_cap=50, dispatch_cap=8, services=True
-        )
+        return await pane_read.read(db, room_id, pane, dispatch_cap=8, services=True)
 
     by_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, read)
     assert seen == [False, True, False, False]  # SELECT 1, the read; x2

@@ -188,9 +188,13 @@ async def arrange_offer(db: Db, room_id: str, now: Any) -> str:
         await db.close()
 
 
-async def arrange_held_sends(db: Db, room_id: str, count: int, now: Any) -> None:
+async def arrange_held_sends(
+    db: Db, room_id: str, count: int, now: Any, *, run_of: int | None = None
+) -> None:
     """``count`` notes from the guest's pane to the host's, held by the gate (as a guest's
-    bids would leave them), in order."""
+    bids would leave them), in order; with ``run_of``, a held ``offer_close`` (no offer to
+    close: performed as nothing) after every ``run_of`` notes, so the replay takes several
+    steps (each run of notes is one coalesced send)."""
     from dealroom.persistence.models import Participant
 
     rid = uuid.UUID(room_id)
@@ -200,12 +204,28 @@ async def arrange_held_sends(db: Db, room_id: str, count: int, now: Any) -> None
             for p in await db.scalars(select(Participant).where(Participant.room_id == rid))
         }
         source = uuid.uuid4()
+        seq = 0
         for index in range(count):
+            if run_of and index and index % run_of == 0:
+                seq += 1
+                await db.add(
+                    PendingEffect(
+                        id=uuid.uuid4(),
+                        room_id=rid,
+                        seq=seq,
+                        kind="offer_close",
+                        payload={"actor": "persona", "stage": "NO_WRITTEN_OFFER"},
+                        status="held",
+                        source_run_id=source,
+                        created_at=now,
+                    )
+                )
+            seq += 1
             await db.add(
                 PendingEffect(
                     id=uuid.uuid4(),
                     room_id=rid,
-                    seq=index + 1,
+                    seq=seq,
                     kind="pane_send",
                     payload={
                         "from": str(seats["visitor"]),

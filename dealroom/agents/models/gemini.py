@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,7 +25,9 @@ from google import genai
 from google.genai import errors, types
 from pydantic import BaseModel
 
+from dealroom.agents.models import thinking
 from dealroom.agents.models.base import (
+    AgentName,
     Chunk,
     Generation,
     ModelError,
@@ -57,6 +59,18 @@ def _transport_errors() -> tuple[type[Exception], ...]:
 
 
 TRANSPORT_ERRORS = _transport_errors()
+
+
+def _async_transport() -> object:
+    """An async transport of the httpx the SDK sends with (``httpx2`` when installed)."""
+    for name in ("httpx2", "httpx"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        transport: object = module.AsyncHTTPTransport()
+        return transport
+    raise ImportError("google-genai needs httpx2 or httpx")
 
 
 @functools.cache
@@ -130,12 +144,11 @@ class GeminiClient:
         initial_delay: float = 0.5,
         max_delay: float = 8.0,
         thinking_budget: int | None = None,
+        thinking: Mapping[AgentName, int | None] | None = None,
     ) -> None:
-        self._thinking = (
-            types.ThinkingConfig(thinking_budget=thinking_budget)
-            if thinking_budget is not None
-            else None
-        )
+        self._budget = thinking_budget
+        """Every agent's budget unless ``thinking`` names the agent's own."""
+        self._budgets = dict(thinking or {})
         self._client = genai.Client(
             api_key=api_key,
             vertexai=False,  # never switched to Vertex by GOOGLE_GENAI_USE_VERTEXAI
@@ -153,23 +166,42 @@ class GeminiClient:
                     max_delay=max_delay,
                     http_status_codes=sorted(TRANSIENT_STATUS),
                 ),
+                # The SDK switches to aiohttp whenever it is importable (a dependency of
+                # test tools, not ours) unless handed a transport; one transport everywhere
+                # keeps timeouts and transport errors the same in tests and production.
+                async_client_args={"transport": _async_transport()},
             ),
         )
 
-    def _config(self, request: ModelRequest) -> types.GenerateContentConfig:
+    @property
+    def sdk(self) -> genai.Client:
+        """The google-genai client, for a call outside the structured protocol (the link
+        reader's plain-text call with the URL Context tool, agents/link_reader.py)."""
+        return self._client
+
+    def _thinking(self, request: ModelRequest) -> types.ThinkingConfig | None:
+        """The agent's budget, unless the request's model would refuse it (a room that picks
+        another model): then the model's default, never a failed call."""
+        budget = self._budgets.get(request.agent, self._budget)
+        if budget is None or thinking.problem(request.model, budget) is not None:
+            return None
+        return types.ThinkingConfig(thinking_budget=budget)
+
+    def config(self, request: ModelRequest) -> types.GenerateContentConfig:
+        """The request's configuration as it is sent (the token benchmark prices it)."""
         return types.GenerateContentConfig(
             system_instruction=request.system,
             response_mime_type="application/json",
             response_json_schema=response_json_schema(request.output),
             # None leaves the model's default. Thinking is billed as output and delays the
             # first streamed word; 0 turns it off where the model allows.
-            thinking_config=self._thinking,
+            thinking_config=self._thinking(request),
         )
 
     async def generate(self, request: ModelRequest) -> Generation:
         with _model_errors(request):
             response = await self._client.aio.models.generate_content(
-                model=request.model, contents=request.prompt, config=self._config(request)
+                model=request.model, contents=request.prompt, config=self.config(request)
             )
         text = response.text
         finish = _finish_reason(response)
@@ -194,7 +226,7 @@ class GeminiClient:
         usage = Usage()
         with _model_errors(request):
             responses = await self._client.aio.models.generate_content_stream(
-                model=request.model, contents=request.prompt, config=self._config(request)
+                model=request.model, contents=request.prompt, config=self.config(request)
             )
             try:
                 async for response in responses:

@@ -117,7 +117,8 @@ class Payment(Base):
     provider: Mapped[str] = mapped_column(String(32))
     provider_ref: Mapped[str | None] = mapped_column(String(128))
     status: Mapped[str] = mapped_column(String(16))
-    """``pending`` (capture pending), ``captured`` or ``declined``."""
+    """``pending`` (capture pending), ``captured`` (held), ``declined``, and after the hold
+    ``released`` (taken for good), ``cancelled`` (the hold given back) or ``disputed``."""
     currency: Mapped[str] = mapped_column(String(3))
     due: Mapped[Decimal] = mapped_column(Numeric(18, 4))
     platform_fee: Mapped[Decimal] = mapped_column(Numeric(18, 4))
@@ -126,6 +127,11 @@ class Payment(Base):
     offer_version: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
     updated_at: Mapped[datetime] = mapped_column(default=utc_now)
+    held_at: Mapped[datetime | None]
+    """When the provider said the funds are held (the auto-release clock starts no earlier)."""
+    released_at: Mapped[datetime | None]
+    refunded: Mapped[Decimal] = mapped_column(Numeric(18, 4), default=Decimal(0))
+    """What was given back to the payer: a whole cancelled hold, or refunds after release."""
 
 
 class GoalEvent(Base):

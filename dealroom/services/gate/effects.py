@@ -17,7 +17,7 @@ A new kind is a member of :class:`EffectKind`, a dataclass in :data:`Effect`, an
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -136,6 +136,9 @@ class Outbound:
     screened: list[tuple[Dispatch, list[str]]] = field(default_factory=list)
     """Sends the firewall held for the principal in this transaction: the caller asks the
     principal about each in the host's pane (held_sends.notify)."""
+    gate_said: bool = False
+    """The turn's own reply asked the guest to sign in, naming what waits: the gate goes up
+    without a gate run's second line."""
     _gate: tuple[bool, uuid.UUID | None] | None = None
 
 
@@ -207,7 +210,8 @@ async def _hold(db: Db, room: Outbound, effect: Effect, visitor_id: uuid.UUID) -
     log.info("effect_held", room_id=str(room.room_id), kind=effect.kind.value)
     if waiting == 0 and room.held == 1:
         # The gate goes up: the guest's agent says so in its own words, and the view flips.
-        room.runs.append(gate_run(room.room_id, visitor_id, room.now))
+        if not room.gate_said:
+            room.runs.append(gate_run(room.room_id, visitor_id, room.now))
         room.published.append(await login_required_changed(db, room.room_id, visitor_id, True))
 
 
@@ -322,6 +326,36 @@ def _substance(effect: Effect) -> dict[str, Any]:
             return {"dispatch": str(effect.dispatch_id), "by": effect.by_message_id}
         case _:
             assert_never(effect)
+
+
+def coalesced(rows: Sequence[PendingEffect]) -> tuple[list[PendingEffect], Effect]:
+    """A replay reads as one conversation: the held sends at the head of ``rows`` that go
+    from the same pane to the same pane, one after another, are one send composed of what
+    was said in order, the latest last (the current position), so the recipient's side
+    answers once, to what stands now, and can report every figure the sender named. Returns
+    the rows it folds in (performed as part of the last one) and the effect to perform."""
+    head = rows[0]
+    effect = effect_of(head)
+    if not isinstance(effect, PaneSend):
+        return [], effect
+    run = [head]
+    for row in rows[1:]:
+        data = row.payload or {}
+        if (
+            row.kind != EffectKind.PANE_SEND.value
+            or row.status != HELD
+            or data.get("from") != str(effect.from_participant_id)
+            or data.get("to") != str(effect.to_participant_id)
+        ):
+            break
+        run.append(row)
+    if len(run) == 1:
+        return [], effect
+    last = effect_of(run[-1])
+    assert isinstance(last, PaneSend)
+    said = [str((row.payload or {}).get("substance", "")).strip() for row in run[:-1]]
+    substance = " ".join([*said, f"Latest: {last.substance.strip()}"])
+    return run[:-1], replace(last, substance=substance)
 
 
 def effect_of(row: PendingEffect) -> Effect:

@@ -174,7 +174,6 @@ async def load(
     db: Db,
     run: RunSnapshot,
     *,
-    line_cap: int,
     host_facts: bool = True,
     claimed: bool = False,
 ) -> TurnContext | None:
@@ -196,7 +195,6 @@ async def load(
         db,
         run.room_id,
         run.participant_id,
-        session_cap=line_cap,
         dispatch_cap=RECENT_DISPATCHES,
         services=host_facts,
     )
