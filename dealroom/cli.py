@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+import pydantic
 
 from dealroom.config import Settings
 from dealroom.logging import configure
@@ -41,6 +42,12 @@ def _one_line(exc: BaseException) -> str:
 
     if isinstance(exc, DomainError):
         return f"{exc.code}: {exc.message}"
+    if isinstance(exc, pydantic.ValidationError) and exc.errors():
+        # A refused setting: its own message, not pydantic's "1 validation error" header.
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        detail = str(first.get("msg", "")).removeprefix("Value error, ")
+        return f"invalid settings: {where + ': ' if where else ''}{detail}"
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     detail = text[0] if text else ""
     message = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
@@ -101,6 +108,7 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
 
     settings = Settings()
     configure(settings.log_format)
+    say = banner(settings.log_format)
     host = host or settings.host
     port = port or settings.port
     try:
@@ -111,26 +119,24 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
         raise click.UsageError(str(error)) from None
     demo: DemoHost | None = None
     if settings.embedded:
-        click.echo(f"migrating {settings.resolved_database_url}")
+        say(f"migrating {settings.resolved_database_url}")
         asyncio.run(_migrate(settings))
         if settings.demo:
             try:
                 demo = asyncio.run(_seed_demo(settings, only_if_empty=True))
             except Exception as exc:  # the server is still worth starting without the demo
-                click.echo(f"dealroom: the demo could not be seeded ({exc}); serving without it")
+                say(f"dealroom: the demo could not be seeded ({exc}); serving without it")
     asyncio.run(_require_head(settings))
     broker = "redis" if settings.redis_url else "in-process"
-    click.echo(f"dealroom: open http://{host}:{port}/ (the web client; hosts sign in here)")
+    say(f"dealroom: open http://{host}:{port}/ (the web client; hosts sign in here)")
     if demo is not None:
-        _echo_demo(demo, f"http://{host}:{port}")
-    click.echo(f"dealroom: GraphQL + GraphiQL  http://{host}:{port}/graphql")
-    click.echo(f"dealroom: subscriptions       ws://{host}:{port}/graphql")
-    click.echo(f"dealroom: health              http://{host}:{port}/health")
-    click.echo(
-        f"dealroom: database {settings.resolved_database_url.split('@')[-1]}; broker {broker}"
-    )
+        _echo_demo(demo, f"http://{host}:{port}", say)
+    say(f"dealroom: GraphQL + GraphiQL  http://{host}:{port}/graphql")
+    say(f"dealroom: subscriptions       ws://{host}:{port}/graphql")
+    say(f"dealroom: health              http://{host}:{port}/health")
+    say(f"dealroom: database {settings.resolved_database_url.split('@')[-1]}; broker {broker}")
     engine = "gemini" if settings.use_gemini else "offline"
-    click.echo(f"dealroom: agents on the {engine} engine, {settings.workers} workers")
+    say(f"dealroom: agents on the {engine} engine, {settings.workers} workers")
     if count > 1:
         # The supervisor forks the children; each builds its own app from the environment
         # (server.app_from_env) and listens on a socket of its own, all on the one port
@@ -138,7 +144,7 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
         from dealroom.supervisor import SocketPerChild, listening_sockets
 
         os.environ[SUPERVISOR_PID_ENV] = str(os.getpid())  # inherited by every child
-        click.echo(f"dealroom: {count} server processes")
+        say(f"dealroom: {count} server processes")
         config = uvicorn_config(
             "dealroom.server:app_from_env",
             host=host,
@@ -146,6 +152,8 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
             access_log=settings.access_log,
             processes=count,
             ws_ping_seconds=settings.ws_ping_seconds,
+            header_timeout=settings.http_header_timeout,
+            log_format=settings.log_format,
         )
         try:
             listeners = listening_sockets(host, port, count)
@@ -161,6 +169,8 @@ def serve(host: str | None, port: int | None, processes: int | None) -> None:
         port=port,
         access_log=settings.access_log,
         ws_ping_seconds=settings.ws_ping_seconds,
+        header_timeout=settings.http_header_timeout,
+        log_format=settings.log_format,
     )
     # modules, schema and app outlive every request: out of the GC's way
     settle_after_startup(
@@ -236,36 +246,50 @@ async def _seed_demo(settings: Settings, *, only_if_empty: bool) -> DemoHost | N
         await engine.dispose()
 
 
-def _echo_demo(demo: DemoHost, base: str) -> None:
+def banner(log_format: str) -> Callable[[str], None]:
+    """How ``serve`` says what it is doing: plain lines, or with ``json`` logs one JSON
+    ``banner`` event each, so every line of the process parses."""
+    if log_format != "json":
+        return click.echo
+    import structlog
+
+    log = structlog.get_logger("dealroom.cli")
+
+    def say(text: str) -> None:
+        log.info("banner", message=text)
+
+    return say
+
+
+def _echo_demo(demo: DemoHost, base: str, say: Callable[[str], None] = click.echo) -> None:
     taught = "; ".join(
         f"{slug.replace('_', ' ')}: ask {demo.asks.get(slug, '?')}, "
         f"floor {limit.floor} {limit.currency}"
         for slug, limit in demo.limits.items()
     )
     state = "seeded" if demo.created else "ready"
-    click.echo(f"dealroom: demo host {state}: {demo.handle} (taught in its home room: {taught})")
-    click.echo(f"dealroom:   as a brand, open   {base}{demo.link}")
-    click.echo(
-        f"dealroom:   as the host, open  {base}/  and sign in as {demo.email} / {demo.password}"
-    )
+    say(f"dealroom: demo host {state}: {demo.handle} (taught in its home room: {taught})")
+    say(f"dealroom:   as a brand, open   {base}{demo.link}")
+    say(f"dealroom:   as the host, open  {base}/  and sign in as {demo.email} / {demo.password}")
 
 
 @main.command()
 @one_line_errors
 def worker() -> None:
-    """Run agent turns and webhook deliveries (no HTTP): any number of these may share one
-    database and Redis.
+    """Run agent turns, webhook deliveries and notification emails (no HTTP): any number of
+    these may share one database and Redis.
     Stop with Ctrl-C; a turn cut off mid-run is re-queued when its lease expires."""
     settings = Settings()
     configure(settings.log_format)
-    if settings.workers < 1 and settings.webhook_workers < 1:
+    if settings.workers < 1 and settings.webhook_workers < 1 and settings.notify_workers < 1:
         raise click.UsageError(
-            "DEALROOM_WORKERS or DEALROOM_WEBHOOK_WORKERS must be at least 1 for a worker."
+            "DEALROOM_WORKERS, DEALROOM_WEBHOOK_WORKERS or DEALROOM_NOTIFY_WORKERS must be at "
+            "least 1 for a worker."
         )
     asyncio.run(_require_head(settings))
     click.echo(
-        f"dealroom worker: {settings.workers} agent and {settings.webhook_workers} webhook "
-        "workers on "
+        f"dealroom worker: {settings.workers} agent, {settings.webhook_workers} webhook and "
+        f"{settings.notify_workers} notification workers on "
         f"{settings.resolved_database_url.split('@')[-1]}"
     )
     from dealroom.worker import run

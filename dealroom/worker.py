@@ -13,7 +13,8 @@ from dealroom.config import Settings
 
 
 async def run(settings: Settings) -> None:
-    """Agent turns and webhook deliveries until cancelled."""
+    """Agent turns, webhook deliveries and notification emails until cancelled."""
+    from dealroom.jobs.notify_delivery import NotifyWorker
     from dealroom.jobs.webhook_delivery import WebhookWorker
     from dealroom.jobs.wiring import (
         create_model_client,
@@ -32,12 +33,16 @@ async def run(settings: Settings) -> None:
     sessionmaker = create_sessionmaker(engine)
     runner = create_runner(settings, sessionmaker, broker, clock, model, payments)
     webhooks = WebhookWorker(settings, sessionmaker, broker, clock)
+    notify = NotifyWorker(settings, sessionmaker, broker, clock)
     await broker.start()
     await runner.start()
     await webhooks.start()
+    if settings.notify_workers:
+        await notify.start()
     try:
         await asyncio.Event().wait()
     finally:
+        await notify.close()
         await webhooks.close()
         await runner.close()
         await model.close()

@@ -123,7 +123,8 @@ def settings(database_url: str) -> Settings:
     # workers=0: the server stores queued agent runs but executes none, so tests of the
     # foundation see only the events they cause. Agent tests use ``agent_server``. No
     # webhook delivery loop either: its poll would land in the statement counts of tests
-    # that pin a request's statements; the webhook tests turn it on.
+    # that pin a request's statements; the webhook tests turn it on (the notification tests
+    # theirs).
     return Settings(
         database_url=database_url,
         redis_url=REDIS_URL,
@@ -132,6 +133,7 @@ def settings(database_url: str) -> Settings:
         offline_stream_ms=0,
         workers=0,
         webhook_workers=0,
+        notify_workers=0,
         # Panes start empty: what a test reads there is what it caused. The welcome's own
         # tests (tests/e2e/test_greeting.py, the browser story) turn it on.
         greet_visitors=False,

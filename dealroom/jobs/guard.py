@@ -26,6 +26,12 @@ token, in one transaction:
      released has been asked about and flagged already, and is not flagged again.
 - G5 Every audit leaves one verdict row: healthy, repaired (with its edits) or unrepaired.
      A healthy audit changes nothing in the room (the run is ``no_op``).
+- G6 Typed crossings hold for the Guard too: its send from the host's pane is free text, held
+     for the principal's yes (``held_sends`` C6); its correction in a visitor-facing pane uses
+     only the words that side has been shown and the stage vocabulary
+     (``guard_repairs.CORRECTION_WORDS``), and its memory changes where a visitor reads state
+     only what that side's lines show (memory M17). A paraphrase of a private rule has no value
+     the firewall knows, so these rules, not the firewall, keep it on the host's side.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from dealroom.agents.guard import GuardInput, GuardOutput, PaneAudit
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Party
 from dealroom.domain import memory as memdoc
-from dealroom.domain import memory_records
+from dealroom.domain import memory_edits, memory_records, provenance, visibility
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.jobs.distil import (
     LEASE_POLL_SECONDS,
@@ -62,10 +68,12 @@ from dealroom.persistence.models import (
     Participant,
     Room,
 )
+from dealroom.persistence.operator_tools import OperatorToolsRepository
 from dealroom.persistence.ops import VerdictRepository
 from dealroom.persistence.runs import TranscriptRepository
 from dealroom.persistence.watches import WatchRepository
 from dealroom.services.gate import effects, held_sends
+from dealroom.services.notify import owed as notify_owed
 from dealroom.services.offers.reads import room_stage
 from dealroom.services.turns.context import (
     RECENT_DISPATCHES,
@@ -166,7 +174,7 @@ class GuardTurn:
         keys = {p.id: p.key for p in participants}
         panes: list[PaneAudit] = []
         for p in participants:
-            messages = await transcripts.current_session(p.id, self.deps.settings.session_line_cap)
+            messages = await transcripts.current_session(p.id)
             last = next((m for m in reversed(messages) if m.author_kind == AuthorKind.AGENT), None)
             sent_to: list[str] = []
             if last is not None and last.client_message_id:
@@ -271,14 +279,31 @@ class GuardTurn:
         outcome = Outcome(findings=[f"{f.pane}: {f.problem}" for f in output.findings])
         repairs = self.repairs
         document = await repairs.reopen_goals(db, run, output, before, outcome, now)
-        document = repairs.fix_memory(document, audit.participants, output, outcome)
+        visible = [  # M17: what the visitor's side already shows
+            provenance.Said("", line.body)
+            for pane in audit.inputs.panes
+            if visibility.is_visitor_facing(pane.key)
+            for line in pane.session
+        ]
+        document = repairs.fix_memory(document, audit.participants, output, outcome, visible)
         outbound = effects.Outbound(run.room_id, run.id, now, self.deps.settings)
         # G3: the same firewall screen as a persona's send, in the choke point.
         outbound.screen = held_sends.screener(
-            before, {p.id: p.key for p in audit.participants}, audit.held
+            before,
+            {p.id: p.key for p in audit.participants},
+            audit.held,
+            band_percent=self.deps.settings.firewall_band_percent,
         )
         await repairs.deliver(
-            db, run, audit.participants, output, before, audit.held, outcome, outbound
+            db,
+            run,
+            audit.participants,
+            output,
+            before,
+            audit.held,
+            outcome,
+            outbound,
+            [said.text for said in visible],
         )
         uow.publish(*outbound.published)
         host = next((p for p in audit.participants if p.key == Seat.HOST.value), None)
@@ -287,10 +312,22 @@ class GuardTurn:
             held = held_sends.held_of(outbound, self._names(audit))
             uow.publish(*await held_sends.notify(db, run.room_id, host, run.id, held, now))
         repairs.flag_unruled(run, audit.participants, audit.unruled, before, outcome, now)
+        # A waiting principal is owed: the repair is the armed reminder, never an answer.
+        armed = await notify_owed.ensure_armed(db, run.room_id, before, now)
+        outcome.edits += armed.edits
+        uow.publish(*armed.published)
         if document != before:
             room.memory = document
             room.memory_version += 1
             room.memory_updated_at = now
+            await OperatorToolsRepository(db).record_changes(  # memory_edits ME3
+                run.room_id,
+                room.memory_version,
+                memory_edits.changed_leaves(before, document),
+                agent=AgentName.GUARD.value,
+                run_id=run.id,
+                now=now,
+            )
         await db.add(
             GuardVerdict(
                 id=uuid.uuid4(),

@@ -10,19 +10,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
 
 from dealroom.agents import context_filter, persona
+from dealroom.agents.links import LinkQuote
 from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
+from dealroom.domain import (
+    double_texts,
+    memory_records,
+    memory_sections,
+    pane_words,
+    stage_notices,
+    visibility,
+)
 from dealroom.domain import memory as memdoc
-from dealroom.domain import memory_records, memory_sections, stage_notices, visibility
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.seats import AuthorKind, RoomKind, Seat
 from dealroom.domain.sessions import SessionRule
 from dealroom.jobs import persona_outbound, persona_stream, watches
+from dealroom.jobs.perceive import Perception
 from dealroom.persistence.db import Db
 from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.models import Dispatch
@@ -34,6 +44,7 @@ from dealroom.services.live.events import (
     MessageView,
     pane_channel,
 )
+from dealroom.services.notify import triggers as notify_triggers
 from dealroom.services.rooms import pane_log
 from dealroom.services.rooms.pane_log import NotStored, Stored
 from dealroom.services.turns.context import Prepared, RunSnapshot, TurnContext, load
@@ -52,6 +63,7 @@ narrows."""
 class PersonaTurn:
     def __init__(self, deps: RunnerDeps) -> None:
         self.deps = deps
+        self.perception = Perception(deps)
 
     async def prepare(self, db: Db, run: RunSnapshot) -> RunSnapshot:
         """The turn's context, read in the claim's transaction (``TurnRunner.register``): the
@@ -61,7 +73,7 @@ class PersonaTurn:
         head = run.loaded
         if head is None or head.merge_maybe_due or head.taken_over:
             return run
-        ctx = await load(db, run, line_cap=self.deps.settings.session_line_cap, claimed=True)
+        ctx = await load(db, run, claimed=True)
         return dataclasses.replace(run, loaded=dataclasses.replace(head, prepared=Prepared(ctx)))
 
     async def __call__(self, run: RunSnapshot) -> None:
@@ -70,9 +82,7 @@ class PersonaTurn:
             ctx = prepared.context
         else:
             async with reading(self.deps.sessionmaker) as db:
-                ctx = await load(
-                    db, run, line_cap=self.deps.settings.session_line_cap, claimed=True
-                )
+                ctx = await load(db, run, claimed=True)
         if ctx is None:
             await self._finish_orphan(run)
             return
@@ -86,7 +96,9 @@ class PersonaTurn:
     async def _turn(self, run: RunSnapshot, ctx: TurnContext, site: CallSite) -> None:
         if await held_sends.confirm(self.deps, run, ctx):
             return  # the principal's yes released held sends: no model
-        request = await self.request(run, ctx, site)
+        # Perception before the persona: the pane's links, the new message's read now.
+        links = await self.perception.links(run, ctx)
+        request = await self.compose(run, ctx, site, None, links=links)
         message_id = uuid.uuid4()
         channel = pane_channel(ctx.room_id, Seat(ctx.pane_key))
         await persona_stream.ephemeral(
@@ -110,7 +122,13 @@ class PersonaTurn:
         return await self.compose(run, ctx, site, None)
 
     async def compose(
-        self, run: RunSnapshot, ctx: TurnContext, site: CallSite, trigger: Trigger | None
+        self,
+        run: RunSnapshot,
+        ctx: TurnContext,
+        site: CallSite,
+        trigger: Trigger | None,
+        *,
+        links: Sequence[LinkQuote] = (),
     ) -> ModelRequest:
         """:meth:`request` with ``trigger`` overriding the run's own (the login gate's line);
         such a turn may send nothing."""
@@ -135,12 +153,24 @@ class PersonaTurn:
             plan=memory_records.own_plan(ctx.memory, pane),
             account_facts=ctx.host_facts,
             session=ctx.session,
-            trigger=trigger or _trigger(ctx),
+            trigger=trigger or _trigger(ctx, self._later_posts(run, ctx)),
             send_to=send_to,
             deliveries=ctx.deliveries_for(pane),
             stage=ctx.stage,
+            links=links,
+            guest=is_guest_pane(ctx),
         )
         return persona.build(inputs, model=model_for(self.deps, AgentName.PERSONA, ctx.model_picks))
+
+    def _later_posts(self, run: RunSnapshot, ctx: TurnContext) -> list[int]:
+        """The session lines of the later posts this run answers with its own (DT1)."""
+        trigger = str(run.trigger_message_id) if run.trigger_message_id else None
+        authors = [line.author for line in ctx.session]
+        if len(ctx.session_ids) != len(authors):
+            return []
+        return double_texts.later_posts(
+            authors, ctx.session_ids, trigger, self.deps.settings.double_text
+        )
 
     async def _filter(
         self, ctx: TurnContext, visible: dict[str, Any], site: CallSite
@@ -188,7 +218,7 @@ class PersonaTurn:
                 db,
                 ctx.pane,
                 author_kind=AuthorKind.AGENT.value,
-                body=output.reply.strip() or "…",
+                body=pane_words.in_people_words(output.reply) or "…",  # PW2
                 client_message_id=f"run:{run.id}",
                 now=now,
                 session=SessionRule.OPENS if unprompted else SessionRule.CONTINUES,
@@ -210,6 +240,16 @@ class PersonaTurn:
                 # reply stays the one already stored).
                 return
             assert done.memory is not None  # asked for
+            if later := self._later_posts(run, ctx):
+                # DT1: the later posts this reply read are answered by it; their own runs
+                # (queued behind this one: one persona per pane) end here, in its commit.
+                await runs.absorb(
+                    ctx.pane.id,
+                    AgentName.PERSONA.value,
+                    [uuid.UUID(ctx.session_ids[i]) for i in later],
+                    now,
+                    reply_message_id=message_id,
+                )
             memory = done.memory
             rows: list[object] = []  # inserted together, in one flush
             if not guard_push(dispatch):
@@ -230,12 +270,17 @@ class PersonaTurn:
             )
             # Every outbound effect of the turn goes through the choke point (held for a guest).
             outbound = effects.Outbound(ctx.room_id, run.id, now, deps.settings)
+            # The reply already asked the guest to sign in, naming what waits: the gate needs
+            # no second line (one message, seed 000).
+            outbound.gate_said = is_guest_pane(ctx) and pane_words.asks_sign_in(output.reply)
             await persona_outbound.goal_flips(
                 db, deps.settings, run, ctx, before, document, now, outbound, rows
             )
+            delivered_now: Dispatch | None = None
             if dispatch is not None:
                 live = await DispatchRepository(db).by_id(dispatch.id)
                 if live is not None and live.status != "delivered":
+                    delivered_now = live
                     live.status = "delivered"
                     live.delivered_message_id = message_id
                     live.delivered_at = now
@@ -253,6 +298,22 @@ class PersonaTurn:
             }
             held = held_sends.held_of(outbound, names)
             uow.publish(*await held_sends.notify(db, ctx.room_id, ctx.pane, run.id, held, now))
+            # People outside the room: a decision waiting on the principal, or an answer the
+            # waiting side hears (no statement when the turn concerns neither).
+            uow.publish(
+                *await notify_triggers.after_turn(
+                    db,
+                    room_id=ctx.room_id,
+                    pane_key=ctx.pane_key,
+                    keys={p.id: p.key for p in ctx.participants},
+                    delivered=delivered_now,
+                    held=[d for d, _reveals in outbound.screened],
+                    replied_to={r.participant_id for r in outbound.runs}
+                    | {d.to_participant_id for d, _reveals in outbound.screened},
+                    room_held=ctx.dispatches,
+                    now=now,
+                )
+            )
             await db.add(*rows, *outbound.runs)
             # The closing writes (the watch's re-arm above, the memory, the ledger's row) go
             # at the commit, in one statement on PostgreSQL (Db.defer): nothing reads them back.
@@ -275,11 +336,21 @@ GUARD_ORIGIN = "guard"
 """``dispatches.payload.origin`` of a send the Guard made."""
 
 
+def is_guest_pane(ctx: TurnContext) -> bool:
+    """A deal room's visitor pane whose seat no account holds: what it sends waits on the
+    login gate (a demo room's visitor seat is its host's, so it is never one)."""
+    return (
+        ctx.kind is RoomKind.DEAL
+        and ctx.pane_key != Seat.HOST.value
+        and ctx.pane.account_id is None
+    )
+
+
 def guard_push(dispatch: Dispatch | None) -> bool:
     return dispatch is not None and (dispatch.payload or {}).get("origin") == GUARD_ORIGIN
 
 
-def _trigger(ctx: TurnContext) -> Trigger:
+def _trigger(ctx: TurnContext, later: list[int]) -> Trigger:
     event = ctx.trigger_event
     if event is not None:
         told = stage_notices.notices(Stage(event.stage), event.version, event.actor)
@@ -299,6 +370,8 @@ def _trigger(ctx: TurnContext) -> Trigger:
             origin=origin if isinstance(origin, str) else None,
         )
     body = ctx.trigger_message.body if ctx.trigger_message is not None else ""
+    # DT2: a run answering a burst reads it as one message.
+    body = double_texts.joined([body, *(ctx.session[i].body for i in later)])
     return Trigger(kind="message", body=body)
 
 

@@ -208,9 +208,16 @@ class WebhookWorker:
         error: str | None = None
         try:
             # W4 again at send time: the name may resolve elsewhere than when it was made.
-            await check_destination(claim.url, allow_loopback=self.settings.webhook_allow_loopback)
+            pinned = await check_destination(
+                claim.url, allow_loopback=self.settings.webhook_allow_loopback
+            )
+            # Sent to the address just checked (Host and TLS's SNI keep the name): a second
+            # lookup by httpx could answer a private address (DNS rebinding).
             response = await http.post(
-                claim.url, content=claim.body, headers=signed_headers(claim, datetime.now(UTC))
+                pinned.connect_url,
+                content=claim.body,
+                headers={**signed_headers(claim, datetime.now(UTC)), **pinned.headers()},
+                extensions=pinned.extensions,
             )
             status = response.status_code
             if not rules.delivered(status):

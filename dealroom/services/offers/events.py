@@ -32,6 +32,7 @@ from dealroom.services.live.events import (
 from dealroom.services.live.heartbeats import Heartbeats, StreamEnd
 from dealroom.services.live.publish import RUNS_CHANNEL, Publish
 from dealroom.services.live.stream import LiveStream
+from dealroom.services.notify import triggers as notify_triggers
 from dealroom.services.offers.reads import stage_of
 from dealroom.services.partners import webhooks
 from dealroom.services.turns.queue import new_run
@@ -62,6 +63,8 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     # The partner webhook outbox, in this same transaction: committed with the change or not at
     # all.
     outbox = await webhooks.stage_recorded(db, offer, row)
+    # The notification outbox (the parties' emails and in-app list), in this transaction too.
+    outbox += await notify_triggers.stage_recorded(db, offer, row)
 
     def event(prev: int) -> str:
         return StageChangedEvent(seq, prev, offer.id, stage, offer.version, now).encode()
