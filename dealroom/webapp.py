@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -26,14 +27,34 @@ WEB_DIR = Path(__file__).parent / "web"
 
 # The shell never goes stale in a browser cache; the bundles revalidate by ETag.
 _NO_STORE = {"cache-control": "no-cache"}
-# What the pages may load: only this origin (scripts, styles, the API and its websocket).
+# What the pages may load: only this origin (scripts, styles, the API and its websocket),
+# plus Stripe.js's origin when the Stripe provider runs.
 _CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    "default-src 'self'; script-src 'self'{scripts}; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'{connects}; "
+    "frame-src {frames}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
+# Stripe's documented CSP for Stripe.js with Elements and 3-D Secure.
+_STRIPE_CONNECT = ("https://api.stripe.com",)
+_STRIPE_FRAMES = ("https://js.stripe.com", "https://hooks.stripe.com")
 
-_PAGE_HEADERS = {**_NO_STORE, "content-security-policy": _CSP}
+
+def content_security_policy(stripe_js_url: str | None = None) -> str:
+    """The pages' CSP; with ``stripe_js_url``, its origin may serve scripts, frames and API
+    calls (Stripe.js's own, or a local stand-in that talks to its own origin)."""
+    if stripe_js_url is None:
+        return _CSP.format(scripts="", connects="", frames="'self'")
+    parts = urlsplit(stripe_js_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    real = origin == "https://js.stripe.com"
+    connects = [origin, *(_STRIPE_CONNECT if real else ())]
+    frames = dict.fromkeys(["'self'", origin, *(_STRIPE_FRAMES if real else ())])
+    return _CSP.format(
+        scripts=f" {origin}", connects=" " + " ".join(connects), frames=" ".join(frames)
+    )
+
+
+_PAGE_HEADERS = {**_NO_STORE, "content-security-policy": content_security_policy()}
 
 
 @cache
@@ -46,8 +67,8 @@ def graphiql_page() -> HTMLResponse:
     return HTMLResponse(_page("graphiql.html"), headers=_PAGE_HEADERS)
 
 
-def _shell() -> HTMLResponse:
-    return HTMLResponse(_page("index.html"), headers=_PAGE_HEADERS)
+def _shell(headers: dict[str, str] = _PAGE_HEADERS) -> HTMLResponse:
+    return HTMLResponse(_page("index.html"), headers=headers)
 
 
 def web_routes(state: AppState) -> list[BaseRoute]:
@@ -56,15 +77,20 @@ def web_routes(state: AppState) -> list[BaseRoute]:
     is the same shell for anyone; the API refuses a non-operator's ops reads, and the page says
     so), and ``/static`` (the built bundles)."""
 
+    settings = state.settings
+    stripe_js = settings.stripe_js_url if settings.payment_provider == "stripe" else None
+    csp = content_security_policy(stripe_js)
+    headers = {**_NO_STORE, "content-security-policy": csp}
+
     async def app_page(_request: Request) -> Response:
-        return _shell()
+        return _shell(headers)
 
     async def visitor_page(request: Request) -> Response:
         handle = str(request.path_params["handle"])
         if not await _handle_exists(state, handle):
             body = _page("not_found.html").replace("{handle}", html.escape(handle))
-            return HTMLResponse(body, status_code=404, headers={"content-security-policy": _CSP})
-        return _shell()
+            return HTMLResponse(body, status_code=404, headers={"content-security-policy": csp})
+        return _shell(headers)
 
     return [
         Route("/", app_page),

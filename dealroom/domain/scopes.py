@@ -39,6 +39,7 @@ ROOT_FIELD_SCOPES: Final[dict[str, str]] = {
     "offer": Scope.OFFERS_READ,
     "offerStage": Scope.OFFERS_READ,
     "webhooks": Scope.WEBHOOKS_MANAGE,
+    "webhookConnection": Scope.WEBHOOKS_MANAGE,
     "webhookDeliveries": Scope.WEBHOOKS_MANAGE,
     "createWebhook": Scope.WEBHOOKS_MANAGE,
     "deleteWebhook": Scope.WEBHOOKS_MANAGE,
@@ -55,6 +56,9 @@ ROOT_FIELD_SCOPES: Final[dict[str, str]] = {
     "takeOverPane": Scope.OPS_WRITE,
     "releasePane": Scope.OPS_WRITE,
     "operatorPost": Scope.OPS_WRITE,
+    "roomMemoryHistory": Scope.OPS_READ,
+    "editRoomMemory": Scope.OPS_WRITE,
+    "revertRoomMemoryChange": Scope.OPS_WRITE,
 }
 
 

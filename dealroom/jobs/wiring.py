@@ -15,8 +15,10 @@ from dealroom.jobs.distil import DistilTurn
 from dealroom.jobs.gate_line import GateTurn
 from dealroom.jobs.guard import GuardTurn
 from dealroom.jobs.handler import Handler
+from dealroom.jobs.notify_timers import WaitTimers
 from dealroom.jobs.offer_gen import OfferGenTurn
 from dealroom.jobs.payment_capture import capture_pending
+from dealroom.jobs.payment_sweeps import auto_release, reconcile
 from dealroom.jobs.persona import PersonaTurn
 from dealroom.jobs.replay import ReplayTurn, resume_replays
 from dealroom.jobs.runner import TurnRunner
@@ -25,6 +27,7 @@ from dealroom.jobs.watches import WatchFirer
 from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
 from dealroom.services.offers.provider import PaymentProvider, TestPaymentProvider
+from dealroom.services.offers.stripe_provider import StripeProvider
 from dealroom.services.ops import metrics
 from dealroom.services.turns.ledger import Ledger
 from dealroom.services.turns.runs import RunnerDeps
@@ -43,7 +46,7 @@ def create_model_client(settings: Settings) -> ModelClient:
             base_url=settings.gemini_base_url,
             timeout_seconds=settings.model_timeout_seconds,
             attempts=settings.model_attempts,
-            thinking_budget=settings.gemini_thinking_budget,
+            thinking=settings.thinking_budgets,
         )
     from dealroom.agents.models.offline import OfflineClient
 
@@ -51,7 +54,19 @@ def create_model_client(settings: Settings) -> ModelClient:
 
 
 def create_payment_provider(settings: Settings, clock: Clock) -> PaymentProvider:
-    """The local test provider is the only one so far (``DEALROOM_PAYMENT_PROVIDER=test``)."""
+    """``DEALROOM_PAYMENT_PROVIDER``: ``test`` (the local test provider) or ``stripe``."""
+    if settings.payment_provider == "stripe":
+        if not settings.stripe_secret_key:
+            raise ValueError("DEALROOM_PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY")
+        return StripeProvider(
+            settings.stripe_secret_key,
+            publishable_key=settings.stripe_publishable_key,
+            webhook_secret=settings.stripe_webhook_secret,
+            api_base=settings.stripe_api_base,
+            max_network_retries=settings.stripe_max_network_retries,
+            timeout_seconds=settings.stripe_timeout_seconds,
+            webhook_tolerance_seconds=settings.stripe_webhook_tolerance_seconds,
+        )
     if settings.payment_provider != "test":
         raise ValueError(f"unknown payment provider {settings.payment_provider!r}")
     return TestPaymentProvider(
@@ -110,7 +125,9 @@ def create_runner(
         return queued
 
     runner.add_sweep(stale_sync)
-    if payments is not None:
+    if isinstance(payments, StripeProvider):
+        add_stripe_sweeps(runner, settings, sessionmaker, broker, clock, payments)
+    elif payments is not None:
         provider = payments
 
         async def captures() -> int:
@@ -118,4 +135,30 @@ def create_runner(
 
         runner.add_sweep(captures)
     runner.add_sweep(WatchFirer(runner).poll, every=timedelta(seconds=settings.watch_poll_seconds))
+    # Reminders and escalations of waits on a principal: rows checked like the room watches.
+    runner.add_sweep(WaitTimers(runner).poll, every=timedelta(seconds=settings.watch_poll_seconds))
     return runner
+
+
+def add_stripe_sweeps(
+    runner: TurnRunner,
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    broker: Broker,
+    clock: Clock,
+    provider: StripeProvider,
+) -> None:
+    """Stripe reports by webhook; these sweeps catch what a webhook never brought (a lost
+    delivery) and release holds whose time has come."""
+    every = timedelta(seconds=settings.stripe_reconcile_seconds)
+
+    async def reconciliation() -> int:
+        return await reconcile(sessionmaker, broker, clock, provider, overdue=every)
+
+    async def releases() -> int:
+        return await auto_release(
+            sessionmaker, broker, clock, provider, days=settings.auto_release_days
+        )
+
+    runner.add_sweep(reconciliation, every=every)
+    runner.add_sweep(releases, every=every)

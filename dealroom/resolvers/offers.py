@@ -18,7 +18,7 @@ from dealroom.schema.fanout import shared
 from dealroom.schema.offer_types import Payment, StageChanged
 from dealroom.schema.room_types import Offer
 from dealroom.schema.scope_gate import require_key_scope
-from dealroom.schema.types import OfferChatPayload, PayOfferPayload
+from dealroom.schema.types import OfferChatPayload, PaymentSetup, PayOfferPayload
 from dealroom.services.accounts.identity import resolve_identity
 from dealroom.services.live.events import StageChangedEvent
 from dealroom.services.live.publish import publish_after_commit
@@ -94,7 +94,7 @@ async def pay_offer(
     parsed = offers.parse_offer_id(offer_id)
     try:
         async with ctx.transaction() as db:
-            payment, found = await offer_payments.pay_offer(
+            payment, found, client_secret = await offer_payments.pay_offer(
                 db,
                 ctx.app.broker,
                 ctx.app.clock,
@@ -121,6 +121,23 @@ async def pay_offer(
     return PayOfferPayload(
         payment=Payment.from_row(payment),
         offer=Offer.for_reader(found.offer, found.room.reader_seat),
+        client_secret=client_secret,
+        publishable_key=getattr(ctx.app.payments, "publishable_key", None)
+        if client_secret
+        else None,
+    )
+
+
+def payment_setup(info: Info) -> PaymentSetup:
+    """What a paying client needs before it pays; nothing secret (the publishable key is
+    public by Stripe's design)."""
+    app = info.context.app
+    if app.payments.name != "stripe":
+        return PaymentSetup(provider=app.payments.name)
+    return PaymentSetup(
+        provider=app.payments.name,
+        publishable_key=getattr(app.payments, "publishable_key", None),
+        stripe_js_url=app.settings.stripe_js_url,
     )
 
 

@@ -12,10 +12,11 @@ import strawberry
 from dealroom.persistence import models
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.resolvers import memory as memory_resolvers
-from dealroom.schema.account_types import Account
+from dealroom.schema.account_types import Account, AccountConnection, AccountEdge
 from dealroom.schema.context import Info
 from dealroom.schema.memory_types import DurableMemory, MemoryChangeConnection
 from dealroom.schema.offer_types import Payment
+from dealroom.schema.paging import AFTER_DESCRIPTION, FIRST_DESCRIPTION, page_in_memory
 from dealroom.schema.pane_types import Message
 from dealroom.schema.room_types import Offer, Room
 
@@ -62,10 +63,30 @@ class Me:
         row = await RoomRepository(info.context.db).home_room(self._account_id)
         return Room.for_reader(row) if row else None
 
-    @strawberry.field(description="Accounts the signed-in account may act as (X-Act-As).")
+    @strawberry.field(
+        description="Accounts the signed-in account may act as (X-Act-As).",
+        deprecation_reason="Use managedAccountConnection (a connection with pageInfo); "
+        "removed in the next release.",
+    )
     async def managed_accounts(self, info: Info) -> list[Account]:
         rows = await AccountRepository(info.context.db).managed_by(self._signed_in_id)
         return [Account.from_row(row) for row in rows]
+
+    @strawberry.field(
+        description="Accounts the signed-in account may act as (X-Act-As), a page at a time."
+    )
+    async def managed_account_connection(
+        self,
+        info: Info,
+        first: Annotated[int, strawberry.argument(description=FIRST_DESCRIPTION)] = 20,
+        after: Annotated[str | None, strawberry.argument(description=AFTER_DESCRIPTION)] = None,
+    ) -> AccountConnection:
+        accounts = await self.managed_accounts(info)
+        cap = info.context.app.settings.max_page_size
+        page, page_info = page_in_memory(accounts, lambda a: str(a.id), first, after, cap)
+        return AccountConnection(
+            edges=[AccountEdge(cursor=c, node=a) for c, a in page], page_info=page_info
+        )
 
     @strawberry.field(
         description="The account's long-term (durable) memory, its own only, with the date "
@@ -117,4 +138,39 @@ class OfferChatPayload:
 @strawberry.type(description="The result of paying an offer.")
 class PayOfferPayload:
     payment: Payment = strawberry.field(description="The payment.")
+    offer: Offer = strawberry.field(description="The offer, at its new stage.")
+    client_secret: str | None = strawberry.field(
+        default=None,
+        description="With the Stripe provider: the PaymentIntent's client secret, which the "
+        "payer's browser confirms with Stripe.js (Elements). The stage moves when Stripe says "
+        "the funds are held, never on the browser's word. Null with the test provider.",
+    )
+    publishable_key: str | None = strawberry.field(
+        default=None,
+        description="With the Stripe provider: the publishable key Stripe.js is loaded with.",
+    )
+
+
+@strawberry.type(
+    description="How this server takes payments, for a client that pays offers: which "
+    "provider runs and, with Stripe, what a browser loads Stripe.js and Elements with."
+)
+class PaymentSetup:
+    provider: str = strawberry.field(
+        description="test (pay with the test cards test_card_ok, test_card_delayed_capture, "
+        "test_card_declined) or stripe (pay with paymentMethod stripe, then confirm the "
+        "returned clientSecret with Stripe.js)."
+    )
+    publishable_key: str | None = strawberry.field(
+        default=None, description="With the Stripe provider: Stripe's publishable key."
+    )
+    stripe_js_url: str | None = strawberry.field(
+        default=None,
+        description="With the Stripe provider: where to load Stripe.js from "
+        "(DEALROOM_STRIPE_JS_URL).",
+    )
+
+
+@strawberry.type(description="The result of confirming delivery or cancelling a paid booking.")
+class PaymentLifePayload:
     offer: Offer = strawberry.field(description="The offer, at its new stage.")

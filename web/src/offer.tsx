@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { gql, needsLogin, newId } from "./gql";
 import { follow } from "./live";
+import { paymentSetup, stripeFor, type CardElement, type PaymentSetup } from "./stripe";
 import { STAGE_LABEL, type Offer, type OfferAction, type Stage, type StageChange } from "./types";
 
 export const TEST_CARDS: { method: string; label: string }[] = [
@@ -19,7 +20,8 @@ export function StageChip(props: { stage: Stage }) {
   );
 }
 
-const money = (amount: string, currency: string) => `${amount} ${currency}`;
+/** Stages before the payment went in: the card's quote is still to be paid. */
+const UNPAID: Stage[] = ["NO_WRITTEN_OFFER", "WRITTEN_AWAITING_BRAND", "BRAND_ACKED_AWAITING_TALENT", "BOOKED_AWAITING_PAYMENT"];
 
 export function OfferCard(props: {
   offer: Offer;
@@ -33,9 +35,45 @@ export function OfferCard(props: {
   const [note, setNote] = useState("");
   const [method, setMethod] = useState(TEST_CARDS[0].method);
   const [payKey, setPayKey] = useState(newId());
-  const [paid, setPaid] = useState<string | null>(null);
+  const [setup, setSetup] = useState<PaymentSetup | null>(null);
+  // Stripe: the Pay button's payOffer + confirmCardPayment is under way (the card form stays
+  // mounted through it), then submitted: processing until Stripe's webhook moves the stage.
+  const [confirming, setConfirming] = useState(false);
+  const [submitted, setSubmitted] = useState(false);
+  const cardBox = useRef<HTMLDivElement>(null);
+  const cardElement = useRef<CardElement | null>(null);
   const latest = useRef(props);
   latest.current = props;
+  const showPay = (offer.viewerActions.includes("PAY") && offer.payment !== null) || confirming;
+  const stripe = setup?.provider === "stripe" ? setup : null;
+
+  // How the server takes payments, read when there is something to pay.
+  useEffect(() => {
+    if (!showPay || setup) return;
+    paymentSetup().then(setSetup, (e) => setError(e instanceof Error ? e.message : String(e)));
+  }, [showPay, setup]);
+
+  // With Stripe, the card is typed into an Elements card element, mounted while Pay shows.
+  useEffect(() => {
+    if (!showPay || !stripe || !cardBox.current) return;
+    const box = cardBox.current;
+    let element: CardElement | null = null;
+    let gone = false;
+    stripeFor(stripe.stripeJsUrl ?? "", stripe.publishableKey ?? "").then(
+      (client) => {
+        if (gone) return;
+        element = client.elements().create("card");
+        element.mount(box);
+        cardElement.current = element;
+      },
+      (e) => setError(e instanceof Error ? e.message : String(e)),
+    );
+    return () => {
+      gone = true;
+      element?.destroy();
+      cardElement.current = null;
+    };
+  }, [showPay, stripe?.publishableKey, stripe?.stripeJsUrl]);
 
   // Live stage for this offer; on any change, re-read the offer (its viewerActions change).
   useEffect(
@@ -81,13 +119,38 @@ export function OfferCard(props: {
   const pay = () =>
     run(async () => {
       try {
-        const data = await gql<{ payOffer: { offer: Offer; payment: { status: string; total: string; currency: string } } }>(
-          "PayOffer",
-          { offerId: offer.id, paymentMethod: method, idempotencyKey: payKey },
-        );
-        setPaid(`Paid ${money(data.payOffer.payment.total, data.payOffer.payment.currency)} (${data.payOffer.payment.status})`);
+        const data = await gql<{ payOffer: { offer: Offer } }>("PayOffer", {
+          offerId: offer.id,
+          paymentMethod: method,
+          idempotencyKey: payKey,
+        });
         return data.payOffer.offer;
       } finally {
+        setPayKey(newId()); // the next attempt (another card) is a new payment
+      }
+    });
+
+  // Stripe: payOffer starts a PaymentIntent; the browser confirms it with the card element.
+  // The stage moves on Stripe's webhook, so afterwards the card only says it is processing.
+  const payWithStripe = (setupNow: PaymentSetup) =>
+    run(async () => {
+      const element = cardElement.current;
+      if (!element) throw new Error("The card form is still loading; try again.");
+      setConfirming(true);
+      try {
+        const data = await gql<{
+          payOffer: { offer: Offer; clientSecret: string | null; publishableKey: string | null };
+        }>("PayOffer", { offerId: offer.id, paymentMethod: "stripe", idempotencyKey: payKey });
+        const { clientSecret, publishableKey } = data.payOffer;
+        if (!clientSecret || !publishableKey) throw new Error("The server did not start a card payment.");
+        const client = await stripeFor(setupNow.stripeJsUrl ?? "", publishableKey);
+        const result = await client.confirmCardPayment(clientSecret, { payment_method: { card: element } });
+        if (result.error) throw new Error(result.error.message ?? "The card was not accepted.");
+        setSubmitted(true);
+        // Re-read rather than return payOffer's offer: the webhook may already have moved it.
+        return (await gql<{ offer: Offer }>("Offer", { id: offer.id })).offer;
+      } finally {
+        setConfirming(false);
         setPayKey(newId()); // the next attempt (another card) is a new payment
       }
     });
@@ -104,6 +167,11 @@ export function OfferCard(props: {
     });
 
   const can = (action: OfferAction) => offer.viewerActions.includes(action);
+  // The labels the agents name the buttons by: one source, read from the server.
+  const label = (action: OfferAction) => offer.viewerButtons.find((b) => b.action === action)?.label ?? action;
+  const due = UNPAID.includes(offer.stage);
+  const captured = offer.payments.filter((p) => p.status === "captured");
+  const pending = offer.payments.filter((p) => p.status !== "captured");
   const t = offer.terms;
   const q = offer.payment;
   const noteId = `offer-note-${offer.id}`;
@@ -119,7 +187,7 @@ export function OfferCard(props: {
       </p>
       <dl class="terms">
         <dt>Fee</dt>
-        <dd>{t.fee ? money(t.fee.amount, t.fee.currency) : "not settled"}</dd>
+        <dd data-money="fee">{t.fee ? t.fee.display : "not settled"}</dd>
         {t.deliverables.length > 0 && (
           <>
             <dt>Deliverables</dt>
@@ -148,32 +216,53 @@ export function OfferCard(props: {
         <dd>
           {t.seller.displayName} (talent) · {t.buyer ? t.buyer.displayName : "a guest brand"}
         </dd>
-        {q && (
+        {q && due && (
           <>
-            <dt>Due now</dt>
+            <dt>{offer.stage === "BOOKED_AWAITING_PAYMENT" ? "Due now" : "Due at booking"}</dt>
             <dd>
-              {money(q.due, q.currency)} ({q.duePercent}%) + platform fee {q.platformFee} ={" "}
-              <strong>{money(q.total, q.currency)}</strong>
+              <span data-money="due">{q.dueDisplay}</span>
+              {q.duePercent !== "100" && ` (${q.duePercent}% of the fee)`} + platform fee{" "}
+              <span data-money="platform-fee">{q.platformFeeDisplay}</span> ={" "}
+              <strong data-money="total">{q.totalDisplay}</strong>
             </dd>
+          </>
+        )}
+        {captured.length > 0 && (
+          <>
+            <dt>Paid</dt>
+            <dd data-money="paid">{captured.map((p) => p.totalDisplay).join(" + ")}</dd>
           </>
         )}
       </dl>
       {t.openQuestions.length > 0 && (
         <p class="muted">Open questions: {t.openQuestions.join("; ")}</p>
       )}
-      {offer.payments.length > 0 && (
-        <p class="muted">
-          Payments: {offer.payments.map((p) => `${money(p.total, p.currency)} ${p.status}`).join("; ")}
+      {submitted && offer.stage === "PENDING_PAY_CAPTURE" && (
+        <p class="muted" role="status" data-payment="processing">
+          Payment processing: the card is confirmed, waiting for Stripe to hold the funds.
         </p>
       )}
-      {paid && <p class="ok" role="status">{paid}</p>}
+      {pending.length > 0 && (
+        <p class="muted" role="status">
+          Payment of {pending.map((p) => p.totalDisplay).join(" + ")} is being captured.
+        </p>
+      )}
       <div class="actions">
         {can("APPROVE") && (
           <button type="button" class="primary" disabled={busy} onClick={approve}>
-            Approve v{offer.version}
+            {label("APPROVE")}
           </button>
         )}
-        {can("PAY") && q && (
+        {showPay && stripe && (
+          <div class="pay">
+            <span id={`${cardId}-label`}>Card</span>
+            <div role="group" aria-labelledby={`${cardId}-label`} class="stripe-card" ref={cardBox} data-stripe-card />
+            <button type="button" class="primary" disabled={busy} onClick={() => payWithStripe(stripe)}>
+              {label("PAY")}
+            </button>
+          </div>
+        )}
+        {showPay && !stripe && q && (
           <div class="pay">
             <label for={cardId}>Payment method</label>
             <select id={cardId} value={method} onChange={(e) => setMethod((e.target as HTMLSelectElement).value)}>
@@ -183,8 +272,8 @@ export function OfferCard(props: {
                 </option>
               ))}
             </select>
-            <button type="button" class="primary" disabled={busy} onClick={pay}>
-              Pay {money(q.total, q.currency)}
+            <button type="button" class="primary" disabled={busy || !setup} onClick={pay}>
+              {label("PAY")}
             </button>
           </div>
         )}
@@ -196,17 +285,17 @@ export function OfferCard(props: {
           <div class="actions">
             {can("COUNTER") && (
               <button type="button" disabled={busy || !note.trim()} onClick={() => chat("CounterOffer", "counterOffer")}>
-                Counter
+                {label("COUNTER")}
               </button>
             )}
             {can("ADD") && (
               <button type="button" disabled={busy || !note.trim()} onClick={() => chat("AddToOffer", "addToOffer")}>
-                Add
+                {label("ADD")}
               </button>
             )}
             {can("REJECT") && (
               <button type="button" disabled={busy} onClick={() => chat("RejectOffer", "rejectOffer")}>
-                Reject
+                {label("REJECT")}
               </button>
             )}
           </div>

@@ -60,10 +60,12 @@ async def pay_offer(
     offer_id: uuid.UUID,
     payment_method: str,
     idempotency_key: str,
-) -> tuple[Payment, OfferAccess]:
+) -> tuple[Payment, OfferAccess, str | None]:
     """O8: the brand pays the quoted amount. Captured → PAYMENT_HELD; capture pending →
     PENDING_PAY_CAPTURE; declined → the stage stays BOOKED_AWAITING_PAYMENT and the error
-    says so. Idempotent on ``idempotency_key`` (here and at the provider)."""
+    says so. Idempotent on ``idempotency_key`` (here and at the provider). Also returns what
+    the payer's browser confirms the charge with (a provider's client secret), if anything:
+    a pending Stripe payment moves on Stripe's webhook, never on the browser's word."""
     key = idempotency_key.strip()
     if not 0 < len(key) <= 64:
         raise DomainError(
@@ -86,18 +88,23 @@ async def pay_offer(
                 "That idempotencyKey was used with another payment method.",
                 field="idempotencyKey",
             )
-        return existing, OfferAccess(offer, found.room)
+        secret = None
+        if existing.status == ChargeStatus.PENDING.value and existing.provider_ref:
+            # A retry while the payer still has to confirm: the same intent's secret again.
+            secret = (await provider.status(existing.provider_ref)).client_secret
+        return existing, OfferAccess(offer, found.room), secret
     rules.check_pay(state_of(offer), seat)
     quote = quote_for(offer)
     if quote is None:
         raise rules.conflict("The written offer holds no fee that can be paid.", state_of(offer))
     # The provider is idempotent on the key too: a crash after charging but before commit is
-    # retried with the same key and charges nothing twice.
+    # retried with the same key and charges nothing twice. The offer's version is in it, so
+    # a key reused after a rewrite can never replay a charge for other terms.
     charge = await provider.charge(
         amount=quote.total,
         currency=quote.currency,
         payment_method=payment_method,
-        idempotency_key=f"{offer.id}:{key}",
+        idempotency_key=f"{offer.id}:v{offer.version}:{key}",
     )
     if charge.status is ChargeStatus.DECLINED:
         raise DomainError(
@@ -131,4 +138,4 @@ async def pay_offer(
     offer.updated_at = now
     await db.add(payment)
     publish_after_commit(db, broker, await record_stage(db, offer, actor="payment", now=now))
-    return payment, OfferAccess(offer, found.room)
+    return payment, OfferAccess(offer, found.room), charge.client_secret

@@ -9,6 +9,12 @@ test provider gives:
   never charges again, and the same key with different parameters is refused;
 - the capture status of a charge can be read back by its ``reference``, so a pending charge
   can be polled until it is captured or declined.
+
+"Captured" here means the funds are secured for the deal and held (the offer's
+BOOKED_PAYMENT_HELD): the test provider takes them at once, Stripe authorizes a manual-capture
+PaymentIntent. ``release`` takes held funds for good (the brand confirmed delivery), ``cancel``
+gives a whole hold back, ``refund`` returns part or all of released funds; each is idempotent on
+its key like ``charge``.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import Final, Protocol, assert_never
+from typing import Final, Protocol, assert_never, runtime_checkable
 
 from dealroom.domain.errors import DomainError, ErrorCode, bad_input, not_found
 from dealroom.domain.money import is_currency
@@ -38,6 +44,13 @@ class Charge:
     status: ChargeStatus
     message: str | None = None
     """Why a charge was declined, in words a payer can read."""
+    client_secret: str | None = None
+    """What a payer's browser needs to confirm the charge (Stripe's PaymentIntent client
+    secret); None when the charge needs no confirmation by the payer."""
+    minor_amount: int | None = None
+    """The amount the provider says it holds, in minor units (None: it does not say)."""
+    currency: str | None = None
+    """The currency of ``minor_amount``, ISO 4217 upper case."""
 
 
 class PaymentProvider(Protocol):
@@ -53,6 +66,38 @@ class PaymentProvider(Protocol):
     async def status(self, reference: str) -> Charge:
         """The charge as it stands now: whether a pending charge has been captured."""
         ...
+
+
+@runtime_checkable
+class HoldingProvider(PaymentProvider, Protocol):
+    """A provider that also carries the payment's life after the hold (both providers here
+    do; a provider edge a test builds may implement only ``PaymentProvider``)."""
+
+    publishable_key: str | None
+    """The key a payer's browser confirms with (Stripe.js); None when it needs none."""
+
+    async def release(self, reference: str, *, idempotency_key: str) -> Charge:
+        """Take the held funds for good (the brand confirmed delivery); CAPTURED on success."""
+        ...
+
+    async def cancel(self, reference: str, *, idempotency_key: str) -> Charge:
+        """Give a whole hold back to the payer before release; DECLINED once cancelled."""
+        ...
+
+    async def refund(
+        self, reference: str, *, amount: Decimal, currency: str, idempotency_key: str
+    ) -> str:
+        """Return ``amount`` of released funds to the payer; the refund's reference."""
+        ...
+
+
+def holding(provider: PaymentProvider) -> HoldingProvider:
+    """``provider`` as one that releases, cancels and refunds, or CONFLICT."""
+    if not isinstance(provider, HoldingProvider):
+        raise DomainError(
+            ErrorCode.CONFLICT, "The payment provider cannot release or refund payments."
+        )
+    return provider
 
 
 class _Card(StrEnum):
@@ -95,12 +140,15 @@ class TestPaymentProvider:
     __test__ = False  # a provider, not a pytest test class
 
     name: str = "test"
+    publishable_key: str | None = None
 
     def __init__(self, clock: Clock, capture_delay: timedelta = timedelta(seconds=30)) -> None:
         self._clock = clock
         self._capture_delay = capture_delay
         self._by_key: dict[str, _Record] = {}
         self._by_reference: dict[str, _Record] = {}
+        self._settled: dict[str, str] = {}
+        self._refunds: dict[str, str] = {}
 
     @property
     def charges_made(self) -> int:
@@ -156,6 +204,24 @@ class TestPaymentProvider:
         if self._clock.now() - record.charged_at < self._capture_delay:
             return record.charge
         return Charge(reference=reference, status=ChargeStatus.CAPTURED)
+
+    async def release(self, reference: str, *, idempotency_key: str) -> Charge:
+        held = await self.status(reference)
+        if held.status is not ChargeStatus.CAPTURED:
+            raise DomainError(ErrorCode.CONFLICT, "The charge is not held.")
+        self._settled[reference] = "released"
+        return held
+
+    async def cancel(self, reference: str, *, idempotency_key: str) -> Charge:
+        await self.status(reference)  # NOT_FOUND for a charge it never made
+        self._settled[reference] = "cancelled"
+        return Charge(reference, ChargeStatus.DECLINED, "Cancelled before release.")
+
+    async def refund(
+        self, reference: str, *, amount: Decimal, currency: str, idempotency_key: str
+    ) -> str:
+        await self.status(reference)
+        return self._refunds.setdefault(idempotency_key, f"test_re_{uuid.uuid4().hex}")
 
 
 def _method(payment_method: str) -> _Card:
