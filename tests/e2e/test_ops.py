@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import dealroom.agents
+from dealroom.agents import link_reader
 from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
 from dealroom.jobs.takeover import SILENCED
@@ -219,6 +220,8 @@ async def test_rooms_runs_spend_and_prompts_read_with_unpriced_calls_counted(
 # Run kinds with no prompt of their own: the gate speaks with the persona's, a replay calls
 # no model. Any other agent must have its prompt listed.
 NO_PROMPT_OF_THEIR_OWN = {AgentName.GATE, AgentName.REPLAY}
+NO_RUN_OF_THEIR_OWN = {link_reader.AGENT}
+"""Agents whose prompt runs as a call inside another job, never as a run kind."""
 
 
 def prompts_in_code() -> dict[str, str]:
@@ -239,7 +242,9 @@ async def test_every_agents_prompt_is_listed_as_the_text_that_runs(server: Serve
     listed = {p["name"]: p for p in prompts}
     in_code = prompts_in_code()
     assert set(listed) == set(in_code)
-    assert set(listed) == {a.value for a in AgentName} - NO_PROMPT_OF_THEIR_OWN
+    assert (
+        set(listed) == {a.value for a in AgentName} - NO_PROMPT_OF_THEIR_OWN | NO_RUN_OF_THEIR_OWN
+    )
     for name, text in in_code.items():
         assert listed[name]["text"] == text, name
         assert listed[name]["sha256"] == hashlib.sha256(text.encode()).hexdigest(), name

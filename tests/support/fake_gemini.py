@@ -66,6 +66,16 @@ class Reply:
     thoughts: int = 0
     """Thinking tokens reported beside the candidate tokens."""
     finish_reason: str = "STOP"
+    url_metadata: tuple[tuple[str, str], ...] = ()
+    """URL Context: ``(retrieved URL, URL_RETRIEVAL_STATUS_…)`` pairs reported on the
+    candidate as ``urlContextMetadata``."""
+    search_queries: tuple[str, ...] = ()
+    """Search grounding: queries reported on the candidate as ``groundingMetadata``."""
+
+
+def url_read(url: str, text: str, status: str = "URL_RETRIEVAL_STATUS_SUCCESS") -> Reply:
+    """An answer of the URL Context tool: ``text``, with ``url`` retrieved at ``status``."""
+    return Reply(text, usage=(900, 120, 0), url_metadata=((url, status),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +136,12 @@ class Recorded:
         return config
 
     @property
+    def tools(self) -> list[JsonObject]:
+        """The tools the request offered the model (``urlContext``, ``googleSearch``, …)."""
+        tools: list[JsonObject] = self.body.get("tools") or []
+        return tools
+
+    @property
     def schema(self) -> JsonObject:
         """The response schema sent, whichever field carried it."""
         config = self.generation_config
@@ -155,6 +171,15 @@ def _answer(reply: Reply, text: str, model: str, *, final: bool) -> JsonObject:
     candidate: JsonObject = {"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}
     if final:
         candidate["finishReason"] = reply.finish_reason
+    if final and reply.url_metadata:
+        candidate["urlContextMetadata"] = {
+            "urlMetadata": [
+                {"retrievedUrl": url, "urlRetrievalStatus": status}
+                for url, status in reply.url_metadata
+            ]
+        }
+    if final and reply.search_queries:
+        candidate["groundingMetadata"] = {"webSearchQueries": list(reply.search_queries)}
     return {
         "candidates": [candidate],
         "usageMetadata": _usage(reply, final=final),

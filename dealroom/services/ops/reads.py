@@ -21,6 +21,7 @@ from dealroom.agents import (
     context_filter,
     distil,
     guard,
+    link_reader,
     offer_gen,
     persona,
 )
@@ -244,10 +245,12 @@ PROMPTS = {
     "guard": guard.SYSTEM,
     "arvist": arvist.SYSTEM,
     "acc_update": acc_update.PROMPT,
+    link_reader.AGENT: link_reader.SYSTEM,
 }
 """Seed 000 "Prompts are the code, not a setting": read-only, the text that runs (each
 agent's ``system`` text, vocabularies included). The login gate speaks with the persona's
-prompt and a replay calls no model, so neither has an entry of its own."""
+prompt and a replay calls no model, so neither has an entry of its own; the link reader is no
+run of its own (a call inside a link's perceive job) but its text runs all the same."""
 
 
 def agent_prompts(identity: Identity) -> list[Prompt]:

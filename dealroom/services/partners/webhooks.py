@@ -7,10 +7,8 @@ sends nothing). Workers in any process deliver them (``jobs/webhook_delivery.py`
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import secrets
-import socket
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,6 +38,7 @@ from dealroom.persistence.seats import SeatRepository
 from dealroom.persistence.webhooks import WebhookRepository
 from dealroom.services.accounts.identity import Identity
 from dealroom.services.clock import Clock
+from dealroom.services.links.guard import Pinned, Refused, pin
 from dealroom.services.partners.payloads import compose
 
 FIREWALL_FLAG = "firewall"
@@ -56,19 +55,16 @@ WAKE: Publish = (WAKE_CHANNEL, "1")
 # --- destinations ---------------------------------------------------------------------------
 
 
-async def resolve(host: str) -> list[str]:
-    loop = asyncio.get_running_loop()
+async def check_destination(url: str, *, allow_loopback: bool) -> Pinned:
+    """W4 through the links' address guard (``services/links/guard.py``), the host resolved
+    now: the URL bound to the address that was checked, which is where an attempt connects
+    (no second lookup, so a name cannot answer a public address for the check and a private
+    one for the send). Raises ``rules.DestinationError``."""
+    rules.check_url(url)
     try:
-        infos = await loop.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except OSError:
-        return []
-    return sorted({str(info[4][0]) for info in infos})
-
-
-async def check_destination(url: str, *, allow_loopback: bool) -> None:
-    """W4, with the host resolved now. Raises ``rules.DestinationError``."""
-    host = rules.check_url(url)
-    rules.check_addresses(await resolve(host), allow_loopback=allow_loopback)
+        return await pin(url, allow_loopback=allow_loopback, ports=None)
+    except Refused as exc:
+        raise rules.DestinationError(f"The webhook destination is refused: {exc}.") from None
 
 
 # --- managing endpoints ---------------------------------------------------------------------
