@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from typing import cast
 
 import strawberry
+from strawberry.scalars import JSON
 
+from dealroom.domain import memory as memdoc
 from dealroom.domain.errors import bad_input
 from dealroom.domain.seats import Seat
 from dealroom.schema.context import Info
+from dealroom.schema.ops_room_view import (
+    MemoryOp,
+    RoomMemoryChange,
+    RoomMemoryChangeConnection,
+    RoomMemoryWrite,
+)
 from dealroom.schema.ops_rooms import (
     OpsAccount,
     OpsRoom,
     OpsRoomConnection,
     OpsRoomFilter,
+    memory_history_connection,
     room_connection,
 )
 from dealroom.schema.ops_types import (
@@ -29,7 +39,7 @@ from dealroom.schema.pane_types import Message
 from dealroom.services.live.events import MessageView
 from dealroom.services.live.publish import publish_after_commit
 from dealroom.services.ops import actions as ops_actions
-from dealroom.services.ops import metrics
+from dealroom.services.ops import metrics, room_memory, room_view
 from dealroom.services.ops import reads as ops_reads
 from dealroom.services.rooms.service import parse_id
 
@@ -66,10 +76,100 @@ async def ops_rooms(
     return room_connection(page)
 
 
+def _parts_read(info: Info) -> list[str]:
+    """What this read of a room selects, as the read record names it: each field of the room
+    (a transcript with its pane's seat)."""
+    parts = ["room"]
+    for selected in info.selected_fields:
+        for sub in selected.selections:
+            name = getattr(sub, "name", None)
+            if name is None or name in parts:
+                continue
+            seat = getattr(sub, "arguments", {}).get("seat")
+            parts.append(f"{name}:{str(seat).lower()}" if seat is not None else name)
+    return parts[:40]
+
+
 async def ops_room(info: Info, room_id: strawberry.ID) -> OpsRoom:
-    identity = await info.context.identity()
-    row = await ops_reads.ops_room(info.context.db, identity, parse_id(room_id, "room"))
+    ctx = info.context
+    identity = await ctx.identity()
+    parsed = parse_id(room_id, "room")
+    row = await ops_reads.ops_room(ctx.db, identity, parsed)
+    # Operators are trusted, not invisible: the read is recorded before anything is shown.
+    async with ctx.transaction() as db:
+        await room_view.record_read(db, ctx.app.clock, identity, parsed, _parts_read(info))
     return OpsRoom.from_row(row)
+
+
+async def room_memory_history(
+    info: Info, room_id: strawberry.ID, first: int, after: str | None
+) -> RoomMemoryChangeConnection:
+    ctx = info.context
+    identity = await ctx.identity()
+    parsed = parse_id(room_id, "room")
+    page = await room_memory.history(
+        ctx.db,
+        identity,
+        parsed,
+        first=ops_reads.page_size(first, ctx.app.settings.max_page_size),
+        after=after,
+    )
+    if identity.account is not None and identity.account.is_operator:
+        async with ctx.transaction() as db:
+            await room_view.record_read(db, ctx.app.clock, identity, parsed, ["memoryHistory"])
+    return memory_history_connection(page)
+
+
+async def edit_room_memory(
+    info: Info,
+    room_id: strawberry.ID,
+    op: MemoryOp,
+    path: str,
+    value: str | None,
+    reason: str,
+) -> RoomMemoryWrite:
+    ctx = info.context
+    identity = await ctx.identity()
+    settings = ctx.app.settings
+    async with ctx.transaction() as db:
+        written = await room_memory.edit(
+            db,
+            ctx.app.clock,
+            identity,
+            parse_id(room_id, "room"),
+            memdoc.Change(memdoc.Op(MemoryOp(op).value), path.strip(), value),
+            reason=reason,
+            lease_seconds=settings.memory_lease_seconds,
+            band_percent=settings.firewall_band_percent,
+        )
+    return _written(written)
+
+
+async def revert_room_memory_change(
+    info: Info, change_id: strawberry.ID, reason: str
+) -> RoomMemoryWrite:
+    ctx = info.context
+    identity = await ctx.identity()
+    settings = ctx.app.settings
+    async with ctx.transaction() as db:
+        written = await room_memory.revert(
+            db,
+            ctx.app.clock,
+            identity,
+            parse_id(change_id, "change"),
+            reason=reason,
+            lease_seconds=settings.memory_lease_seconds,
+            band_percent=settings.firewall_band_percent,
+        )
+    return _written(written)
+
+
+def _written(written: room_memory.Written) -> RoomMemoryWrite:
+    return RoomMemoryWrite(
+        memory=cast(JSON, written.memory),  # an opaque NewType
+        version=written.version,
+        changes=[RoomMemoryChange.from_row(c) for c in written.changes],
+    )
 
 
 async def agent_prompts(info: Info) -> list[AgentPrompt]:

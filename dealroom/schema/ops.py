@@ -10,6 +10,11 @@ import strawberry
 from dealroom.domain.seats import Seat
 from dealroom.resolvers import ops
 from dealroom.schema.context import Info
+from dealroom.schema.ops_room_view import (
+    MemoryOp,
+    RoomMemoryChangeConnection,
+    RoomMemoryWrite,
+)
 from dealroom.schema.ops_rooms import (
     OpsAccount,
     OpsRoom,
@@ -75,6 +80,16 @@ class OpsQuery:
     ) -> OpsActionConnection:
         return await ops.ops_actions_page(info, room_id, first, after)
 
+    @strawberry.field(
+        description="Room memory's changed leaves (old, new, which run or operator, when), "
+        "newest first. Operators read every leaf; the room's host reads its own branch's "
+        "(host.*). FORBIDDEN to anyone else."
+    )
+    async def room_memory_history(
+        self, info: Info, room_id: RoomId, first: First = 20, after: After = None
+    ) -> RoomMemoryChangeConnection:
+        return await ops.room_memory_history(info, room_id, first, after)
+
 
 @strawberry.type
 class OpsMutation:
@@ -128,6 +143,45 @@ class OpsMutation:
         seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
     ) -> bool:
         return await ops.release_pane(info, room_id, seat)
+
+    @strawberry.mutation(
+        description="Operators only: one targeted change to a room's memory, with a reason, "
+        "through the memory writer's rules: never a reserved part (goals, plans, …), only "
+        "under a participant's branch or deal, within the size limits, and a value a "
+        "visitor-side pane reads is screened for the host's private values and must already "
+        "be on the visitor's side (BAD_USER_INPUT, nothing written). CONFLICT while a memory "
+        "writer (Distil, the Guard) holds the room's lease. Each changed leaf is a history "
+        "row. Audited."
+    )
+    async def edit_room_memory(
+        self,
+        info: Info,
+        room_id: RoomId,
+        op: Annotated[MemoryOp, strawberry.argument(description="set, append or remove.")],
+        path: Annotated[
+            str,
+            strawberry.argument(description="A dotted path under a participant's branch or deal."),
+        ],
+        reason: Annotated[str, strawberry.argument(description="Why (kept in the history).")],
+        value: Annotated[
+            str | None, strawberry.argument(description="The value, for set and append.")
+        ] = None,
+    ) -> RoomMemoryWrite:
+        return await ops.edit_room_memory(info, room_id, op, path, value, reason)
+
+    @strawberry.mutation(
+        description="Operators only: undo one room memory change, as a new recorded change. "
+        "CONFLICT when the leaf changed again since (revert the later change first) or a "
+        "memory writer holds the room; BAD_USER_INPUT for a reserved part, or a restored value "
+        "a visitor-side pane would read that states a host private value. Audited."
+    )
+    async def revert_room_memory_change(
+        self,
+        info: Info,
+        change_id: Annotated[strawberry.ID, strawberry.argument(description="The change.")],
+        reason: Annotated[str, strawberry.argument(description="Why.")] = "",
+    ) -> RoomMemoryWrite:
+        return await ops.revert_room_memory_change(info, change_id, reason)
 
     @strawberry.mutation(
         description="Operators only: speak in the agent's seat of a taken-over pane; the line "

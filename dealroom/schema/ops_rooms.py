@@ -11,8 +11,20 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.domain.offer_stage import Stage
+from dealroom.domain.seats import Seat
+from dealroom.persistence import models
 from dealroom.persistence.models import AgentRun
 from dealroom.schema.context import Info
+from dealroom.schema.ops_room_view import (
+    OpsDispatch,
+    OpsDispatchConnection,
+    OpsOffer,
+    OpsRoomRead,
+    OpsRoomReadConnection,
+    OpsTranscript,
+    RoomMemoryChange,
+    RoomMemoryChangeConnection,
+)
 from dealroom.schema.ops_types import (
     Flag,
     OpsFlagConnection,
@@ -26,7 +38,10 @@ from dealroom.schema.ops_types import (
     Spend,
     SpendBy,
 )
+from dealroom.schema.pane_types import Message
+from dealroom.services.live.events import MessageView
 from dealroom.services.ops import reads as ops_reads
+from dealroom.services.ops import room_memory, room_view
 from dealroom.services.ops import spend as spend_reads
 from dealroom.services.ops.spend import SpendBy as SpendGrouping
 
@@ -179,6 +194,100 @@ class OpsRoom:
         identity = await info.context.identity()
         rows = await ops_reads.takeovers(info.context.db, identity, self._id)
         return [PaneTakeover.from_row(seat, row) for seat, row in rows]
+
+    @strawberry.field(description="One pane's transcript, newest first, paged by `before`.")
+    async def transcript(
+        self,
+        info: Info,
+        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+        first: First = 50,
+        before: Annotated[
+            int | None, strawberry.argument(description="`before` of the previous page.")
+        ] = None,
+    ) -> OpsTranscript:
+        identity = await info.context.identity()
+        page = await room_view.transcript(
+            info.context.db, identity, self._id, Seat(seat), first=_cap(info, first), before=before
+        )
+        return OpsTranscript(
+            seat=Seat(seat).value,
+            nodes=[
+                Message.from_view(MessageView.from_row(m, Seat(seat)), Seat(seat))
+                for m in page.rows
+            ],
+            has_next_page=page.has_next,
+            before=page.rows[-1].seq if page.rows else None,
+        )
+
+    @strawberry.field(description="The whole room memory, every branch (never an agent's view).")
+    async def memory(self, info: Info) -> JSON:
+        identity = await info.context.identity()
+        document, _ = await room_view.memory(info.context.db, identity, self._id)
+        return cast(JSON, document)  # an opaque NewType
+
+    @strawberry.field(description="The room memory's version.")
+    async def memory_version(self, info: Info) -> int:
+        identity = await info.context.identity()
+        _, version = await room_view.memory(info.context.db, identity, self._id)
+        return version
+
+    @strawberry.field(description="Room memory's changed leaves, newest first.")
+    async def memory_history(
+        self, info: Info, first: First = 20, after: After = None
+    ) -> RoomMemoryChangeConnection:
+        identity = await info.context.identity()
+        ops_reads.require_operator(identity)
+        page = await room_memory.history(
+            info.context.db, identity, self._id, first=_cap(info, first), after=after
+        )
+        return memory_history_connection(page)
+
+    @strawberry.field(description="The dispatch record (what each pane sent), newest first.")
+    async def dispatches(
+        self, info: Info, first: First = 20, after: After = None
+    ) -> OpsDispatchConnection:
+        identity = await info.context.identity()
+        page, seats = await room_view.dispatches(
+            info.context.db, identity, self._id, first=_cap(info, first), after=after
+        )
+        end = page.rows[-1] if page.rows else None
+        return OpsDispatchConnection(
+            nodes=[OpsDispatch.from_row(d, seats) for d in page.rows],
+            has_next_page=page.has_next,
+            end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
+        )
+
+    @strawberry.field(description="The room's offers, newest first, with their payments.")
+    async def offers(self, info: Info, first: First = 10) -> list[OpsOffer]:
+        identity = await info.context.identity()
+        found = await room_view.offers(info.context.db, identity, self._id, first=_cap(info, first))
+        return [OpsOffer.from_row(offer, payments) for offer, payments in found]
+
+    @strawberry.field(description="Operators' reads of this room (who, when, what), newest first.")
+    async def reads(
+        self, info: Info, first: First = 20, after: After = None
+    ) -> OpsRoomReadConnection:
+        identity = await info.context.identity()
+        page = await room_view.reads(
+            info.context.db, identity, self._id, first=_cap(info, first), after=after
+        )
+        end = page.rows[-1] if page.rows else None
+        return OpsRoomReadConnection(
+            nodes=[OpsRoomRead.from_row(r) for r in page.rows],
+            has_next_page=page.has_next,
+            end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
+        )
+
+
+def memory_history_connection(
+    page: ops_reads.Page[models.RoomMemoryChange],
+) -> RoomMemoryChangeConnection:
+    end = page.rows[-1] if page.rows else None
+    return RoomMemoryChangeConnection(
+        nodes=[RoomMemoryChange.from_row(c) for c in page.rows],
+        has_next_page=page.has_next,
+        end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
+    )
 
 
 @strawberry.type(description="A page of rooms, most recently active first.")

@@ -1,5 +1,6 @@
 // One room as operators see it (/ops/rooms/<id>): run history, goal events, the Guard's
-// verdicts, flags and spend by agent, model and day; the controls are in opscontrols.tsx.
+// verdicts, flags, spend by agent, model and day, both panes' transcripts, the memory with its
+// history, the dispatch record and offers; the controls are in opscontrols.tsx.
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { gql } from "./gql";
@@ -112,6 +113,61 @@ export function OpsRoomPage(props: { roomId: string }) {
             ))}
           </ul>
         )}
+      </Section>
+
+      <Section id="transcripts" title="Transcripts">
+        <div class="ops-transcripts">
+          {[room.hostLines, room.visitorLines].map((t) => (
+            <div class="ops-transcript" data-seat={t.seat} role="log" aria-label={`${t.seat} pane`}>
+              <h3>{t.seat} pane</h3>
+              {t.nodes.length === 0 && <p class="muted small">No lines yet.</p>}
+              <ol class="plain">
+                {[...t.nodes].reverse().map((m) => (
+                  <li key={m.id} class="small">
+                    <strong>{m.authorKind.toLowerCase()}</strong> {m.body}
+                  </li>
+                ))}
+              </ol>
+              {t.hasNextPage && <p class="muted small">Older lines: opsRoom.transcript(before:).</p>}
+            </div>
+          ))}
+        </div>
+      </Section>
+
+      <Section id="memory" title="Room memory">
+        <pre class="ops-memory small">{JSON.stringify(room.memory, null, 2)}</pre>
+        <Table
+          label="Memory history"
+          head={["Path", "Old", "New", "By", "Reason", "When"]}
+          rows={room.memoryHistory.nodes.map((c) => [
+            c.path,
+            c.oldValue == null ? "" : JSON.stringify(c.oldValue),
+            c.newValue == null ? "" : JSON.stringify(c.newValue),
+            c.agent,
+            c.reason ?? "",
+            when(c.createdAt),
+          ])}
+        />
+      </Section>
+
+      <Section id="dispatches" title="Dispatch record">
+        <Table
+          label="Dispatches"
+          head={["From", "To", "Substance", "Status", "When"]}
+          rows={room.dispatches.nodes.map((d) => [d.fromPane, d.toPane, d.substance, d.status, when(d.createdAt)])}
+        />
+      </Section>
+
+      <Section id="offers" title="Offers and payments">
+        <Table
+          label="Offers"
+          head={["Stage", "Version", "Payments"]}
+          rows={room.offers.map((o) => [
+            o.stage,
+            String(o.version),
+            o.payments.map((p) => `${p.status} ${p.total} ${p.currency}`).join("; "),
+          ])}
+        />
       </Section>
 
       <Section id="flags" title={`Flags (${room.flagCount})`}>

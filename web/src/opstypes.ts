@@ -8,6 +8,7 @@ export interface Spend {
   outputTokens: number;
   cachedTokens: number;
   priceUsd: string;
+  priceDisplay: string;
   unpricedCalls: number;
 }
 
@@ -73,8 +74,26 @@ export interface GuardVerdict {
   createdAt: string;
 }
 
+export interface OpsTranscript {
+  seat: string;
+  nodes: { id: string; body: string; authorKind: string; createdAt: string }[];
+  hasNextPage: boolean;
+}
+
+/** What an operator reads of a room to act on it (every read is recorded server-side). */
+export interface OpsRoomWhole {
+  hostLines: OpsTranscript;
+  visitorLines: OpsTranscript;
+  memory: unknown;
+  memoryHistory: {
+    nodes: { id: string; path: string; oldValue: unknown; newValue: unknown; agent: string; reason: string | null; createdAt: string }[];
+  };
+  dispatches: { nodes: { id: string; fromPane: string; toPane: string; substance: string; status: string; createdAt: string }[] };
+  offers: { id: string; stage: string; status: string; version: number; payments: { id: string; status: string; total: string; currency: string }[] }[];
+}
+
 export interface OpsRoomData {
-  opsRoom: OpsRoomDetail;
+  opsRoom: OpsRoomDetail & OpsRoomWhole;
   roomOps: { guardVerdicts: GuardVerdict[] };
 }
 
@@ -83,10 +102,9 @@ export type OperatorLine = Message & { paneSeat: string };
 /** The agents a room's models can be picked for (ModelPickInput.agent). */
 export const PICKABLE = ["persona", "distil", "context_filter", "offer_gen", "agreement"];
 
-/** Priced spend in USD (sub-cent amounts to the micro-dollar), and the calls no price covers. */
+/** Priced spend (sub-cent amounts to the micro-dollar), and the calls no price covers. */
 export function usd(s: Spend): string {
-  const n = Number(s.priceUsd);
-  const amount = n === 0 ? "0" : n < 0.01 ? n.toFixed(6) : n.toFixed(2);
-  return `$${amount}${s.unpricedCalls ? ` + ${s.unpricedCalls} unpriced` : ""}`;
+  // priceDisplay: the server's one money format (Babel), never formatted here.
+  return `${s.priceDisplay}${s.unpricedCalls ? ` + ${s.unpricedCalls} unpriced` : ""}`;
 }
 export const when = (iso: string) => new Date(iso).toLocaleString();
