@@ -8,11 +8,9 @@ import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 import structlog
-from cross_web import AsyncHTTPRequestAdapter, HTTPException
-from graphql import GraphQLError
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
@@ -22,62 +20,62 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.exceptions import MissingQueryError
-from strawberry.http import GraphQLRequestData
-from strawberry.http.exceptions import WebSocketDisconnected
-from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
-    BaseGraphQLTransportWSHandler,
-)
-from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
-    ConnectionInitMessage,
-)
-from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
-    Message as TransportMessage,
-)
-from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
-from strawberry.subscriptions.protocols.graphql_ws.types import (
-    OperationMessage as LegacyMessage,
-)
-from strawberry.types import ExecutionResult
-from strawberry.types.graphql import OperationType
 
 from dealroom.agents.models.base import ModelClient
 from dealroom.config import Settings
-from dealroom.domain.errors import ErrorCode
 from dealroom.gc_tuning import refreeze_when_settled, sweep_young
 from dealroom.health import Readiness
+from dealroom.http_graphql import GraphQLHttp
+from dealroom.jobs.notify_delivery import NotifyWorker
 from dealroom.jobs.webhook_delivery import WebhookWorker
 from dealroom.jobs.wiring import (
     create_model_client,
     create_payment_provider,
     create_runner,
 )
+from dealroom.persisted_queries import PersistedQueries
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker, open_pool
 from dealroom.realtime import Broker, create_broker
 from dealroom.request_limits import (
     BodyLimit,
-    JsonTooDeep,
     RequestRejected,
     decode_json,
     send_rejection,
 )
+from dealroom.resolvers.payments import stripe_webhook
 from dealroom.schema.build import create_schema
 from dealroom.schema.context import AppState, Context
-from dealroom.schema.fanout import shared_frame
 from dealroom.services.clock import Clock, SystemClock
 from dealroom.services.live.admission import Admission, slots_for
 from dealroom.services.live.heartbeats import Heartbeats
 from dealroom.services.live.rechecks import Rechecks
 from dealroom.services.offers.provider import PaymentProvider
+from dealroom.services.offers.stripe_provider import StripeProvider
 from dealroom.services.ops import metrics
+from dealroom.unsubscribe import unsubscribe_routes
 from dealroom.webapp import graphiql_page, web_routes
+from dealroom.ws_graphql import LegacyWSHandler, TransportWSHandler
 
 GRAPHQL_PATH = "/graphql"
+
+CORS_HEADERS = (
+    "authorization",
+    "content-type",
+    "accept",
+    "x-guest-key",
+    "x-act-as",
+    # Apollo Client's client awareness and CSRF-prevention headers.
+    "apollographql-client-name",
+    "apollographql-client-version",
+    "apollo-require-preflight",
+    "x-apollo-operation-name",
+    # urql sends only accept and content-type; graphql-ws and GraphiQL nothing more.
+)
+"""Request headers cross-origin pages may send (``DEALROOM_CORS_ALLOW_HEADERS`` adds more)."""
 
 CONTEXTS = "dealroom.contexts"
 
@@ -90,37 +88,6 @@ class _WithoutStrawberryOriginAdvice(logging.Filter):
 
 
 logging.getLogger("strawberry.ws").addFilter(_WithoutStrawberryOriginAdvice())
-
-
-class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
-    """graphql-transport-ws; a shared subscription result is encoded once (fanout.py)."""
-
-    async def send_message(self, message: TransportMessage) -> None:
-        await _send(self.websocket, self.view, cast("dict[str, Any]", message))
-
-    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
-        await super().handle_connection_init(message)
-        # The init timeout is cancelled by now: do not keep the finished task (its coroutine,
-        # context and CancelledError) for the socket's whole life.
-        self.connection_init_timeout_task = None
-
-
-class _LegacyWSHandler(BaseGraphQLWSHandler[Context, None]):
-    """Legacy graphql-ws, the same way."""
-
-    async def send_message(self, message: LegacyMessage) -> None:
-        await _send(self.websocket, self.view, cast("dict[str, Any]", message))
-
-
-async def _send(websocket: Any, view: Any, message: dict[str, Any]) -> None:
-    text = shared_frame(message, view.encode_json)
-    if text is None:
-        await websocket.send_json(message)
-        return
-    try:
-        await websocket.ws.send_text(text)
-    except WebSocketDisconnect as exc:
-        raise WebSocketDisconnected from exc
 
 
 class DealroomApp(Starlette):
@@ -150,8 +117,8 @@ class GraphQLView(GraphQL[Context, None]):
     """strawberry's ASGI view with our typed context; each request's unit of work is closed
     when the request (or the websocket) ends, so no connection outlives its use."""
 
-    graphql_transport_ws_handler_class = _TransportWSHandler
-    graphql_ws_handler_class = _LegacyWSHandler
+    graphql_transport_ws_handler_class = TransportWSHandler
+    graphql_ws_handler_class = LegacyWSHandler
 
     def __init__(self, state: AppState) -> None:
         super().__init__(
@@ -185,59 +152,14 @@ class GraphQLView(GraphQL[Context, None]):
         return False
 
     def decode_json(self, data: str | bytes) -> object:
-        """Every JSON body and websocket frame: nesting bounded (a websocket frame over it is
-        closed 4400 as invalid JSON by the protocol handler)."""
-        return decode_json(data, self.state.settings.max_json_depth)
-
-    def parse_json(self, data: str | bytes) -> Any:
-        try:
-            return super().parse_json(data)
-        except HTTPException as exc:
-            if isinstance(exc.__cause__, JsonTooDeep):
-                raise RequestRejected(
-                    400, ErrorCode.BAD_USER_INPUT, f"The request {exc.__cause__.msg}."
-                ) from exc
-            raise
-
-    async def execute_single(  # strawberry's signature
-        self,
-        request: Request,
-        request_adapter: AsyncHTTPRequestAdapter,
-        sub_response: Response,
-        context: Context,
-        root_value: None,
-        request_data: GraphQLRequestData,
-    ) -> ExecutionResult:
-        """Queries and mutations over HTTP; a subscription sent over HTTP gets a GraphQL error
-        with a code instead of being executed as a query (which fails obscurely)."""
-        allowed = {OperationType.QUERY}
-        if request_adapter.method == "POST":
-            allowed.add(OperationType.MUTATION)
-        try:
-            return await self.schema.execute(
-                request_data.query,
-                root_value=root_value,
-                variable_values=request_data.variables,
-                context_value=context,
-                operation_name=request_data.operation_name,
-                allowed_operation_types=allowed,
-                operation_extensions=request_data.extensions,
-            )
-        except InvalidOperationTypeError as exc:
-            message = (
-                "Subscriptions are served over a websocket at /graphql."
-                if exc.operation_type is OperationType.SUBSCRIPTION
-                else exc.as_http_error_reason(request_adapter.method)
-            )
-            error = GraphQLError(message, extensions={"code": str(ErrorCode.BAD_USER_INPUT)})
-            return ExecutionResult(data=None, errors=[error])
-        except CannotGetOperationTypeError as exc:
-            raise HTTPException(400, exc.as_http_error_reason()) from exc
-        except MissingQueryError as exc:
-            raise HTTPException(400, "No GraphQL query found in the request") from exc
+        """Every websocket frame: nesting and size bounded before decoding (a frame over
+        them is closed 4400 as invalid JSON by the protocol handler). HTTP requests are
+        http_graphql's."""
+        settings = self.state.settings
+        return decode_json(data, settings.max_json_depth, settings.max_json_items)
 
     async def render_graphql_ide(self, request: Request) -> Response:
-        """GraphiQL from the package's own files (no CDN): it works on a closed network."""
+        """Unused: HTTP requests (GraphiQL's page too) are http_graphql's."""
         return graphiql_page()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -278,6 +200,7 @@ def create_app(
     model = model or create_model_client(settings)
     sessionmaker = create_sessionmaker(engine)
     clock = clock or SystemClock()
+    own_payments = payments is None
     payments = payments or create_payment_provider(settings, clock)
     state = AppState(
         settings=settings,
@@ -290,11 +213,24 @@ def create_app(
             slots_for(engine, settings.subscription_start_slots),
             settings.subscription_start_wait_seconds,
         ),
-        rechecks=Rechecks(sessionmaker, clock, settings.subscription_recheck_seconds),
+        rechecks=Rechecks(
+            sessionmaker, clock, settings.subscription_recheck_seconds, broker=broker
+        ),
         heartbeats=Heartbeats(sessionmaker, settings.subscription_heartbeat_seconds),
     )
     view = GraphQLView(state)
+    http_view = GraphQLHttp(
+        state,
+        view.schema,  # type: ignore[arg-type]  # create_schema builds a strawberry.Schema
+        PersistedQueries(
+            settings.persisted_queries,
+            settings.max_query_chars,
+            view.schema.trusted,  # type: ignore[attr-defined]  # schema.build.Schema's
+        ),
+        graphiql_page() if settings.graphiql else None,
+    )
     webhook_worker = WebhookWorker(settings, sessionmaker, broker, clock)
+    notify_worker = NotifyWorker(settings, sessionmaker, broker, clock)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
@@ -304,6 +240,8 @@ def create_app(
             await open_pool(engine, settings.database_connections_at_start)
         await state.runner.start()
         await webhook_worker.start()
+        if settings.notify_workers:
+            await notify_worker.start()
         # Out of the collector's way once a subscribe burst is over (a no-op unless frozen).
         settler = asyncio.create_task(refreeze_when_settled())
         sweeper = asyncio.create_task(sweep_young())
@@ -319,9 +257,12 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await collector_task
             await webhook_worker.close()
+            await notify_worker.close()
             await state.runner.close()
             if own_model:
                 await model.close()
+            if own_payments and isinstance(payments, StripeProvider):
+                await payments.close()  # its HTTP client's pooled connections to Stripe
             if own_broker:
                 await broker.close()
             if own_engine:
@@ -362,10 +303,17 @@ def create_app(
                 allow_origins=settings.cors_origin_list,
                 allow_credentials=True,
                 allow_methods=["GET", "POST"],
-                allow_headers=["authorization", "content-type", "x-guest-key", "x-act-as"],
+                allow_headers=[*CORS_HEADERS, *settings.cors_allow_header_list],
+                max_age=settings.cors_max_age,
             )
         )
-    middleware.append(Middleware(BodyLimit, max_bytes=settings.max_request_bytes))
+    middleware.append(
+        Middleware(
+            BodyLimit,
+            max_bytes=settings.max_request_bytes,
+            body_timeout=settings.http_body_timeout,
+        )
+    )
     app = DealroomApp(
         BodyLimit(view, max_bytes=settings.max_request_bytes),
         debug=settings.debug,
@@ -375,14 +323,17 @@ def create_app(
             Route("/health/ready", ready),
             Route("/health/live", live),
             Route("/metrics", metrics_page),
-            Route(GRAPHQL_PATH, view, methods=["GET", "POST"]),
+            Route("/webhooks/stripe", stripe_webhook, methods=["POST"]),
+            Route(GRAPHQL_PATH, http_view),  # every method: it answers 405 itself, coded
             # Reached only when DealroomApp's shortcut is not taken (a --root-path mount);
             # the route table lists every path either way.
             WebSocketRoute(GRAPHQL_PATH, view),
+            *unsubscribe_routes(state),
             *web_routes(state),
         ],
         lifespan=lifespan,
     )
     app.state.dealroom = state  # tests and benchmarks reach the runner through it
     app.state.webhook_worker = webhook_worker
+    app.state.notify_worker = notify_worker
     return app

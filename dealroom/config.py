@@ -6,11 +6,15 @@ Nothing set means: a SQLite file under ``DEALROOM_DATA_DIR`` and the in-process 
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from dealroom.agents.models import thinking
+from dealroom.agents.models.base import AgentName
+from dealroom.domain.double_texts import DoubleText
 from dealroom.domain.passwords import OWASP_MINIMUM, Argon2Profile, meets_floor
 
 
@@ -71,8 +75,19 @@ class Settings(BaseSettings):
     persona_model: str = "gemini-2.5-flash"
     distil_model: str = "gemini-2.5-flash"
     filter_model: str = "gemini-2.5-flash-lite"
-    gemini_thinking_budget: int | None = None
-    """Thinking tokens per Gemini call; unset keeps the model's default (2.5 Flash thinks)."""
+    # Thinking budgets per agent (agents/models/thinking.py; the choice: docs/DECISIONS.md,
+    # "Thinking per agent"). Unset keeps the model's default; -1 is dynamic.
+    thinking_persona: int | None = 512
+    """The reply and its rulings: a little reasoning, bounded (it delays the first word)."""
+    thinking_distil: int | None = 0
+    thinking_context_filter: int | None = 0
+    thinking_offer_gen: int | None = 1024
+    """Rare, and the written terms must be right."""
+    thinking_agreement: int | None = 0
+    thinking_guard: int | None = 512
+    """2.5 Pro cannot turn thinking off (at least 128)."""
+    thinking_arvist: int | None = 512
+    thinking_acc_update: int | None = 0
     model_timeout_seconds: float = 30.0
     model_attempts: int = 4
     """HTTP attempts per model call (429 and 5xx are retried with backoff by the SDK)."""
@@ -101,12 +116,40 @@ class Settings(BaseSettings):
     offer_gen_model: str = "gemini-2.5-flash"
     agreement_model: str = "gemini-2.5-flash"
     payment_provider: str = "test"
-    """Only the local test provider exists so far (test_card_ok, test_card_declined,
-    test_card_delayed_capture)."""
+    """``test``: the local test provider (test_card_ok, test_card_declined,
+    test_card_delayed_capture); ``stripe``: Stripe through its SDK (``STRIPE_*`` below)."""
     payment_capture_delay_seconds: float = 30.0
     """How long the test provider's delayed capture takes."""
-    session_line_cap: int = 400
-    """Safety cap on transcript lines read for one turn (never reached by a real sitting)."""
+    stripe_secret_key: str | None = Field(default=None, validation_alias="STRIPE_SECRET_KEY")
+    """Stripe's secret API key (``sk_...``); required when ``payment_provider`` is stripe."""
+    stripe_publishable_key: str | None = Field(
+        default=None, validation_alias="STRIPE_PUBLISHABLE_KEY"
+    )
+    """The publishable key (``pk_...``) handed to the payer's browser with the client secret."""
+    stripe_webhook_secret: str | None = Field(
+        default=None, validation_alias="STRIPE_WEBHOOK_SECRET"
+    )
+    """The endpoint's signing secret (``whsec_...``) that ``POST /webhooks/stripe`` verifies."""
+    stripe_api_base: str | None = Field(default=None, validation_alias="STRIPE_API_BASE")
+    """Stripe's API address; unset is Stripe itself. Tests point it at a local server."""
+    stripe_js_url: str = "https://js.stripe.com/v3/"
+    """Where the web client loads Stripe.js from (the page's CSP allows its origin). Tests
+    point it at a local stand-in: the browser tests cannot reach Stripe."""
+    stripe_webhook_tolerance_seconds: int = 300
+    """How old a signed webhook may be before it is refused as stale (replay window)."""
+    stripe_max_network_retries: int = 2
+    """Retries of a Stripe call after a timeout or a 5xx, each with the same Idempotency-Key."""
+    stripe_timeout_seconds: float = 20.0
+    """One Stripe call's timeout."""
+    stripe_reconcile_seconds: float = 60.0
+    """How often the reconciliation sweep re-reads PaymentIntents whose webhook never came,
+    and how long after payment one counts as overdue."""
+    auto_release_days: int = 7
+    """Days after the last delivery date (or after the hold, when the offer names none) that
+    held funds are released unless the brand confirmed or disputed before."""
+    double_text: DoubleText = DoubleText.COALESCE
+    """Several posts before the pane's agent has answered (``domain/double_texts.py``):
+    ``coalesce`` answers them in one run (and one Distil), ``enqueue`` one run per post."""
     guest_message_cap: int = 30
     """Posts one guest key may make across its rooms (its address's other guest keys' posts
     of the last day count too) before the login gate asks for a sign-in; past it posts are
@@ -135,7 +178,7 @@ class Settings(BaseSettings):
     """Longest string, block string or comment inside a GraphQL document."""
     max_introspection_depth: int = 16
     """Depth limit for paths under ``__schema``/``__type`` (GraphiQL's introspection query is
-    14 deep); every other path has ``max_query_depth``."""
+    15 deep, counted from 1 at the root field); every other path has ``max_query_depth``."""
     posts_per_minute_across_rooms: int = 120
     """Messages one participant (account or guest key) may post per minute in all its rooms
     together (``posts_per_minute`` is per pane)."""
@@ -176,6 +219,33 @@ class Settings(BaseSettings):
     ``dealroom_gc_pause_longest_seconds``)."""
     max_json_depth: int = 32
     """Deepest nesting accepted in request JSON (variables, websocket frames)."""
+    max_json_items: int = Field(default=10_000, ge=1)
+    """Most strings, arrays, objects and separators one request JSON may hold, counted on the
+    raw bytes before decoding: a body of that size costs about a millisecond to decode
+    (``request_limits.decode_json``)."""
+
+    # --- the HTTP API ---------------------------------------------------------------------
+    introspection: bool = True
+    """Schema introspection (``__schema``, ``__type``); turn it off in production if the
+    schema is not meant to be browsed (``schema.graphql`` is public in the repository)."""
+    graphiql: bool = True
+    """GraphiQL at ``GET /graphql`` from a browser; off answers 404 there."""
+    trusted_documents: Path | None = None
+    """A JSON file listing the sha256 hashes of the only documents the server runs (a list,
+    or an object keyed by hash); unset: any document runs (``http_graphql``)."""
+    persisted_queries: int = Field(default=1000, ge=0)
+    """Automatic persisted queries this process keeps (least recently used go first); 0 turns
+    the protocol off (``PERSISTED_QUERY_NOT_SUPPORTED``)."""
+    cors_allow_headers: str = ""
+    """Request headers cross-origin pages may send, added to the built-in list (auth, guest
+    key, act-as, Apollo's and urql's)."""
+    cors_max_age: int = Field(default=600, ge=0)
+    """Seconds a browser may cache a CORS preflight answer."""
+    http_header_timeout: float = Field(default=10.0, gt=0)
+    """Seconds a connection may take to send a request's headers, and the longest an idle
+    keep-alive connection is kept (uvicorn's ``timeout_keep_alive``)."""
+    http_body_timeout: float = Field(default=30.0, gt=0)
+    """Seconds a request may take to send its whole body; a slower one gets 408."""
     password_hash_memory_kib: int = Field(default=OWASP_MINIMUM.memory_kib, ge=8)
     password_hash_time_cost: int = Field(default=OWASP_MINIMUM.time_cost, ge=1)
     password_hash_parallelism: int = Field(default=OWASP_MINIMUM.parallelism, ge=1)
@@ -186,6 +256,11 @@ class Settings(BaseSettings):
     password_hash_below_floor: bool = False
     """Allow a profile under OWASP's floor. Only for test suites, never in production."""
 
+    # --- the private-value firewall -------------------------------------------------------
+    firewall_band_percent: Decimal = Field(default=Decimal(5), ge=0, le=50)
+    """F10: an amount within this many per cent of a private limit (either side) is held like
+    the limit on every exit to a visitor (``domain/firewall.py`` says why 5); 0 turns it off."""
+
     # --- quiet rooms ----------------------------------------------------------------------
     guard_quiet_seconds: float = 60.0
     """A room quiet this long after its last reply is audited by the Guard."""
@@ -195,6 +270,25 @@ class Settings(BaseSettings):
     """The Guard audits a whole room once per sitting: a planner-scale model."""
     watch_poll_seconds: float = 1.0
     """How often (on the clock) workers look for due room watches."""
+
+    # --- links in chat ------------------------------------------------------------------
+    links_per_message: int = Field(default=3, ge=0)
+    """URLs of one message that are read (the first ones); the rest stay plain text."""
+    link_text_chars: int = Field(default=20_000, ge=100)
+    """Characters of a read link's extracted text kept and shown to the pane's agents."""
+    link_max_bytes: int = Field(default=5_000_000, ge=1024)
+    """Bytes a fetched page may decompress to; a larger one is unreadable (too large)."""
+    link_cache_minutes: float = Field(default=60.0, ge=0)
+    """The same URL read this recently in the same room is reused, not read again."""
+    link_allow_loopback: bool = False
+    """Let link fetches reach loopback addresses. Tests only: private, link-local and
+    metadata addresses are refused regardless."""
+    link_timeout_seconds: float = Field(default=10.0, gt=0)
+    """One link's whole read: connecting, redirects, the body."""
+    link_ports: str = "80,443"
+    """Comma-separated ports a link may name."""
+    link_reader_model: str = "gemini-2.5-flash"
+    """Gemini model for URL Context reads (when the Gemini engine is on)."""
 
     # --- partners: webhooks -------------------------------------------------------------
     webhook_workers: int = 1
@@ -214,8 +308,65 @@ class Settings(BaseSettings):
     """Retries back off exponentially (with jitter) from ``base`` up to ``cap`` per attempt, for
     this long after the first attempt; then the delivery has failed."""
     webhook_poll_seconds: float = 1.0
+
+    # --- notifications: email and the in-app list -----------------------------------------
+    smtp_url: str | None = None
+    """``smtp://user:pass@host:port`` (STARTTLS when offered; ``?starttls=require``),
+    ``smtps://…`` (implicit TLS). Unset: notifications stay in the outbox and the in-app list,
+    one log line each, and none is marked sent."""
+    mail_from: str = "dealroom <no-reply@localhost>"
+    """The ``From`` of every notification email."""
+    public_url: str = "http://127.0.0.1:8000"
+    """Where emails' links point (deep links to rooms, one-click unsubscribe)."""
+    notify_coalesce_minutes: float = Field(default=15.0, ge=0)
+    """At most one email per room and recipient in this window; later events join it."""
+    remind_after_hours: float = Field(default=12.0, gt=0)
+    """A principal decision or approval waiting this long reminds the principal, once."""
+    escalate_after_hours: float = Field(default=36.0, gt=0)
+    """Waiting this long: the waiting side is told honestly and operators are alerted."""
+    notify_workers: int = Field(default=1, ge=0, le=1)
+    """The notification delivery loop in this process (``serve`` and ``worker``; 0: none)."""
+    notify_batch: int = Field(default=20, ge=1)
+    """Notifications one delivery pass claims and sends."""
+    notify_lease_seconds: float = 60.0
+    """A claimed send whose worker vanished is tried again after this long."""
+    notify_retry_base_seconds: float = 30.0
+    notify_retry_cap_seconds: float = 3600.0
+    notify_max_attempts: int = Field(default=8, ge=1)
+    """Temporary failures (4xx, refused, timed out) back off exponentially from base up to cap,
+    at most this many attempts; then the notification has failed with its last reason."""
+    smtp_timeout_seconds: float = 10.0
+    notify_poll_seconds: float = 1.0
+    """How often (on the clock) workers look for due notifications, reminders and digests."""
     metrics_token: str | None = None
     """When set, ``/metrics`` answers only ``Authorization: Bearer <token>`` (scrapers)."""
+
+    @model_validator(mode="after")
+    def _thinking_in_range(self) -> Settings:
+        for agent, budget in self.thinking_budgets.items():
+            model = self.model_of(agent)
+            if (why := thinking.problem(model, budget)) is not None:
+                name = f"DEALROOM_THINKING_{agent.value.upper()}"
+                raise ValueError(f"{name}={budget} for {model}: {why}")
+        return self
+
+    @property
+    def thinking_budgets(self) -> dict[AgentName, int | None]:
+        """Each agent's thinking budget (``DEALROOM_THINKING_<AGENT>``)."""
+        return {agent: getattr(self, f"thinking_{agent.value}") for agent in thinking.AGENTS}
+
+    def model_of(self, agent: AgentName) -> str:
+        """The model an agent's calls use unless a room picks another."""
+        return {
+            AgentName.PERSONA: self.persona_model,
+            AgentName.DISTIL: self.distil_model,
+            AgentName.CONTEXT_FILTER: self.filter_model,
+            AgentName.OFFER_GEN: self.offer_gen_model,
+            AgentName.AGREEMENT: self.agreement_model,
+            AgentName.GUARD: self.guard_model,
+            AgentName.ARVIST: self.arvist_model,
+            AgentName.ACC_UPDATE: self.acc_update_model,
+        }[agent]
 
     @model_validator(mode="after")
     def _password_floor(self) -> Settings:
@@ -240,10 +391,18 @@ class Settings(BaseSettings):
         return timedelta(minutes=self.session_pause_minutes)
 
     @property
+    def link_port_set(self) -> frozenset[int]:
+        return frozenset(int(p) for p in self.link_ports.split(",") if p.strip())
+
+    @property
     def use_gemini(self) -> bool:
         if self.model_engine == "gemini":
             return True
         return self.model_engine == "auto" and bool(self.gemini_api_key)
+
+    @property
+    def cors_allow_header_list(self) -> list[str]:
+        return [name.strip().lower() for name in self.cors_allow_headers.split(",") if name.strip()]
 
     @property
     def cors_origin_list(self) -> list[str]:

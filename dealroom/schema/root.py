@@ -11,28 +11,43 @@ import strawberry
 
 from dealroom.domain.offers import Action
 from dealroom.domain.seats import Seat
-from dealroom.resolvers import accounts, memory, messages, offers, rooms
+from dealroom.resolvers import (
+    accounts,
+    memory,
+    messages,
+    nodes,
+    offers,
+    payments,
+    room_activity,
+    rooms,
+)
 from dealroom.schema.account_types import Account
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
 from dealroom.schema.memory_types import MemoryChange
+from dealroom.schema.node import Node
+from dealroom.schema.notifications import NotifyMutation, NotifyQuery, NotifySubscription
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.ops import OpsMutation, OpsQuery
 from dealroom.schema.ops_types import RoomOps
 from dealroom.schema.pane_types import Message, PaneEvent
 from dealroom.schema.partners import PartnerMutation, PartnerQuery
+from dealroom.schema.payment_ops import PaymentOpsMutation, PaymentOpsQuery
+from dealroom.schema.room_activity import RoomActivity
 from dealroom.schema.room_types import Offer, Room, RoomConnection
 from dealroom.schema.types import (
     AuthPayload,
     Me,
     OfferChatPayload,
     OpenRoomPayload,
+    PaymentLifePayload,
+    PaymentSetup,
     PayOfferPayload,
 )
 
 
 @strawberry.type(description="Reads.")
-class Query(PartnerQuery, OpsQuery):
+class Query(PartnerQuery, OpsQuery, NotifyQuery, PaymentOpsQuery):
     @strawberry.field(
         description="The signed-in account (the managed account when acting as one); "
         "null when anonymous."
@@ -40,11 +55,36 @@ class Query(PartnerQuery, OpsQuery):
     async def me(self, info: Info) -> Me | None:
         return await accounts.me(info)
 
+    @strawberry.field(description="How this server takes payments (anyone may read it).")
+    def payment_setup(self, info: Info) -> PaymentSetup:
+        return offers.payment_setup(info)
+
     @strawberry.field(description="An account's public profile by handle. NOT_FOUND if unknown.")
     async def account(
         self, info: Info, handle: Annotated[str, strawberry.argument(description="The handle.")]
     ) -> Account:
         return await accounts.account(info, handle)
+
+    @strawberry.field(
+        description="Any Node by its id (Relay): a room, a written offer or an account's "
+        "public profile, read with the same access rules as `room`, `offer` and `account`. "
+        "Null when there is no such node or the reader may not see it."
+    )
+    async def node(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description="Node id.")]
+    ) -> Node | None:
+        return await nodes.node(info, id)
+
+    @strawberry.field(
+        description="Several Nodes by id, in the order asked (null where `node` would be "
+        "null). At most DEALROOM_MAX_PAGE_SIZE ids: BAD_USER_INPUT beyond."
+    )
+    async def nodes(
+        self,
+        info: Info,
+        ids: Annotated[list[strawberry.ID], strawberry.argument(description="Node ids.")],
+    ) -> list[Node | None]:
+        return await nodes.nodes(info, ids)
 
     @strawberry.field(
         description="A room the reader holds a seat in. NOT_FOUND for any other room."
@@ -90,7 +130,7 @@ class Query(PartnerQuery, OpsQuery):
 
 
 @strawberry.type(description="Writes. Each mutation is one transaction: on error, nothing changes.")
-class Mutation(PartnerMutation, OpsMutation):
+class Mutation(PartnerMutation, OpsMutation, NotifyMutation, PaymentOpsMutation):
     @strawberry.mutation(
         description="Create an account (and its home room) and sign in. CONFLICT if the "
         "handle or email is taken. Carrying a guest key (X-Guest-Key or the guest cookie), it "
@@ -291,9 +331,34 @@ class Mutation(PartnerMutation, OpsMutation):
     ) -> PayOfferPayload:
         return await offers.pay_offer(info, offer_id, payment_method, idempotency_key)
 
+    @strawberry.mutation(
+        description="The brand confirms the booked work was delivered: the held payment is "
+        "released (captured at the provider) and the offer is COMPLETED. FORBIDDEN for the "
+        "host; CONFLICT unless the stage is BOOKED_PAYMENT_HELD; repeating it once COMPLETED "
+        "changes nothing."
+    )
+    async def confirm_delivery(
+        self,
+        info: Info,
+        offer_id: Annotated[strawberry.ID, strawberry.argument(description="The offer.")],
+    ) -> PaymentLifePayload:
+        return await payments.confirm_delivery(info, offer_id)
+
+    @strawberry.mutation(
+        description="The talent cancels a paid booking before delivery: the whole held "
+        "payment goes back to the brand and the offer is WITHDRAWN. FORBIDDEN for the brand; "
+        "CONFLICT unless the stage is BOOKED_PAYMENT_HELD."
+    )
+    async def cancel_paid_booking(
+        self,
+        info: Info,
+        offer_id: Annotated[strawberry.ID, strawberry.argument(description="The offer.")],
+    ) -> PaymentLifePayload:
+        return await payments.cancel_paid_booking(info, offer_id)
+
 
 @strawberry.type(description="Live streams.")
-class Subscription:
+class Subscription(NotifySubscription):
     @strawberry.subscription(
         description="A pane's events. With `after`, first replays every stored event after "
         "that cursor, then goes live, with no gap and no duplicate. Without it, starts live. "
@@ -311,6 +376,25 @@ class Subscription:
         ] = None,
     ) -> AsyncIterator[PaneEvent]:
         return messages.pane_events(info, room_id, seat, after)
+
+    @strawberry.subscription(
+        description="The signed-in reader's room list, live: which room changed (a new room "
+        "it hosts, a message in a pane it reads, a stage change) in its newest "
+        "DEALROOM_MAX_PAGE_SIZE rooms and the rooms opened after. Hints only: re-read the "
+        "room. Starts with RESYNC (read the list), and sends it again when hints may have been "
+        "lost; nothing is replayed. `after` is accepted for clients that resume every stream "
+        "by cursor, and ignored. UNAUTHENTICATED for an anonymous reader or guest; sessions "
+        "only (an API key is FORBIDDEN). Signing out closes the socket (4401)."
+    )
+    async def room_events(
+        self,
+        info: Info,
+        after: Annotated[
+            str | None, strawberry.argument(description="Ignored (nothing is replayed).")
+        ] = None,
+    ) -> AsyncIterator[RoomActivity]:
+        del after
+        return room_activity.room_events(info)
 
     @strawberry.subscription(
         description="A written offer's stage changes, for partner integrations. With `after`, "

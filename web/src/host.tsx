@@ -1,11 +1,13 @@
 // The host app: the home room (where the host teaches its agent) and every deal room, listed
 // with its subtitle, stage and an unread marker; a deal room opens both panes side by side.
 import { useEffect, useRef, useState } from "preact/hooks";
+import { Bell } from "./bell";
 import { gql } from "./gql";
+import { follow } from "./live";
 import { navigate } from "./nav";
 import { StageChip } from "./offer";
 import { RoomView } from "./room";
-import type { Me, RoomSummary } from "./types";
+import type { Me, RoomActivity, RoomSummary } from "./types";
 
 const SEEN = "dealroom.seen.";
 const seen = (roomId: string) => localStorage.getItem(SEEN + roomId);
@@ -29,15 +31,41 @@ export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () 
       const data = await gql<RoomsData>("Rooms", { first: 50 });
       if (mine === latest.current) setRooms(data.rooms.edges.map((e) => e.node));
     } catch {
-      // keep the list we have; the next poll tries again
+      // keep the list we have; the next activity (or RESYNC on reconnect) reads it again
     }
   }
 
-  // No room-list subscription exists in the API: the list is re-read every few seconds.
+  // The list is re-read when roomEvents says one of its rooms changed (a new room, a message, a
+  // stage change), coalesced so a burst of lines reads it once; every (re)subscription starts
+  // with RESYNC, so nothing missed while the socket was down stays unseen. Only if the stream
+  // is refused does the page fall back to reading the list every few seconds.
   useEffect(() => {
+    let pending: number | undefined;
+    let fallback: number | undefined;
+    const soon = () => {
+      if (pending === undefined) {
+        pending = window.setTimeout(() => {
+          pending = undefined;
+          void loadRooms();
+        }, 150);
+      }
+    };
     void loadRooms();
-    const timer = window.setInterval(() => void loadRooms(), 4000);
-    return () => window.clearInterval(timer);
+    const following = follow<RoomActivity>({
+      operation: "RoomEvents",
+      variables: {},
+      after: null,
+      cursorOf: () => null,
+      onEvent: soon,
+      onError: () => {
+        fallback ??= window.setInterval(() => void loadRooms(), 4000);
+      },
+    });
+    return () => {
+      following.stop();
+      window.clearTimeout(pending);
+      window.clearInterval(fallback);
+    };
   }, []);
 
   // The open room is read: its newest line is seen.
@@ -64,6 +92,7 @@ export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () 
             Your link: <a href={`/z/${me.handle}`}>/z/{me.handle}</a>
           </span>
           <div class="me-actions">
+            <Bell />
             <a href="/graphql" class="small">
               GraphiQL
             </a>

@@ -32,7 +32,7 @@ export interface Offer {
   brandApprovedAt: string | null;
   terms: {
     deliverables: string[];
-    fee: { amount: string; currency: string } | null;
+    fee: { amount: string; currency: string; display: string } | null;
     dates: string[];
     usageRights: string | null;
     exclusivity: string | null;
@@ -50,10 +50,17 @@ export interface Offer {
     total: string;
     remaining: string;
     defaultSchedule: boolean;
+    feeDisplay: string;
+    dueDisplay: string;
+    platformFeeDisplay: string;
+    totalDisplay: string;
+    remainingDisplay: string;
   } | null;
-  payments: { id: string; status: string; method: string; currency: string; total: string }[];
+  payments: { id: string; status: string; method: string; currency: string; total: string; totalDisplay: string }[];
   agreement: { text: string; current: boolean } | null;
   viewerActions: OfferAction[];
+  /** The buttons this reader may press, labelled as the agents name them (one source). */
+  viewerButtons: { action: OfferAction; label: string }[];
 }
 
 interface RoomBase {
@@ -75,6 +82,13 @@ export interface Room extends RoomBase {
   /** How many outbound effects wait on the guest's sign-in (visitor's view only). */
   heldEffects: number | null;
   offer: Offer | null;
+}
+
+/** A roomEvents hint: which room changed; the list is re-read (RESYNC: all of it). */
+export interface RoomActivity {
+  kind: "NEW_ROOM" | "MESSAGE" | "STAGE_CHANGED" | "RESYNC";
+  roomId: string | null;
+  cursor: string | null;
 }
 
 export interface RoomSummary extends RoomBase {

@@ -21,9 +21,17 @@ from dealroom.persistence.models.integrations import (
     WebhookDelivery,
     WebhookEvent,
 )
+from dealroom.persistence.models.links import PerceivedLink
 from dealroom.persistence.models.memory import AccountMemory, MemoryChange, MemoryLeafDate
+from dealroom.persistence.models.notifications import Notification, NotificationSettings
 from dealroom.persistence.models.offers import Agreement, GoalEvent, Offer, OfferEvent, Payment
-from dealroom.persistence.models.operations import OpsAction, PaneTakeover
+from dealroom.persistence.models.operations import (
+    OperatorRead,
+    OpsAction,
+    PaneTakeover,
+    RoomMemoryChange,
+)
+from dealroom.persistence.models.payments import HostPayout, StripeEvent
 from dealroom.persistence.models.rooms import (
     GuestKeyMint,
     Message,
@@ -49,21 +57,28 @@ __all__ = [
     "GoalEvent",
     "GuardVerdict",
     "GuestKeyMint",
+    "HostPayout",
     "Lease",
     "MemoryChange",
     "MemoryLeafDate",
     "Message",
     "ModelCall",
+    "Notification",
+    "NotificationSettings",
     "Offer",
     "OfferEvent",
+    "OperatorRead",
     "OpsAction",
     "PaneTakeover",
     "Participant",
     "Payment",
     "PendingEffect",
+    "PerceivedLink",
     "Room",
+    "RoomMemoryChange",
     "RoomWatch",
     "Service",
+    "StripeEvent",
     "Throttle",
     "UTCDateTime",
     "Webhook",
