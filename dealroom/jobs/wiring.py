@@ -17,6 +17,7 @@ from dealroom.jobs.guard import GuardTurn
 from dealroom.jobs.handler import Handler
 from dealroom.jobs.notify_timers import WaitTimers
 from dealroom.jobs.offer_gen import OfferGenTurn
+from dealroom.jobs.ops_queue_alerts import QueueAlerts
 from dealroom.jobs.payment_capture import capture_pending
 from dealroom.jobs.payment_sweeps import auto_release, reconcile
 from dealroom.jobs.persona import PersonaTurn
@@ -131,12 +132,15 @@ def create_runner(
         provider = payments
 
         async def captures() -> int:
-            return await capture_pending(sessionmaker, broker, clock, provider)
+            return await capture_pending(
+                sessionmaker, broker, clock, provider, band_percent=settings.firewall_band_percent
+            )
 
         runner.add_sweep(captures)
     runner.add_sweep(WatchFirer(runner).poll, every=timedelta(seconds=settings.watch_poll_seconds))
     # Reminders and escalations of waits on a principal: rows checked like the room watches.
     runner.add_sweep(WaitTimers(runner).poll, every=timedelta(seconds=settings.watch_poll_seconds))
+    runner.add_sweep(QueueAlerts(runner).poll)  # new high ops queue items alert operators
     return runner
 
 
@@ -153,11 +157,23 @@ def add_stripe_sweeps(
     every = timedelta(seconds=settings.stripe_reconcile_seconds)
 
     async def reconciliation() -> int:
-        return await reconcile(sessionmaker, broker, clock, provider, overdue=every)
+        return await reconcile(
+            sessionmaker,
+            broker,
+            clock,
+            provider,
+            overdue=every,
+            band_percent=settings.firewall_band_percent,
+        )
 
     async def releases() -> int:
         return await auto_release(
-            sessionmaker, broker, clock, provider, days=settings.auto_release_days
+            sessionmaker,
+            broker,
+            clock,
+            provider,
+            days=settings.auto_release_days,
+            band_percent=settings.firewall_band_percent,
         )
 
     runner.add_sweep(reconciliation, every=every)

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import strawberry
 
 from dealroom.domain.errors import bad_input
+from dealroom.resolvers.live import after_init_check, settle_credentials
 from dealroom.schema.context import Info
 from dealroom.schema.notification_types import (
     Notification,
@@ -17,6 +18,7 @@ from dealroom.schema.notification_types import (
     NotificationPreference,
     NotificationPreferenceInput,
 )
+from dealroom.schema.scope_gate import require_key_scope
 from dealroom.services.accounts.identity import resolve_identity
 from dealroom.services.notify import preferences, reads
 from dealroom.services.notify.outbox import account_channel
@@ -69,8 +71,15 @@ async def notification_events(info: Info) -> AsyncIterator[NotificationEvent]:
     """The reader's new notifications, live. The stream reads each from the database (the
     broker only wakes it), so what it yields is what is stored."""
     ctx = info.context
-    async with ctx.reading() as db:
-        identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
+    await after_init_check(ctx)
+    # A start-up like roomEvents': a burst queues for a slot and is refused UNAVAILABLE with a
+    # retry hint, and a socket acked unchecked has its credentials checked here, in the slot.
+    async with ctx.app.admission.start_up():
+        if not await settle_credentials(info):
+            return  # the socket is closed
+        async with ctx.reading() as db:
+            identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
+            require_key_scope(identity, "notificationEvents")
     account_id = reads.reader(identity).id
     async with ctx.app.broker.subscribe([account_channel(account_id)]) as subscription:
         async for payload in subscription:

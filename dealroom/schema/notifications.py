@@ -77,7 +77,9 @@ class NotifyMutation:
 class NotifySubscription:
     @strawberry.subscription(
         description="The signed-in account's new notifications, live, each with the unread "
-        "count. UNAUTHENTICATED when anonymous."
+        "count. UNAUTHENTICATED when anonymous; sessions only (an API key is FORBIDDEN). "
+        "UNAVAILABLE (extensions.retryAfterSeconds) when too many subscriptions are starting "
+        "at once: subscribe again after that long."
     )
     async def notification_events(self, info: Info) -> AsyncIterator[NotificationEvent]:
         async for event in notifications.notification_events(info):

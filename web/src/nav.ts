@@ -1,20 +1,20 @@
 // Client-side routes: the server serves the same page at /, /r/<roomId>, /z/<handle>,
-// /z/<handle>/<roomId>, and the operators' /ops, /ops/rooms/<roomId> and /ops/prompts.
+// /z/<handle>/<roomId>, and the operators' /ops, /ops/queue, /ops/rooms/<roomId> and /ops/prompts.
 import { useEffect, useState } from "preact/hooks";
 
 export type Route =
   | { page: "host"; roomId: string | null }
   | { page: "visitor"; handle: string; roomId: string | null }
-  | { page: "ops"; view: "rooms" | "prompts" }
+  | { page: "ops"; view: "rooms" | "prompts" | "queue" }
   | { page: "ops"; view: "room"; roomId: string };
 
 export function parse(path: string): Route {
   const visitor = path.match(/^\/z\/([^/]+)(?:\/([^/]+))?\/?$/);
   if (visitor) return { page: "visitor", handle: decodeURIComponent(visitor[1]), roomId: visitor[2] ?? null };
-  const ops = path.match(/^\/ops(?:\/(prompts|rooms\/([^/]+)))?\/?$/);
+  const ops = path.match(/^\/ops(?:\/(prompts|queue|rooms\/([^/]+)))?\/?$/);
   if (ops) {
     if (ops[2]) return { page: "ops", view: "room", roomId: decodeURIComponent(ops[2]) };
-    return { page: "ops", view: ops[1] === "prompts" ? "prompts" : "rooms" };
+    return { page: "ops", view: ops[1] === "prompts" || ops[1] === "queue" ? ops[1] : "rooms" };
   }
   const room = path.match(/^\/r\/([^/]+)\/?$/);
   return { page: "host", roomId: room ? room[1] : null };

@@ -1,25 +1,29 @@
-// The operators' pages: /ops (rooms by host, stage and flags, with spend), /ops/rooms/<id>
-// (opsroom.tsx) and /ops/prompts. Everything comes from the ops fields of the public API;
-// a non-operator's FORBIDDEN becomes the "operators only" page.
+// The operators' pages: /ops (rooms by host, stage and flags, with spend), /ops/queue (what
+// needs a person, opsqueue.tsx), /ops/rooms/<id> (opsroom.tsx) and /ops/prompts. Everything
+// comes from the ops fields of the public API, which are NOT_FOUND to anyone but an operator:
+// an account that is not one gets the "operators only" page without asking for them.
 import { useEffect, useState } from "preact/hooks";
 import { forbidden, gql } from "./gql";
 import type { Route } from "./nav";
 import { StageChip } from "./offer";
+import { QueuePage } from "./opsqueue";
 import { OpsRoomPage } from "./opsroom";
 import { type OpsRoomSummary, usd, when } from "./opstypes";
-import { Link, OpsError } from "./opsui";
+import { Link, OperatorsOnly, OpsError } from "./opsui";
 import { STAGE_LABEL, type Me, type Stage } from "./types";
 
 type OpsRoute = Extract<Route, { page: "ops" }>;
 
 export function OpsApp(props: { route: OpsRoute; me: Me }) {
   const { route } = props;
+  if (!props.me.isOperator) return <OperatorsOnly />;
   return (
     <div class="ops">
       <header class="ops-bar">
         <strong>dealroom ops</strong>
         <nav aria-label="Ops">
           <Link href="/ops" current={route.view === "rooms"}>Rooms</Link>
+          <Link href="/ops/queue" current={route.view === "queue"}>Queue</Link>
           <Link href="/ops/prompts" current={route.view === "prompts"}>Prompts</Link>
           <Link href="/">Your rooms</Link>
         </nav>
@@ -28,6 +32,8 @@ export function OpsApp(props: { route: OpsRoute; me: Me }) {
       <main class="ops-main">
         {route.view === "room" ? (
           <OpsRoomPage key={route.roomId} roomId={route.roomId} />
+        ) : route.view === "queue" ? (
+          <QueuePage />
         ) : route.view === "prompts" ? (
           <Prompts />
         ) : (
