@@ -13,7 +13,7 @@ class Line:
     """One transcript line of the current session, as an agent reads it."""
 
     author: str
-    """``participant``, ``agent`` or ``system``."""
+    """``participant``, ``agent``, ``operator`` (an operator in the agent's seat) or ``system``."""
     body: str
     id: str | None = None
     """The message id, where the agent must cite its source (Distil: a limit's ``source``)."""
@@ -54,7 +54,8 @@ def document(value: Mapping[str, Any] | Sequence[Any] | None) -> str:
 def transcript(lines: Sequence[Line], *, participant: str, agent: str) -> str:
     if not lines:
         return "(no messages yet in this session)"
-    names = {"participant": participant, "agent": agent, "system": "system"}
+    # An operator speaks in the agent's seat: the agent reads those lines as its seat's own.
+    names = {"participant": participant, "agent": agent, "operator": agent, "system": "system"}
     return "\n".join(
         f"{f'[{line.id}] ' if line.id else ''}{names.get(line.author, line.author)}: {line.shown}"
         for line in lines

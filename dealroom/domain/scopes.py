@@ -9,6 +9,7 @@
 - K3  A key typed into chat is removed before storage (``domain/redaction.py`` RD3).
 - K4  Operator scopes (``ops:*``) are granted only to operator accounts, and an ops resolver
       still checks the account's operator flag: a scope never makes an operator.
+- K5  A field listed in ``UNSEEN_WHEN_REFUSED`` refuses a key as NOT_FOUND, not FORBIDDEN.
 """
 
 from __future__ import annotations
@@ -59,7 +60,25 @@ ROOT_FIELD_SCOPES: Final[dict[str, str]] = {
     "roomMemoryHistory": Scope.OPS_READ,
     "editRoomMemory": Scope.OPS_WRITE,
     "revertRoomMemoryChange": Scope.OPS_WRITE,
+    "opsSearchRooms": Scope.OPS_READ,
+    "opsSearchOffers": Scope.OPS_READ,
+    "opsSearchAccounts": Scope.OPS_READ,
+    "opsQueue": Scope.OPS_READ,
+    "acknowledgeQueueItem": Scope.OPS_WRITE,
+    "assignQueueItem": Scope.OPS_WRITE,
+    "resolveQueueItem": Scope.OPS_WRITE,
+    "opsPayments": Scope.OPS_READ,
+    "opsReleasePayment": Scope.OPS_WRITE,
+    "opsRefundPayment": Scope.OPS_WRITE,
+    "revertMemoryChange": Scope.OPS_WRITE,
 }
+
+
+UNSEEN_WHEN_REFUSED: Final = frozenset(
+    field for field, scope in ROOT_FIELD_SCOPES.items() if scope in OPERATOR_SCOPES
+)
+"""K5: the operators' fields are NOT_FOUND, not FORBIDDEN, to a key that may not call them, as
+they are to anyone but an operator: what is refused does not show that it exists."""
 
 
 def key_may_call(field: str, scopes: frozenset[str]) -> str | None:

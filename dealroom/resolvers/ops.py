@@ -267,9 +267,12 @@ async def release_pane(info: Info, room_id: strawberry.ID, seat: Seat) -> bool:
     ctx = info.context
     identity = await ctx.identity()
     async with ctx.transaction() as db:
-        return await ops_actions.release_pane(
+        released = await ops_actions.release_pane(
             db, ctx.app.clock, identity, parse_id(room_id, "room"), Seat(seat)
         )
+        if released.publish is not None:
+            publish_after_commit(db, ctx.app.broker, [released.publish])
+    return released.was_taken
 
 
 async def operator_post(
@@ -290,4 +293,6 @@ async def operator_post(
         if publish is not None:
             publish_after_commit(db, ctx.app.broker, [publish])
             metrics.POSTS.labels("operator").inc()
-    return Message.from_view(MessageView.from_row(message, Seat(seat)), Seat(seat))
+    return Message.from_view(
+        MessageView.from_row(message, Seat(seat)), Seat(seat), operator_shown=True
+    )

@@ -1,5 +1,5 @@
 """The operators' fields, merged into the root types by ``schema/root.py``.
-FORBIDDEN for anyone but operators; API keys need ops:read / ops:write as well."""
+NOT_FOUND to anyone but operators, and to an API key without ops:read / ops:write."""
 
 from __future__ import annotations
 
@@ -68,7 +68,10 @@ class OpsQuery:
     ) -> OpsAccount:
         return await ops.ops_account(info, handle)
 
-    @strawberry.field(description="Operators only: the audit trail of operator actions.")
+    @strawberry.field(
+        description="Operators only: the audit trail, newest first: every operator action and "
+        "every operator read (read:<field>). Also GET /ops/actions.jsonl as JSON lines."
+    )
     async def ops_actions(
         self,
         info: Info,
@@ -83,7 +86,7 @@ class OpsQuery:
     @strawberry.field(
         description="Room memory's changed leaves (old, new, which run or operator, when), "
         "newest first. Operators read every leaf; the room's host reads its own branch's "
-        "(host.*). FORBIDDEN to anyone else."
+        "(host.*). NOT_FOUND to anyone else."
     )
     async def room_memory_history(
         self, info: Info, room_id: RoomId, first: First = 20, after: After = None
@@ -122,7 +125,8 @@ class OpsMutation:
 
     @strawberry.mutation(
         description="Operators only: take over a pane; its agent stays silent there until "
-        "releasePane. Idempotent. Audited."
+        "releasePane. The answer carries the pane's transcript and its agent's last plan. "
+        "Idempotent. Audited."
     )
     async def take_over_pane(
         self,
@@ -133,8 +137,9 @@ class OpsMutation:
         return await ops.take_over_pane(info, room_id, seat)
 
     @strawberry.mutation(
-        description="Operators only: give a taken-over pane back to its agent. True if it was "
-        "taken over. Audited."
+        description="Operators only: give a taken-over pane back to its agent, with a system "
+        "line in its transcript (the agent's next turn reads it after the operator's lines). "
+        "True if it was taken over (false writes nothing). Audited."
     )
     async def release_pane(
         self,

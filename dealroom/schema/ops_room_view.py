@@ -15,8 +15,11 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.domain.offer_stage import OfferRow, OfferStatus, Stage, derive_stage
+from dealroom.domain.seats import Seat
 from dealroom.persistence import models
 from dealroom.schema.pane_types import Message
+from dealroom.services.live.events import MessageView
+from dealroom.services.ops import room_view
 
 
 def _json(value: object) -> JSON:
@@ -30,6 +33,19 @@ class OpsTranscript:
     has_next_page: bool = strawberry.field(description="Older lines follow.")
     before: int | None = strawberry.field(
         description="Pass as `before` for the next (older) page: the last line's pane sequence."
+    )
+
+
+def ops_transcript(seat: Seat, page: room_view.TranscriptPage) -> OpsTranscript:
+    """A page of one pane's lines as an operator reads them (operators' lines marked)."""
+    return OpsTranscript(
+        seat=seat.value,
+        nodes=[
+            Message.from_view(MessageView.from_row(m, seat), seat, operator_shown=True)
+            for m in page.rows
+        ],
+        has_next_page=page.has_next,
+        before=page.rows[-1].seq if page.rows else None,
     )
 
 

@@ -14,7 +14,10 @@ from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import Seat
 from dealroom.persistence import models
 from dealroom.persistence.models import AgentRun
+from dealroom.resolvers import ops_queue
 from dealroom.schema.context import Info
+from dealroom.schema.link_types import OpsLink
+from dealroom.schema.ops_queue_types import OpsQueueHistory
 from dealroom.schema.ops_room_view import (
     OpsDispatch,
     OpsDispatchConnection,
@@ -212,7 +215,9 @@ class OpsRoom:
         return OpsTranscript(
             seat=Seat(seat).value,
             nodes=[
-                Message.from_view(MessageView.from_row(m, Seat(seat)), Seat(seat))
+                Message.from_view(
+                    MessageView.from_row(m, Seat(seat)), Seat(seat), operator_shown=True
+                )
                 for m in page.rows
             ],
             has_next_page=page.has_next,
@@ -263,6 +268,15 @@ class OpsRoom:
         found = await room_view.offers(info.context.db, identity, self._id, first=_cap(info, first))
         return [OpsOffer.from_row(offer, payments) for offer, payments in found]
 
+    @strawberry.field(
+        description="Links pasted in the room's panes, newest read first: what each pane's "
+        "agent could read of them and why not (never the pages' text)."
+    )
+    async def links(self, info: Info, first: First = 50) -> list[OpsLink]:
+        identity = await info.context.identity()
+        found = await room_view.links(info.context.db, identity, self._id, first=_cap(info, first))
+        return [OpsLink.from_row(row, seat) for row, seat in found]
+
     @strawberry.field(description="Operators' reads of this room (who, when, what), newest first.")
     async def reads(
         self, info: Info, first: First = 20, after: After = None
@@ -277,6 +291,15 @@ class OpsRoom:
             has_next_page=page.has_next,
             end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
         )
+
+    @strawberry.field(
+        description="Queue items operators resolved about this room, newest first: each "
+        "with its note and who resolved it."
+    )
+    async def queue_history(
+        self, info: Info, first: First = 20, after: After = None
+    ) -> OpsQueueHistory:
+        return await ops_queue.room_history(info, self._id, first, after)
 
 
 def memory_history_connection(

@@ -3,17 +3,22 @@ checks the operator flag again (``services/ops/reads.py``)."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from decimal import Decimal
 from enum import Enum
-from typing import cast
+from typing import Annotated, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.domain import money
+from dealroom.domain.seats import Seat
 from dealroom.persistence import models
+from dealroom.schema.context import Info
+from dealroom.schema.ops_room_view import OpsTranscript, ops_transcript
 from dealroom.services.ops import reads as ops_reads
+from dealroom.services.ops import room_view
 from dealroom.services.ops import spend as spend_reads
 
 # --- a room's operator view (roomOps) -----------------------------------------------------
@@ -94,10 +99,10 @@ class Spend:
         description="priceUsd as people read it ('$1.24', '$0.000123' below a cent): the one "
         "money format the rest of the product writes."
     )
-    def price_display(self) -> str:
+    async def price_display(self, info: Info) -> str:
         price = Decimal(self.price_usd)
         step = Decimal("0.000001") if 0 < price < Decimal("0.01") else Decimal("0.01")
-        return money.display(price.quantize(step), "USD")
+        return money.display(price.quantize(step), "USD", await info.context.locale())
 
     @classmethod
     def from_spend(cls, spend: spend_reads.Spend | None, key: str = "total") -> Spend:
@@ -244,6 +249,35 @@ class PaneTakeover:
     seat: str = strawberry.field(description="The pane's seat.")
     operator_id: strawberry.ID | None = strawberry.field(description="Who took it over.")
     taken_at: datetime = strawberry.field(description="When (UTC).")
+    _room_id: strawberry.Private[uuid.UUID]
+
+    @strawberry.field(
+        description="The pane's transcript, newest first, paged by `before`: what the operator "
+        "is answering (their own lines authored OPERATOR)."
+    )
+    async def transcript(
+        self,
+        info: Info,
+        first: Annotated[int, strawberry.argument(description="Page size, 1-100.")] = 50,
+        before: Annotated[
+            int | None, strawberry.argument(description="`before` of the previous page.")
+        ] = None,
+    ) -> OpsTranscript:
+        identity = await info.context.identity()
+        seat = Seat(self.seat)
+        size = ops_reads.page_size(first, info.context.app.settings.max_page_size)
+        page = await room_view.transcript(
+            info.context.db, identity, self._room_id, seat, first=size, before=before
+        )
+        return ops_transcript(seat, page)
+
+    @strawberry.field(
+        description="The plan the pane's agent wrote on its last turn (what it meant to do "
+        "next), or null."
+    )
+    async def last_plan(self, info: Info) -> str | None:
+        identity = await info.context.identity()
+        return await room_view.last_plan(info.context.db, identity, self._room_id, Seat(self.seat))
 
     @classmethod
     def from_row(cls, seat: str, row: models.PaneTakeover) -> PaneTakeover:
@@ -253,6 +287,7 @@ class PaneTakeover:
                 strawberry.ID(str(row.operator_account_id)) if row.operator_account_id else None
             ),
             taken_at=row.taken_at,
+            _room_id=row.room_id,
         )
 
 
@@ -260,7 +295,9 @@ class PaneTakeover:
 class OpsActionRecord:
     id: strawberry.ID = strawberry.field(description="The record id.")
     action: str = strawberry.field(
-        description="set_room_models, override_goal, take_over_pane, release_pane or operator_post."
+        description="What was done: set_room_models, override_goal, take_over_pane, "
+        "release_pane, operator_post, edit_room_memory, …; a read is read:<field> (its "
+        "arguments in detail)."
     )
     operator_id: strawberry.ID | None = strawberry.field(description="Who did it.")
     room_id: strawberry.ID | None = strawberry.field(description="Where.")

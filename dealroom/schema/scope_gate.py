@@ -13,7 +13,12 @@ from graphql import GraphQLResolveInfo
 from strawberry.extensions import SchemaExtension
 
 from dealroom.domain.errors import DomainError, ErrorCode
-from dealroom.domain.scopes import API_KEY_PREFIX, KEY_BLOCKED_TYPES, key_may_call
+from dealroom.domain.scopes import (
+    API_KEY_PREFIX,
+    KEY_BLOCKED_TYPES,
+    UNSEEN_WHEN_REFUSED,
+    key_may_call,
+)
 from dealroom.services.accounts.identity import Identity
 
 _FLAG = "_presents_api_key"
@@ -30,12 +35,15 @@ def presents_api_key(context: Any) -> bool:
 
 
 async def check_root_field(context: Any, field: str) -> None:
-    """Raise FORBIDDEN when the request's API key may not call ``field``; a session passes."""
+    """Raise FORBIDDEN (NOT_FOUND for a field K5 hides) when the request's API key may not call
+    ``field``; a session passes."""
     if not presents_api_key(context):
         return
     identity = await context.identity()
     reason = key_may_call(field, identity.scopes or frozenset())
     if reason is not None:
+        if field in UNSEEN_WHEN_REFUSED:
+            raise DomainError(ErrorCode.NOT_FOUND, "Not found.")
         raise DomainError(ErrorCode.FORBIDDEN, reason)
 
 

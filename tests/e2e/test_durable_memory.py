@@ -217,7 +217,7 @@ async def test_history_and_revert_are_exact(agent_server: Server, db: Db) -> Non
         "mutation($id: ID!) { revertMemoryChange(id: $id) {"
         " id path oldValue newValue agent revertsId version } }"
     )
-    assert await host.error_codes(revert, {"id": change["id"]}) == ["FORBIDDEN"]
+    assert await host.error_codes(revert, {"id": change["id"]}) == ["NOT_FOUND"]
     operator = agent_server.client()
     await sign_up(operator, "ops", "Ops")
     await _make_operator(db, "ops")

@@ -52,7 +52,7 @@ async def test_metrics_parse_and_move_with_traffic(metered: Server) -> None:
     before = await scrape(server, "scrape-me")
     d = await open_deal(server)
     await post(d.visitor, d.room_id, "We'd like a sponsored post")
-    assert await d.visitor.error_codes("{ agentPrompts { name } }") == ["FORBIDDEN"]
+    assert await d.visitor.error_codes("{ agentPrompts { name } }") == ["NOT_FOUND"]
     queued = await scrape(server, "scrape-me")
     assert value(queued, "dealroom_agent_runs_queued", agent="persona", status="queued") == 1
     await settle(server)
@@ -77,7 +77,7 @@ async def test_metrics_parse_and_move_with_traffic(metered: Server) -> None:
     assert value(after, "dealroom_subscriptions_open", field="paneEvents") == 0
     assert moved("dealroom_graphql_requests_total", operation="mutation") >= 3
     assert moved("dealroom_graphql_requests_total", operation="query") >= 1
-    assert moved("dealroom_graphql_errors_total", code="FORBIDDEN") == 1
+    assert moved("dealroom_graphql_errors_total", code="NOT_FOUND") == 1
     assert moved("dealroom_posts_total", author="participant") == 2  # the rules, the ask
     assert moved("dealroom_agent_run_seconds_count", agent="persona") == 2
     assert moved("dealroom_agent_run_seconds_count", agent="distil") == 2

@@ -69,7 +69,7 @@ async def test_an_operator_reads_a_room_whole_and_every_read_is_recorded(
     await settle(server)
     await post(d.visitor, d.room_id, "And a story")
     await settle(server)
-    assert await d.host.error_codes(READ_WHOLE, {"id": d.room_id}) == ["FORBIDDEN"]
+    assert await d.host.error_codes(READ_WHOLE, {"id": d.room_id}) == ["NOT_FOUND"]
     operator = await make_operator(db, server.client(), "opsjane")
 
     room = (await operator.query(READ_WHOLE, {"id": d.room_id}))["opsRoom"]
@@ -102,7 +102,7 @@ async def test_an_operator_edit_is_a_history_row_and_reverts(server: Server, db:
     await settle(server)
     operator = await make_operator(db, server.client(), "opsjane")
     variables = {"id": d.room_id, "op": "SET", "path": "deal.launch", "value": "March 3"}
-    assert await d.host.error_codes(EDIT, variables) == ["FORBIDDEN"]
+    assert await d.host.error_codes(EDIT, variables) == ["NOT_FOUND"]
 
     edit = (await operator.query(EDIT, variables))["editRoomMemory"]
     [change] = edit["changes"]
@@ -198,4 +198,4 @@ async def test_the_host_reads_its_own_branchs_history_only(server: Server, db: D
     )
     host_view = (await d.host.query(HISTORY, {"id": d.room_id}))["roomMemoryHistory"]["nodes"]
     assert all(h["path"].startswith("host.") for h in host_view)
-    assert await d.visitor.error_codes(HISTORY, {"id": d.room_id}) == ["FORBIDDEN"]
+    assert await d.visitor.error_codes(HISTORY, {"id": d.room_id}) == ["NOT_FOUND"]

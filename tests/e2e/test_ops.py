@@ -109,27 +109,27 @@ async def audit_actions(db: Db) -> list[str]:
         await db.close()
 
 
-async def test_every_ops_field_refuses_non_operators_and_keys_without_the_scope(
+async def test_every_ops_field_is_not_found_to_non_operators_and_keys_without_the_scope(
     server: Server, db: Db
 ) -> None:
     someone = server.client()
     await sign_up(someone, "someone")
     for document, variables in OPS_READS + OPS_WRITES:
-        assert await someone.error_codes(document, variables) == ["FORBIDDEN"], document
+        assert await someone.error_codes(document, variables) == ["NOT_FOUND"], document
     operator = await make_operator(db, server.client(), "opsjane")
     offers_only = key_client(server, (await create_key(operator, ["offers:read"]))["key"])
     reader = key_client(server, (await create_key(operator, ["ops:read"]))["key"])
     for document, variables in OPS_READS + OPS_WRITES:
-        assert await offers_only.error_codes(document, variables) == ["FORBIDDEN"], document
+        assert await offers_only.error_codes(document, variables) == ["NOT_FOUND"], document
     for document, variables in OPS_WRITES:
-        assert await reader.error_codes(document, variables) == ["FORBIDDEN"], document
+        assert await reader.error_codes(document, variables) == ["NOT_FOUND"], document
     assert (await reader.query("{ agentPrompts { name } }"))["agentPrompts"]
     # The flag, not the scope, makes an operator (K4): a key keeps working only while its
     # account is one.
     await set_operator(db, handle="opsjane", operator=False)
     await db.commit()
     await db.close()
-    assert await reader.error_codes("{ agentPrompts { name } }") == ["FORBIDDEN"]
+    assert await reader.error_codes("{ agentPrompts { name } }") == ["NOT_FOUND"]
 
 
 ROOM_OPS = "query($id: ID!) { room(id: $id) { id ops { id runs { nodes { agent } } } } }"
@@ -147,7 +147,7 @@ async def test_room_ops_is_refused_to_the_rooms_own_host_and_read_by_an_operator
         "room"
     ]  # the host reads the room itself, not its ops
     for document in (ROOM_OPS, ROOM_OPS_ONLY):
-        assert await d.host.error_codes(document, {"id": d.room_id}) == ["FORBIDDEN"], document
+        assert await d.host.error_codes(document, {"id": d.room_id}) == ["NOT_FOUND"], document
     # The same reader, once the flag makes them an operator: Room.ops reads as opsRoom.
     await set_operator(db, handle="devraman", operator=True)
     await db.commit()

@@ -160,6 +160,9 @@ export function TakeoverPanel(props: { roomId: string; takeovers: Takeover[]; on
             {t ? (
               <>
                 <p class="small">Taken over {when(t.takenAt)}: its agent is silent.</p>
+                <p class="small plan">
+                  Its agent's last plan: {t.lastPlan ?? "none written"}
+                </p>
                 {mine.length > 0 && (
                   <ol class="messages" aria-label={`Your lines in the ${name(seat)} pane`}>
                     {mine.map((m) => (

@@ -7,6 +7,7 @@ import { gql } from "./gql";
 import { StageChip } from "./offer";
 import { Link, OpsError } from "./opsui";
 import { GoalForm, ModelsForm, TakeoverPanel } from "./opscontrols";
+import { QueueHistory } from "./opsqueue";
 import { type OpsRoomData, type Spend, usd, when } from "./opstypes";
 
 export function OpsRoomPage(props: { roomId: string }) {
@@ -176,6 +177,10 @@ export function OpsRoomPage(props: { roomId: string }) {
           head={["Level", "Evidence", "When"]}
           rows={room.flags.nodes.map((f) => [f.level, f.evidence, when(f.createdAt)])}
         />
+      </Section>
+
+      <Section id="queue-history" title="Resolved queue items">
+        <QueueHistory roomId={room.id} />
       </Section>
     </article>
   );

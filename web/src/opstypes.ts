@@ -41,6 +41,8 @@ export interface Takeover {
   seat: string;
   operatorId: string | null;
   takenAt: string;
+  /** What the pane's agent meant to do next when it was taken over. */
+  lastPlan: string | null;
 }
 
 export interface OpsRoomDetail extends OpsRoomSummary {

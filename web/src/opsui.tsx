@@ -18,18 +18,22 @@ export function Link(props: { href: string; current?: boolean; children: Compone
   );
 }
 
+/** What a signed-in account that is not an operator sees at /ops. */
+export function OperatorsOnly() {
+  return (
+    <section class="forbidden" role="alert" aria-labelledby="ops-forbidden">
+      <h1 id="ops-forbidden">Operators only</h1>
+      <p>These pages are for dealroom operators. Your account is not an operator.</p>
+      <p>
+        <a href="/">Back to your rooms</a>
+      </p>
+    </section>
+  );
+}
+
 /** A failed ops read: FORBIDDEN is "operators only", anything else its message. */
 export function OpsError(props: { error: unknown }) {
-  if (forbidden(props.error))
-    return (
-      <section class="forbidden" role="alert" aria-labelledby="ops-forbidden">
-        <h1 id="ops-forbidden">Operators only</h1>
-        <p>These pages are for dealroom operators. Your account is not an operator.</p>
-        <p>
-          <a href="/">Back to your rooms</a>
-        </p>
-      </section>
-    );
+  if (forbidden(props.error)) return <OperatorsOnly />;
   const message = props.error instanceof Error ? props.error.message : String(props.error);
   return <p class="error" role="alert">{message}</p>;
 }

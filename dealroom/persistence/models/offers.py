@@ -34,6 +34,8 @@ class Offer(Base):
     __tablename__ = "offers"
     __table_args__ = (
         Index("ix_offers_room", "room_id", "created_at"),
+        Index("ix_offers_status_created", "status", "created_at"),
+        Index("ix_offers_created", "created_at", "id"),
         UniqueConstraint("source_run_id", name="uq_offers_source_run"),
     )
 

@@ -14,7 +14,10 @@ from dealroom.persistence.models.base import Base, utc_now
 
 class Room(Base):
     __tablename__ = "rooms"
-    __table_args__ = (Index("ix_rooms_host_activity", "host_account_id", "last_activity_at"),)
+    __table_args__ = (
+        Index("ix_rooms_host_activity", "host_account_id", "last_activity_at"),
+        Index("ix_rooms_activity", "last_activity_at", "id"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     kind: Mapped[str] = mapped_column(String(16))

@@ -129,7 +129,10 @@ class Flag(Base):
     """A frustration flag: visible to operators, never to an agent (seed 000)."""
 
     __tablename__ = "flags"
-    __table_args__ = (Index("ix_flags_room", "room_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_flags_room", "room_id", "created_at"),
+        Index("ix_flags_level_room", "level", "room_id"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     room_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"))

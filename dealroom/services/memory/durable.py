@@ -13,7 +13,7 @@ from typing import Any
 
 from dealroom.domain import durable
 from dealroom.domain.cursors import memory_change_cursor, parse_memory_change_cursor
-from dealroom.domain.errors import DomainError, ErrorCode, forbidden, not_found
+from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.persistence.db import Db
 from dealroom.persistence.durable import DurableRepository
 from dealroom.persistence.models import AccountMemory, MemoryChange
@@ -133,7 +133,7 @@ async def revert(db: Db, identity: Identity, change_id: uuid.UUID, now: datetime
     """D6: put the leaf back to what it was before the change, as a new recorded change."""
     operator = identity.account
     if operator is None or not operator.is_operator:
-        raise forbidden("Operators only.")
+        raise DomainError(ErrorCode.NOT_FOUND, "Not found.")
     repo = DurableRepository(db)
     change = await repo.change(change_id)
     if change is None:

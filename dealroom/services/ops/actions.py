@@ -232,14 +232,36 @@ async def take_over_pane(
     return held
 
 
+HANDBACK_LINE = "The agent picks up from here."
+"""The system line a release writes in the pane: the record shows where the agent took over
+again, and the agent's next turn reads it after the operator's lines (which it reads as its
+own seat's). It names no human: the person learns one was typing only if the operator said so."""
+
+
+@dataclass(frozen=True, slots=True)
+class Released:
+    was_taken: bool
+    publish: Publish | None
+    """The handback line to publish after commit (None when nothing was taken over)."""
+
+
 async def release_pane(
     db: Db, clock: Clock, identity: Identity, room_id: uuid.UUID, seat: Seat
-) -> bool:
-    """Give the pane back to its agent. True if it was taken over."""
+) -> Released:
+    """Give the pane back to its agent, with a system line in its transcript. ``was_taken``
+    is False (and nothing is written) when it was not taken over."""
     operator = require_operator(identity)
     await _room(db, room_id, lock=True)
     pane = await _pane(db, room_id, seat)
+    held = await db.get(PaneTakeover, pane.id)
     released = await OpsRepository(db).release_takeover(pane.id)
+    publish: Publish | None = None
+    if released and held is not None:
+        # One line per takeover: a retried release finds it stored and writes nothing more.
+        key = f"handback:{held.taken_at.timestamp():.6f}"
+        _, publish = await write_line(
+            db, clock, pane, HANDBACK_LINE, author=AuthorKind.SYSTEM, key=key
+        )
     await audit(
         db,
         operator,
@@ -248,7 +270,7 @@ async def release_pane(
         {"seat": seat.value, "was_taken": released},
         clock.now(),
     )
-    return released
+    return Released(was_taken=released, publish=publish)
 
 
 async def taken_over(db: Db, participant_id: uuid.UUID) -> bool:

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 
-from dealroom.domain.errors import forbidden, not_found
+from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Flag, GuardVerdict, Room
 from dealroom.persistence.ops import OpsRepository, VerdictRepository
@@ -36,7 +36,7 @@ class RoomOps:
 
 async def room_ops(db: Db, identity: Identity, room_id: uuid.UUID, *, flags: int) -> RoomOps:
     if identity.account is None or not identity.account.is_operator:
-        raise forbidden("Operators only.")
+        raise DomainError(ErrorCode.NOT_FOUND, "Not found.")
     if await db.get(Room, room_id) is None:
         raise not_found("Room")
     rows = await OpsRepository(db).flags_page(room_id, limit=flags)

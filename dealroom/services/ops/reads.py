@@ -26,7 +26,7 @@ from dealroom.agents import (
     persona,
 )
 from dealroom.domain.cursors import parse_room_cursor, room_cursor
-from dealroom.domain.errors import bad_input, forbidden, not_found
+from dealroom.domain.errors import DomainError, ErrorCode, bad_input, not_found
 from dealroom.domain.offer_stage import Stage
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
@@ -51,7 +51,7 @@ T = TypeVar("T")
 
 def require_operator(identity: Identity) -> Account:
     if identity.account is None or not identity.account.is_operator:
-        raise forbidden("Operators only.")
+        raise DomainError(ErrorCode.NOT_FOUND, "Not found.")
     return identity.account
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from dealroom.domain import memory as memdoc
 from dealroom.domain import memory_edits, provenance, visibility
 from dealroom.domain.cursors import parse_room_cursor
-from dealroom.domain.errors import DomainError, ErrorCode, bad_input, forbidden, not_found
+from dealroom.domain.errors import DomainError, ErrorCode, bad_input, not_found
 from dealroom.persistence.db import Db
 from dealroom.persistence.leases import LeaseRepository
 from dealroom.persistence.messages import MessageRepository
@@ -36,15 +36,15 @@ async def history(
     db: Db, identity: Identity, room_id: uuid.UUID, *, first: int, after: str | None
 ) -> Page[RoomMemoryChange]:
     """Operators read every changed leaf; the room's host reads those of the host's branch;
-    anyone else is FORBIDDEN."""
+    to anyone else the room's history does not exist (NOT_FOUND)."""
     account = identity.account
     if account is None:
-        raise forbidden("Operators and the room's host only.")
+        raise not_found("Room")
     room = await RoomRepository(db).by_id(room_id)
     under: str | None = None
     if not account.is_operator:
         if room is None or room.host_account_id != account.id or identity.by_api_key:
-            raise forbidden("Operators and the room's host only.")
+            raise not_found("Room")
         under = memdoc.HOST
     elif room is None:
         raise not_found("Room")

@@ -1,6 +1,7 @@
 """What an operator reads of a room to act on it: each pane's transcript (paged), the room's
-memory, the dispatch record, the offers with their payments; and the record of every such
-read (who, when, what), kept in ``operator_reads``: operators are trusted, not invisible.
+memory, the dispatch record, the offers with their payments, the links pasted in its panes;
+and the record of every such read (who, when, what), kept in ``operator_reads``: operators are
+trusted, not invisible.
 
 Operators only (``require_operator``); a key needs ops:read as well (scopes K1)."""
 
@@ -11,12 +12,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dealroom.domain import memory_records
 from dealroom.domain.cursors import parse_room_cursor
 from dealroom.domain.errors import bad_input, not_found
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
+from dealroom.persistence.links import LinkRepository
 from dealroom.persistence.messages import MessageRepository
-from dealroom.persistence.models import Dispatch, Message, Offer, OperatorRead, Payment
+from dealroom.persistence.models import (
+    Dispatch,
+    Message,
+    Offer,
+    OperatorRead,
+    Payment,
+    PerceivedLink,
+)
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.operator_tools import OperatorToolsRepository
 from dealroom.persistence.paging import After
@@ -102,3 +112,22 @@ async def offers(
     repository = OfferRepository(db)
     found = await repository.page(room_id, before=None, limit=first)
     return [(offer, await repository.payments(offer.id)) for offer in found]
+
+
+async def links(
+    db: Db, identity: Identity, room_id: uuid.UUID, *, first: int
+) -> list[tuple[PerceivedLink, str]]:
+    """The links pasted in the room's panes, newest read first, each with its pane's seat."""
+    require_operator(identity)
+    found = await LinkRepository(db).of_room(room_id, limit=first)
+    seats = {p.id: p.key for p, _ in await SeatRepository(db).people(room_id)}
+    return [(row, seats.get(row.participant_id, "?")) for row in found]
+
+
+async def last_plan(db: Db, identity: Identity, room_id: uuid.UUID, seat: Seat) -> str | None:
+    """The plan the persona of ``seat``'s pane wrote on its last turn, or None."""
+    require_operator(identity)
+    room = await RoomRepository(db).by_id(room_id)
+    if room is None:
+        raise not_found("Room")
+    return memory_records.own_plan(room.memory or {}, seat.value) or None
