@@ -21,6 +21,17 @@ and an amount like ``6137`` pass C1 and can carry ~250 bits a ruling), so:
       tell apart from it (deliverables DV4): the floor of a sponsored Instagram post does not
       bound a price for three Instagram stories, which reveals nothing about it,
       but an unknown slug or a floor recorded without a deliverable still bounds it.
+- C7  A ruling's amount crosses only where a limit of the host's bounds it (C5's limits, in
+      its currency) or at the host's own ask for the deliverable or above: with no floor to
+      check against (a room seeded after a curator dropped it, a host who never gave one), a
+      figure under the ask is the host-side model's own guess at the host's limit, so the
+      ruling is held and the host is asked for its floor. A figure at or over one the
+      principal stated in the message the turn answers (a rate or floor not filed yet) is
+      bounded by it. A figure the principal instructed
+      in this room crosses as under C5, and so does one of the terms a standing instruction
+      covered (instructions PI1), and a settle at a figure the visitor's side proposed: taking
+      the brand's own price guesses at no limit (the written offer still waits for the host's
+      approval).
 """
 
 from __future__ import annotations
@@ -29,10 +40,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Final
+from typing import Any, Final
 
+from dealroom.domain import instructions
 from dealroom.domain.deliverables import told_apart
-from dealroom.domain.limits import Limit
+from dealroom.domain.limits import RATES, Limit
+from dealroom.domain.terms import parse_money
 
 DECISIONS: Final = frozenset({"settle", "counter", "ask_principal", "decline"})
 _AMOUNT: Final = re.compile(r"\d{1,12}(\.\d{1,2})?")
@@ -155,3 +168,64 @@ def undercut_limits(
         limit for slug, limit in limits.items() if named is None or not told_apart(slug, named)
     ]
     return [limit for limit in applicable if limit.currency == currency and amount <= limit.floor]
+
+
+def unbounded(
+    ruling: Ruling,
+    limits: Mapping[str, Limit],
+    memory: Mapping[str, object],
+    instructed: Iterable[Decimal] = (),
+    said: Iterable[Decimal] = (),
+) -> bool:
+    """C7: whether ``ruling`` states an amount under the host's ask with no limit of the host's
+    bounding it (C5's limits in its currency); False for a figure the principal instructed, and
+    for one at or over a figure the principal stated in the message this turn answers
+    (``said``: a rate or a floor not filed yet)."""
+    if ruling.amount is None or ruling.decision == "decline":
+        return False
+    try:
+        amount = Decimal(ruling.amount)
+    except InvalidOperation:
+        return False
+    if amount.normalize() in {Decimal(a).normalize() for a in instructed}:
+        return False
+    currency = ruling.currency or "USD"
+    named = ruling.deliverable
+    if any(
+        limit.currency == currency and (named is None or not told_apart(slug, named))
+        for slug, limit in limits.items()
+    ):
+        return False
+    return not any(ask <= amount for ask in [*_asks(memory, named, currency), *said])
+
+
+def _asks(memory: Mapping[str, object], named: str | None, currency: str) -> list[Decimal]:
+    """The host's asks (``host.rates.<slug>.ask``) in ``currency`` for a deliverable not told
+    apart from ``named`` (every ask when the ruling names none)."""
+    host = memory.get("host")
+    rates = host.get(RATES) if isinstance(host, Mapping) else None
+    if not isinstance(rates, Mapping):
+        return []
+    found: list[Decimal] = []
+    for slug, rate in rates.items():
+        ask = rate.get("ask") if isinstance(rate, Mapping) else None
+        if not isinstance(ask, str | int) or (named is not None and told_apart(str(slug), named)):
+            continue
+        money = parse_money(str(ask), default_currency=currency)
+        if money is not None and money.currency == currency:
+            found.append(money.amount)
+    return found
+
+
+def covered_amounts(memory: Mapping[str, Any]) -> set[Decimal]:
+    """C7: the figures the host's standing instructions covered (instructions PI1)."""
+    decisions = memory.get(instructions.DECISIONS)
+    if not isinstance(decisions, Mapping):
+        return set()
+    found: set[Decimal] = set()
+    for key, _said in instructions.standing(memory, "host"):
+        entry = decisions.get(key)
+        terms = instructions.Terms.of(entry.get(instructions.COVERS)) if entry else None
+        if terms is not None:
+            found |= terms.amounts
+    return found

@@ -10,6 +10,7 @@ private value is left out, and the welcome falls back to its bare form.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any, Final
 
 from dealroom.domain import firewall
@@ -21,9 +22,16 @@ KEY: Final = "greeting"
 """The welcome's ``client_message_id``: one per pane."""
 
 
-def welcome(host: str, visitor: str | None, memory: Mapping[str, Any]) -> str:
+def welcome(
+    host: str,
+    visitor: str | None,
+    memory: Mapping[str, Any],
+    *,
+    band_percent: Decimal | None = None,
+) -> str:
     """The welcome for ``visitor`` (a signed-in visitor's name, or None for a guest) to
-    ``host``'s room whose seeded memory is ``memory``."""
+    ``host``'s room whose seeded memory is ``memory``; ``band_percent`` is the firewall's F10
+    band (the deployment's ``firewall_band_percent``)."""
     hello = f"Hi {visitor}!" if visitor else "Hi!"
     lines = [
         f"{hello} I'm the agent for {host}: I can talk through a collaboration with you "
@@ -38,7 +46,7 @@ def welcome(host: str, visitor: str | None, memory: Mapping[str, Any]) -> str:
         lines.append(" ".join(_sentence(note) for note in notes))
     lines.append("What do you have in mind: the deliverable, your dates and your budget?")
     text = " ".join(lines)
-    if firewall.check(memory, text):
+    if firewall.check(memory, text, band_percent=band_percent):
         return " ".join([lines[0], lines[-1]])
     return text
 

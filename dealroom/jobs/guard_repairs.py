@@ -219,7 +219,9 @@ class GuardRepairs:
         if host is None:
             return
         for dispatch in unruled:
-            carried = leaks.private_values_in(dispatch.substance, memory)
+            carried = leaks.private_values_in(
+                dispatch.substance, memory, band_percent=self.settings.firewall_band_percent
+            )
             if not carried:
                 continue
             finding = (

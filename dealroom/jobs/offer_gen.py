@@ -202,7 +202,15 @@ class OfferGenTurn(SpecialistRun):
                 row.no_op = True
             else:
                 published += await offer_draw.draw(
-                    db, deps.clock, run, room, host, visitor, extracted, now
+                    db,
+                    deps.clock,
+                    run,
+                    room,
+                    host,
+                    visitor,
+                    extracted,
+                    now,
+                    band_percent=deps.settings.firewall_band_percent,
                 )
                 new_runs.append(queue_agreement(room.id, host.id, now))
             row.status, row.finished_at = RunStatus.DONE.value, now

@@ -4,6 +4,8 @@ ACCEPTED (BOOKED_AWAITING_PAYMENT), under the room's lock, recorded as a stage e
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.domain.offer_stage import OfferStatus
@@ -24,6 +26,7 @@ async def capture_pending(
     provider: PaymentProvider,
     *,
     limit: int = 50,
+    band_percent: Decimal | None = None,
 ) -> int:
     """Settle up to ``limit`` pending captures; returns how many offers moved. The provider
     is asked with no session open; each answer is applied in a unit of its own."""
@@ -62,6 +65,10 @@ async def capture_pending(
                 )
                 offer.updated_at = now
                 await db.flush()
-                unit.publish(*await record_stage(db, offer, actor="payment", now=now))
+                unit.publish(
+                    *await record_stage(
+                        db, offer, actor="payment", now=now, band_percent=band_percent
+                    )
+                )
                 moved += 1
     return moved

@@ -13,6 +13,7 @@ the room's lock, so a webhook arriving meanwhile and the sweep never both move a
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -39,6 +40,7 @@ async def reconcile(
     *,
     overdue: timedelta,
     limit: int = 50,
+    band_percent: Decimal | None = None,
 ) -> int:
     """Re-read up to ``limit`` overdue pending payments; returns how many offers moved."""
     async with reading(sessionmaker) as db:
@@ -71,7 +73,13 @@ async def reconcile(
                 unit.discard()
                 continue
             applied = await apply_signal(
-                db, offer, payment, signal, clock.now(), message=charge.message
+                db,
+                offer,
+                payment,
+                signal,
+                clock.now(),
+                message=charge.message,
+                band_percent=band_percent,
             )
             unit.publish(*applied.published)
             moved += applied.outcome == "applied"
@@ -86,6 +94,7 @@ async def auto_release(
     *,
     days: int,
     limit: int = 50,
+    band_percent: Decimal | None = None,
 ) -> int:
     """Release up to ``limit`` holds whose time has come (PL3); returns how many were."""
     now = clock.now()
@@ -102,7 +111,15 @@ async def auto_release(
     for offer_id in due:
         try:
             async with UnitOfWork(sessionmaker, broker) as unit:
-                await confirm_delivery(unit.db, broker, clock, provider, None, offer_id=offer_id)
+                await confirm_delivery(
+                    unit.db,
+                    broker,
+                    clock,
+                    provider,
+                    None,
+                    offer_id=offer_id,
+                    band_percent=band_percent,
+                )
             released += 1
         except DomainError as exc:
             log.warning("auto_release_refused", offer_id=str(offer_id), code=str(exc.code))

@@ -48,6 +48,7 @@ async def approve_offer(info: Info, offer_id: strawberry.ID, version: int | None
             identity,
             offer_id=offers.parse_offer_id(offer_id),
             version=version,
+            band_percent=ctx.app.settings.firewall_band_percent,
         )
     return Offer.for_reader(found.offer, found.room.reader_seat)
 
@@ -103,6 +104,7 @@ async def pay_offer(
                 offer_id=parsed,
                 payment_method=payment_method,
                 idempotency_key=idempotency_key,
+                band_percent=ctx.app.settings.firewall_band_percent,
             )
     except DomainError as exc:
         if exc.code is ErrorCode.PAYMENT_DECLINED:
@@ -115,6 +117,7 @@ async def pay_offer(
                     offer_id=parsed,
                     idempotency_key=idempotency_key.strip(),
                     message=exc.message,
+                    band_percent=ctx.app.settings.firewall_band_percent,
                 )
                 publish_after_commit(db, ctx.app.broker, wake)
         raise

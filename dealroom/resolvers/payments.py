@@ -36,6 +36,7 @@ async def confirm_delivery(info: Info, offer_id: strawberry.ID) -> PaymentLifePa
             ctx.app.payments,
             identity,
             offer_id=offers.parse_offer_id(offer_id),
+            band_percent=ctx.app.settings.firewall_band_percent,
         )
     assert isinstance(found, OfferAccess)  # a reader's confirmation returns its access
     return PaymentLifePayload(offer=Offer.for_reader(found.offer, found.room.reader_seat))
@@ -52,6 +53,7 @@ async def cancel_paid_booking(info: Info, offer_id: strawberry.ID) -> PaymentLif
             ctx.app.payments,
             identity,
             offer_id=offers.parse_offer_id(offer_id),
+            band_percent=ctx.app.settings.firewall_band_percent,
         )
     return PaymentLifePayload(offer=Offer.for_reader(found.offer, found.room.reader_seat))
 
@@ -83,7 +85,13 @@ async def ops_release(info: Info, offer_id: strawberry.ID) -> OpsPayment:
     parsed = offers.parse_offer_id(offer_id)
     async with ctx.transaction() as db:
         await payment_ops.release(
-            db, ctx.app.broker, ctx.app.clock, ctx.app.payments, identity, offer_id=parsed
+            db,
+            ctx.app.broker,
+            ctx.app.clock,
+            ctx.app.payments,
+            identity,
+            offer_id=parsed,
+            band_percent=ctx.app.settings.firewall_band_percent,
         )
         payment = await payment_ops.held_payment(db, parsed)
     return OpsPayment.from_row(payment)
@@ -129,5 +137,6 @@ async def stripe_webhook(request: Request) -> Response:
         provider,
         await request.body(),
         request.headers.get("stripe-signature"),
+        band_percent=state.settings.firewall_band_percent,
     )
     return JSONResponse(answer.body, status_code=answer.status)

@@ -639,7 +639,7 @@ async def test_operators_see_release_and_refund_payments_audited(
     server: Server, localstripe: LocalStripe, db: Db
 ) -> None:
     d, offer_id, intent_id = await paid_and_held(server, localstripe, db)
-    assert await d.host.error_codes(OPS_VIEW) == ["FORBIDDEN"]
+    assert await d.host.error_codes(OPS_VIEW) == ["NOT_FOUND"]
     operator = await make_operator(db, server.client(), "opsqa")
     view = (await operator.query(OPS_VIEW))["opsPayments"]
     assert view["held"] == [{"offerId": offer_id, "payment": {"status": "captured"}}]
@@ -664,4 +664,5 @@ async def test_operators_see_release_and_refund_payments_audited(
     assert mine == [{"owed": "4000.00", "sent": "0.00", "transferRef": None}]
     assert (await d.visitor.query("{ payouts { owed } }"))["payouts"] == []
     actions = await rows_of(db, select(OpsAction).order_by(OpsAction.created_at))
-    assert [a.action for a in actions] == ["release_payment", "refund_payment"]
+    done_actions = [a.action for a in actions if not a.action.startswith("read:")]
+    assert done_actions == ["release_payment", "refund_payment"]  # the reads are audited too

@@ -227,7 +227,11 @@ async def _perform(db: Db, room: Outbound, effect: Effect) -> None:
             room.runs.append(queue_offer_gen(room.room_id, effect.host_participant_id, room.now))
         case OfferClose():
             room.published += await close_live_offer(
-                db, room.room_id, now=room.now, actor=effect.actor
+                db,
+                room.room_id,
+                now=room.now,
+                actor=effect.actor,
+                band_percent=room.settings.firewall_band_percent if room.settings else None,
             )
         case Release():
             await _release(db, room, effect)

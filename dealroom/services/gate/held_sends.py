@@ -11,8 +11,10 @@ decides all of it; no model reads or writes a held send's fate.
 
 Guard sends and held replays go through the same screen at the choke point (``screener``,
 with the room's still-held sends for F6); webhook payloads, Offer-Gen terms and agreement
-drafts call ``firewall.check`` where they are composed; stage notices are fixed text written by
-code. A released send's payload loses the firewall's note (``ASKED``) before it is delivered.
+drafts call ``firewall.check`` where they are composed (webhooks, notifications and a payment
+provider's words through ``domain/leaks.screen``, every exit with the deployment's band);
+stage notices are fixed text written by code. A released send's payload loses the firewall's
+note (``ASKED``) before it is delivered.
 
 C6 (typed crossings): what the host's side sends a visitor crosses on its own only as typed
 substance, a ruling's fields rendered by code (crossing C1-C5) or a line code wrote
@@ -20,6 +22,10 @@ substance, a ruling's fields rendered by code (crossing C1-C5) or a line code wr
 owed sends included) is held like a match: it crosses only after the principal read that exact
 text in the host's pane and said yes, so it is the principal's own confirmed words. The firewall
 knows values, not meaning, and a model that paraphrases a private rule leaves no value to find.
+
+C7 (crossing): a ruling's amount under the host's ask with no limit of the host's to check it
+against is held too, and the host's pane is asked for its floor: a room seeded without the
+host's limits never negotiates amounts on a model's guess.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from typing import Any, Final
 import structlog
 
 from dealroom.domain import crossing, firewall, pane_words, visibility
+from dealroom.domain.amounts_in_text import stated_amounts
+from dealroom.domain.firewall_memory import visitor_side_amounts
 from dealroom.domain.limits import limits_of
 from dealroom.domain.seats import AuthorKind, Seat
 from dealroom.persistence.db import Db
@@ -109,6 +117,17 @@ async def known_ruling(
     return crossing.with_deliverable(ruling, named)
 
 
+def principal_words(ctx: TurnContext) -> str:
+    """The principal's own message this host-pane turn answers ("" for any other trigger): its
+    figures are the principal's word before any writer files them (C7)."""
+    message = ctx.trigger_message
+    if ctx.pane_key != Seat.HOST.value or message is None:
+        return ""
+    if message.author_kind != AuthorKind.PARTICIPANT.value or message.participant_id != ctx.pane.id:
+        return ""
+    return message.body
+
+
 def withheld(dispatches: Sequence[Dispatch | DispatchLine]) -> set[Decimal]:
     """F6: the figures of the sends still held in the room."""
     return firewall.withheld_amounts(d.payload or {} for d in dispatches if d.status == HELD)
@@ -121,10 +140,12 @@ def screen(
     held: Sequence[Dispatch | DispatchLine] = (),
     *,
     band_percent: Decimal | None = None,
+    principal_said: str = "",
 ) -> list[str]:
     """What the send would reveal, in words for the host (empty: it may cross): the
     firewall's matches (F1-F10, F10 with ``band_percent``), for a ruling the limits it meets
-    (C5), and free text a model wrote (C6)."""
+    (C5) or an amount no limit bounds (C7; the figures of ``principal_said``, the principal's
+    message this turn answers, are the principal's own), and free text a model wrote (C6)."""
     instructed = firewall.instructed_amounts(memory)
     matches = firewall.check(
         memory,
@@ -141,11 +162,23 @@ def screen(
     if isinstance(ruling, Mapping):
         shaped = crossing.safe_ruling(ruling)
         if shaped is not None:
-            for limit in crossing.undercut_limits(shaped, limits_of(memory), instructed):
+            limits = limits_of(memory)
+            for limit in crossing.undercut_limits(shaped, limits, instructed):
                 reveals.append(
                     f"an offer of {shaped.amount} {shaped.currency or 'USD'}, at or under your "
                     f"floor of {limit.floor:f} {limit.currency} for the "
                     f"{limit.deliverable.replace('_', ' ')}"
+                )
+            covered = instructed | crossing.covered_amounts(memory)
+            if shaped.decision == "settle":  # taking the visitor's own figure guesses at nothing
+                covered |= visitor_side_amounts(memory)
+            said = stated_amounts(principal_said)
+            if crossing.unbounded(shaped, limits, memory, covered, said):  # C7
+                what = f"the {shaped.deliverable.replace('_', ' ')}" if shaped.deliverable else "it"
+                reveals.append(
+                    f"an offer of {shaped.amount} {shaped.currency or 'USD'} for {what} with no "
+                    "floor of yours to check it against (tell me the least you would take and "
+                    "I will work from it)"
                 )
     return reveals
 

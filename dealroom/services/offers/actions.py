@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from datetime import datetime
+from decimal import Decimal
 
 import structlog
 
@@ -48,6 +49,7 @@ async def approve_offer(
     *,
     offer_id: uuid.UUID,
     version: int | None,
+    band_percent: Decimal | None = None,
 ) -> OfferAccess:
     """O2-O4: the brand's approval stamps this version; the talent's is the booking."""
     found = await offer_for_reader(db, identity, offer_id)
@@ -66,7 +68,8 @@ async def approve_offer(
             offer.accepted_at = now
     offer.updated_at = now
     await db.flush()
-    publish_after_commit(db, broker, await record_stage(db, offer, actor=seat.value, now=now))
+    published = await record_stage(db, offer, actor=seat.value, now=now, band_percent=band_percent)
+    publish_after_commit(db, broker, published)
     log.info("offer_approved", offer_id=str(offer.id), by=seat.value, outcome=outcome.value)
     return OfferAccess(offer, found.room)
 
@@ -143,7 +146,12 @@ def queue_agreement(room_id: uuid.UUID, host_pane: uuid.UUID, now: datetime) -> 
 
 
 async def close_live_offer(
-    db: Db, room_id: uuid.UUID, *, now: datetime, actor: str
+    db: Db,
+    room_id: uuid.UUID,
+    *,
+    now: datetime,
+    actor: str,
+    band_percent: Decimal | None = None,
 ) -> list[Publish]:
     """O9: ``abandoned`` of ``new-offer`` closes the room's live written offer (reject-offer).
     The caller holds the room's lock."""
@@ -154,4 +162,4 @@ async def close_live_offer(
     offer.closed_at = now
     offer.updated_at = now
     await db.flush()
-    return await record_stage(db, offer, actor=actor, now=now)
+    return await record_stage(db, offer, actor=actor, now=now, band_percent=band_percent)

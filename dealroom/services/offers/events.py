@@ -9,6 +9,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
+from decimal import Decimal
 from functools import partial
 from typing import Never
 
@@ -39,9 +40,13 @@ from dealroom.services.turns.queue import new_run
 from dealroom.services.unit_of_work import reading
 
 
-async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> list[Publish]:
+async def record_stage(
+    db: Db, offer: Offer, *, actor: str, now: datetime, band_percent: Decimal | None = None
+) -> list[Publish]:
     """Store the offer's (new) stage as an event in the room's sequence; return what to
-    publish after commit: a StageChanged for each pane and one for the offer's channel."""
+    publish after commit: a StageChanged for each pane and one for the offer's channel. The
+    webhook payload and the notifications it writes pass the firewall with ``band_percent``
+    (the deployment's ``firewall_band_percent``)."""
     panes, offer_prev = await stage_prevs(db, offer.room_id, offer.id)
     rooms = RoomRepository(db)
     seq = await rooms.next_event_seq(offer.room_id, now)
@@ -62,9 +67,9 @@ async def record_stage(db: Db, offer: Offer, *, actor: str, now: datetime) -> li
     await db.add(row, *notices)
     # The partner webhook outbox, in this same transaction: committed with the change or not at
     # all.
-    outbox = await webhooks.stage_recorded(db, offer, row)
+    outbox = await webhooks.stage_recorded(db, offer, row, band_percent=band_percent)
     # The notification outbox (the parties' emails and in-app list), in this transaction too.
-    outbox += await notify_triggers.stage_recorded(db, offer, row)
+    outbox += await notify_triggers.stage_recorded(db, offer, row, band_percent=band_percent)
 
     def event(prev: int) -> str:
         return StageChangedEvent(seq, prev, offer.id, stage, offer.version, now).encode()

@@ -13,7 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Final
 
-from dealroom.domain import firewall, payment_life
+from dealroom.domain import leaks, payment_life
 from dealroom.domain import offers as rules
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.offer_stage import OfferStatus
@@ -56,15 +56,18 @@ class Applied:
     published: list[Publish]
 
 
-async def screened_message(db: Db, offer: Offer, message: str | None) -> str:
+async def screened_message(
+    db: Db, offer: Offer, message: str | None, *, band_percent: Decimal | None = None
+) -> str:
     """A provider's free text (a decline reason) is outside text about to reach the brand and
-    partners: it passes the private-value screen like every host→visitor flow, and a text that
-    states a host's private value is replaced by plain words."""
+    partners: it passes the private-value screen like every host→visitor flow (``leaks.screen``
+    with the deployment's band ``band_percent``), and a text that states a host's private value,
+    or a figure close to a limit, is replaced by plain words."""
     if not message:
         return SCREENED_DECLINE
     room = await db.get(Room, offer.room_id)
     memory = dict(room.memory or {}) if room is not None else {}
-    matches = firewall.check(memory, message, allowed_amounts=firewall.instructed_amounts(memory))
+    matches = leaks.screen(memory, message, band_percent=band_percent)
     return SCREENED_DECLINE if matches else message[:200]
 
 
@@ -76,6 +79,7 @@ async def apply_signal(
     now: datetime,
     *,
     message: str | None = None,
+    band_percent: Decimal | None = None,
 ) -> Applied:
     """Apply one provider fact to a payment and its offer, already locked (PL1-PL4). A fact
     that moves nothing (late, repeated, about another stage) writes nothing."""
@@ -94,7 +98,7 @@ async def apply_signal(
             payment.status = ChargeStatus.DECLINED.value
             # Partners hear of it from the stage change (payment.declined, W1); the provider's
             # words reach only the brand, screened.
-            payment.error = await screened_message(db, offer, message)
+            payment.error = await screened_message(db, offer, message, band_percent=band_percent)
         case Signal.CAPTURED:
             payment.status = "released"
             payment.released_at = now
@@ -105,7 +109,7 @@ async def apply_signal(
     offer.status = target.value
     offer.updated_at = now
     await db.flush()
-    published += await record_stage(db, offer, actor="payment", now=now)
+    published += await record_stage(db, offer, actor="payment", now=now, band_percent=band_percent)
     return Applied("applied", published)
 
 
@@ -162,6 +166,7 @@ async def confirm_delivery(
     identity: Identity | None,
     *,
     offer_id: uuid.UUID,
+    band_percent: Decimal | None = None,
 ) -> OfferAccess | Offer:
     """PL3: the brand confirms delivery (``identity``; None is the release sweep): the held
     funds are captured and the offer is COMPLETED on the provider's answer. Repeating it after
@@ -192,7 +197,9 @@ async def confirm_delivery(
         raise DomainError(
             ErrorCode.CONFLICT, "The payment provider did not release the funds.", reason="PROVIDER"
         )
-    applied = await apply_signal(db, offer, payment, Signal.CAPTURED, clock.now())
+    applied = await apply_signal(
+        db, offer, payment, Signal.CAPTURED, clock.now(), band_percent=band_percent
+    )
     publish_after_commit(db, broker, applied.published)
     return _access(found, offer)
 
@@ -205,6 +212,7 @@ async def cancel_booking(
     identity: Identity,
     *,
     offer_id: uuid.UUID,
+    band_percent: Decimal | None = None,
 ) -> OfferAccess:
     """PL5: the talent cancels a held booking before delivery: the whole hold goes back to the
     brand, the refund is recorded and the offer is WITHDRAWN."""
@@ -230,7 +238,10 @@ async def cancel_booking(
     offer.status = OfferStatus.WITHDRAWN.value
     offer.updated_at = now
     await db.flush()
-    publish_after_commit(db, broker, await record_stage(db, offer, actor=Seat.HOST.value, now=now))
+    published = await record_stage(
+        db, offer, actor=Seat.HOST.value, now=now, band_percent=band_percent
+    )
+    publish_after_commit(db, broker, published)
     return OfferAccess(offer, found.room)
 
 

@@ -40,10 +40,13 @@ async def release(
     identity: Identity,
     *,
     offer_id: uuid.UUID,
+    band_percent: Decimal | None = None,
 ) -> Offer:
     """PL3 on the brand's behalf (a delivery confirmed outside the product). Audited."""
     operator = require_operator(identity)
-    found = await life.confirm_delivery(db, broker, clock, provider, None, offer_id=offer_id)
+    found = await life.confirm_delivery(
+        db, broker, clock, provider, None, offer_id=offer_id, band_percent=band_percent
+    )
     offer = found if isinstance(found, Offer) else found.offer
     await audit(
         db, operator, "release_payment", offer.room_id, {"offerId": str(offer.id)}, clock.now()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import stripe
@@ -53,6 +54,8 @@ async def receive(
     provider: StripeProvider,
     payload: bytes,
     signature: str | None,
+    *,
+    band_percent: Decimal | None = None,
 ) -> Answer:
     """Verify, record and apply one webhook delivery."""
     try:
@@ -78,7 +81,9 @@ async def receive(
         if not await events.record(event_id, event_type, reference, created, now):
             unit.discard()
             return Answer(200, {"status": "duplicate"})
-        outcome, detail, published = await _apply(unit, event_type, obj, reference, now)
+        outcome, detail, published = await _apply(
+            unit, event_type, obj, reference, now, band_percent
+        )
         row = await events.event(event_id)
         assert row is not None  # recorded above, in this transaction
         row.outcome = outcome
@@ -89,7 +94,12 @@ async def receive(
 
 
 async def _apply(
-    unit: UnitOfWork, event_type: str, obj: dict[str, Any], reference: str | None, now: datetime
+    unit: UnitOfWork,
+    event_type: str,
+    obj: dict[str, Any],
+    reference: str | None,
+    now: datetime,
+    band_percent: Decimal | None,
 ) -> tuple[str, str | None, list[Any]]:
     signal = _signal(event_type)
     if signal is None and event_type != SUCCEEDED:
@@ -118,7 +128,9 @@ async def _apply(
         pending = offer.status == OfferStatus.PENDING_PAY_CAPTURE.value
         signal = Signal.AUTHORIZED if pending else Signal.CAPTURED
     message = _failure(obj) if signal is Signal.FAILED else None
-    applied: Applied = await apply_signal(db, offer, payment, signal, now, message=message)
+    applied: Applied = await apply_signal(
+        db, offer, payment, signal, now, message=message, band_percent=band_percent
+    )
     return applied.outcome, None, applied.published
 
 

@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from dealroom.domain import money
+from dealroom.domain.locale import reader_locale_of
 from dealroom.domain.webhooks import EventType
 from dealroom.persistence.models import Offer
 
@@ -39,11 +40,27 @@ def _terms(offer: Offer) -> dict[str, Any]:
     return shown
 
 
-def _display(amount: str, currency: str) -> str:
+def _display(amount: str, currency: str, locale: str | None = None) -> str:
     try:
-        return money.display(Decimal(amount), currency)
+        return money.display(Decimal(amount), currency, locale)
     except (InvalidOperation, ValueError):
         return f"{amount} {currency}"
+
+
+def for_reader(payload: dict[str, Any], locale: str | None) -> dict[str, Any]:
+    """L3: the stored payload with its display fields written in the endpoint owner's
+    ``locale`` (its stored choice; None leaves the en_US text stored with the event). The
+    data fields, the ones the firewall screened, are untouched."""
+    chosen = reader_locale_of(locale)
+    data = payload.get("data")
+    terms = data.get("terms") if isinstance(data, dict) else None
+    fee = terms.get("fee") if isinstance(terms, dict) else None
+    if locale is None or not isinstance(fee, dict) or "display" not in fee:
+        return payload
+    shown = _display(str(fee.get("amount")), str(fee.get("currency")), chosen)
+    assert isinstance(data, dict)
+    assert isinstance(terms, dict)
+    return payload | {"data": data | {"terms": terms | {"fee": fee | {"display": shown}}}}
 
 
 def compose(

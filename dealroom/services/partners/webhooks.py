@@ -12,11 +12,12 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import structlog
 
-from dealroom.domain import firewall
+from dealroom.domain import leaks
 from dealroom.domain import webhooks as rules
 from dealroom.domain.cursors import parse_room_cursor, room_cursor
 from dealroom.domain.errors import DomainError, ErrorCode, bad_input, not_found, unauthenticated
@@ -199,10 +200,13 @@ async def redeliver(
 # --- the outbox -----------------------------------------------------------------------------
 
 
-async def stage_recorded(db: Db, offer: Offer, change: OfferEvent) -> list[Publish]:
+async def stage_recorded(
+    db: Db, offer: Offer, change: OfferEvent, *, band_percent: Decimal | None = None
+) -> list[Publish]:
     """W1: write the logical events of one stored stage change and a delivery for every
     active endpoint of either party that asked for them, in the caller's transaction.
-    Returns the wake-up to publish after commit (nothing when no endpoint listens)."""
+    Returns the wake-up to publish after commit (nothing when no endpoint listens).
+    ``band_percent`` is the firewall's F10 band for the payloads."""
     endpoints = await _listening(db, offer)
     if not endpoints:
         return []
@@ -219,7 +223,9 @@ async def stage_recorded(db: Db, offer: Offer, change: OfferEvent) -> list[Publi
             version=change.version,
             at=change.created_at,
         )
-        payload = await _screened(db, offer, payload, change.created_at)
+        payload = await screened_payload(
+            db, offer, payload, change.created_at, band_percent=band_percent
+        )
         wrote |= await _enqueue(
             db,
             endpoints,
@@ -233,7 +239,13 @@ async def stage_recorded(db: Db, offer: Offer, change: OfferEvent) -> list[Publi
 
 
 async def payment_declined(
-    db: Db, clock: Clock, *, offer_id: uuid.UUID, idempotency_key: str, message: str
+    db: Db,
+    clock: Clock,
+    *,
+    offer_id: uuid.UUID,
+    idempotency_key: str,
+    message: str,
+    band_percent: Decimal | None = None,
 ) -> list[Publish]:
     """W1: a card declined at payment time changes no stage (the mutation's transaction rolls
     back); the resolver records the event in a transaction of its own. A retry with the same
@@ -256,22 +268,28 @@ async def payment_declined(
         at=now,
         payment={"status": "declined", "message": message[:200]},
     )
-    payload = await _screened(db, offer, payload, now)
+    payload = await screened_payload(db, offer, payload, now, band_percent=band_percent)
     source = f"payment_declined:{offer.id}:{idempotency_key}"[:120]
     wrote = await _enqueue(db, endpoints, event_type, source, offer, payload, now)
     return [WAKE] if wrote else []
 
 
-async def _screened(db: Db, offer: Offer, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
+async def screened_payload(
+    db: Db,
+    offer: Offer,
+    payload: dict[str, Any],
+    now: datetime,
+    *,
+    band_percent: Decimal | None = None,
+) -> dict[str, Any]:
     """A webhook payload is a host→outside flow, so the private-value firewall reads it before it
-    is stored. The terms already passed it when Offer-Gen drew them; should one still state a
-    private value, the terms are withheld from the payload (the stage still goes out) and operators
-    get a flag."""
+    is stored (``leaks.screen``, with the deployment's band ``band_percent``). The terms already
+    passed it when Offer-Gen drew them; should one still state a private value, or a figure
+    close to a limit, the terms are withheld from the payload (the stage still goes out) and
+    operators get a flag."""
     room = await db.get(Room, offer.room_id)
     memory = dict(room.memory or {}) if room is not None else {}
-    matches = firewall.check(
-        memory, payload.get("data"), allowed_amounts=firewall.instructed_amounts(memory)
-    )
+    matches = leaks.screen(memory, payload.get("data"), band_percent=band_percent)
     if not matches:
         return payload
     data = dict(payload["data"]) | {"terms": None, "termsWithheld": True}

@@ -25,6 +25,7 @@ from dealroom.agents.models.offline.persona.policy import Judgement, Rate, rule
 from dealroom.agents.models.offline.persona.principal import counter_history
 from dealroom.agents.models.offline.persona.turn import Turn, party_name
 from dealroom.agents.persona import PersonaOutput, Send
+from dealroom.domain import instructions
 from dealroom.domain.deliverables import Deliverable, parse_slug, rate_slug, read_deliverables
 from dealroom.domain.limits import limits_of
 from dealroom.domain.terms import (
@@ -96,6 +97,8 @@ def _instruction(turn: Turn, slug: str | None, offer: Money) -> Intent | None:
         entry = _map(decisions[key])
         if _str(entry.get("side") or turn.host_key) != turn.host_key:
             continue
+        if entry.get(instructions.LAPSED) or instructions.moved(entry, turn.memory):
+            continue  # PI2: the terms it covered moved; it is no longer the principal's word
         if key != slug and key not in GENERIC_DECISION_KEYS:
             continue
         said = intent_of(_str(entry.get("principalInstruction")))
@@ -229,8 +232,14 @@ def host_ruling(turn: Turn) -> PersonaOutput:
         case "counter":
             assert money is not None
             reply = f"{asked}. {_counter_reason(judgement.why, can_send)} {format_money(money)}"
-            reply += tail
             the = _the(slug, quantity)
+            if rate.floor is None:  # nothing to concede against: the host is asked (crossing C7)
+                reply += (
+                    f". I have no floor of yours recorded for {the}, so I won't go under your "
+                    "rate. What is the least you would take?"
+                )
+            else:
+                reply += tail
             if judgement.why in _HOLDING:
                 substance = f"{turn.host} is staying at {format_money(money)} for {the}."
             else:
