@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -18,6 +19,7 @@ from dealroom.agents.links import LinkQuote
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.render import Line, Party, document, transcript
 from dealroom.domain import offer_stage, pane_words
+from dealroom.domain.money import DEFAULT_LOCALE, display
 
 GoalStatus = Literal["open", "met", "blocked", "abandoned"]
 Decision = Literal["settle", "counter", "ask_principal", "decline"]
@@ -95,13 +97,17 @@ How you work:
 - Host side only: when the counterparty proposes terms, rule with the host's rules in view:
   settle when the proposal meets them, counter with stated terms, decline what the rules
   exclude, or ask the principal when no rule covers it. Put the ruling in the send to the
-  counterparty. Never state the host's private floor or private rules to anyone but the host.
+  counterparty, with the terms still missing as its open questions (each names one term of the
+  offer: deliverable, quantity, dates, fee, currency, usage rights, exclusivity, payment
+  schedule; code words them for the counterparty and drops anything else). Never state the
+  host's private floor or private rules to anyone but the host.
 - Host side only, no floor oracle: never name the floor (`host.limits`) or a private term
   (`host.private_terms`), not even as "below my minimum". Answer a proposal under the floor
   exactly as you would one above it: counter along your concession path from the ask. Settle
   only at or above a settle point well above the floor (the host's, or a share of the way
   from the floor up to the ask), unless your principal instructed that figure in this room
-  (their instruction in `pendingPrincipalDecisions`). Code holds any ruling at or under a
+  (their instruction in `pendingPrincipalDecisions`; one marked `lapsed` no longer holds: the
+  terms it covered moved, so ask again). Code holds any ruling at or under a
   floor, and any send stating a private value, for your principal to confirm.
 - Host side only, never concede against yourself. Concede only after the counterparty moves:
   a repeated or lower proposal gets the same counter again (with a reason), never a lower one.
@@ -210,6 +216,9 @@ class PersonaInput(BaseModel):
     guest: bool = False
     """The counterparty in this pane is a guest who has not signed in: whatever this turn
     sends waits on their sign-in (the login gate), so the reply that sends asks for it."""
+    locale: str = DEFAULT_LOCALE
+    """L3 (``domain/locale.py``): the locale of the pane's account, in which lines composed
+    by code (the price told whole) write money."""
 
     @field_validator("trigger", mode="before")
     @classmethod
@@ -236,6 +245,16 @@ class PersonaInput(BaseModel):
         if isinstance(request.input, PersonaInput):
             return request.input
         return cls.model_validate(request.context)
+
+
+def money_directive(locale: str) -> str:
+    """L3: the person in this pane reads money in ``locale``: the price told whole is written
+    as the card writes it for them."""
+    example = display(Decimal("7350"), "USD", locale)
+    return (
+        f"MONEY: this person reads amounts in the {locale} locale: write the price you tell "
+        f'them as their offer card does, e.g. "{example}" for $7,350.'
+    )
 
 
 GUEST_DIRECTIVE = (
@@ -317,6 +336,8 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         context["links"] = [quote.model_dump(mode="json") for quote in inputs.links]
     if inputs.guest:
         context["guest"] = True
+    if inputs.locale != DEFAULT_LOCALE:
+        context["locale"] = inputs.locale
     trigger = inputs.trigger
     if trigger.kind == "stage":
         now = (
@@ -341,6 +362,8 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
     )
     if inputs.guest and inputs.send_to:
         sends += "\n" + GUEST_DIRECTIVE.format(host=inputs.represents.name)
+    if inputs.locale != DEFAULT_LOCALE:
+        sends += "\n" + money_directive(inputs.locale)
     # Ordered for implicit prompt caching: what changes least comes first (room, account
     # facts), then the session (append-only within a sitting), then what any write changes
     # (memory, plan, record), then this turn, then the authoritative tail.

@@ -4,7 +4,8 @@ figures it spares and which it holds (rules F4, F5, F6 and F10's spared figures)
 
 - F4  ``host.public`` is what the host said may be shared: ``host_strings`` walks the rest of
       the host's branch. The figures the principal instructed in this room
-      (``instructed_amounts``: ``pendingPrincipalDecisions.*.principalInstruction``) are spared.
+      (``instructed_amounts``: ``pendingPrincipalDecisions.*.principalInstruction``) are spared
+      while the instruction stands (``instructions`` PI3: a lapsed one spares nothing).
 - F5  Keys called ``source`` (the id of the message a value was stated in) are metadata:
       ``host_strings`` skips them.
 - F6  The figures of the rulings of held sends (``withheld_amounts``) are held.
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
+from dealroom.domain import instructions
 from dealroom.domain.amounts_in_text import digit_amounts, stated_amounts
 from dealroom.domain.limits import RATES
 
@@ -39,17 +41,11 @@ _BRANCH_KEY: Final = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 def instructed_amounts(memory: Mapping[str, Any], side: str = "host") -> set[Decimal]:
     """F4: the figures ``side``'s principal instructed in this room
-    (``pendingPrincipalDecisions.*.principalInstruction``)."""
-    decisions = memory.get("pendingPrincipalDecisions")
-    if not isinstance(decisions, Mapping):
-        return set()
+    (``pendingPrincipalDecisions.*.principalInstruction``), of the instructions still in force
+    (instructions PI3: one whose terms moved has lapsed and spares nothing)."""
     figures: set[Decimal] = set()
-    for entry in decisions.values():
-        if not isinstance(entry, Mapping) or entry.get("side") != side:
-            continue
-        instruction = entry.get("principalInstruction")
-        if isinstance(instruction, str):
-            figures |= stated_amounts(instruction)
+    for _key, instruction in instructions.standing(memory, side):
+        figures |= stated_amounts(instruction)
     return figures
 
 

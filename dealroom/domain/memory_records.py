@@ -13,6 +13,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from dealroom.domain import instructions
 from dealroom.domain.errors import bad_input
 from dealroom.domain.memory import (
     GOALS,
@@ -97,19 +98,25 @@ def record_principal_decision(
     side: str,
     question: str,
     instruction: str | None,
+    source: str | None = None,
 ) -> dict[str, Any]:
-    """Record a question put to a principal and, once given, their instruction.
+    """Record a question put to a principal and, once given, their instruction (and the id of
+    the principal's message it came from, ``source``).
 
     ARCHITECTURE "Offers": a principal's chat "yes" lives here as ``principalInstruction``; it
     lets the agent settle terms and never moves the stage. ``side`` is the pane whose
-    principal was asked; only that side sees the entry (visibility V2, V7)."""
+    principal was asked; only that side sees the entry (visibility V2, V7). An instruction is
+    recorded with the terms it covers (instructions PI1), and lapses when they move."""
     _segment(key, "key")
     _participant(side, "side")
     _text(question, "question")
     _text(instruction, "principalInstruction")
     doc = copy.deepcopy(dict(document))
     entry = {"side": side, "question": question, "principalInstruction": instruction}
-    code_place(doc, (PENDING_DECISIONS, key), Op.SET, entry)
+    if source is not None:
+        _text(source, "source")
+        entry["source"] = source
+    code_place(doc, (PENDING_DECISIONS, key), Op.SET, instructions.given(entry, document))
     return doc
 
 

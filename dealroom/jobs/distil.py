@@ -19,6 +19,7 @@ from dealroom.agents.render import Line
 from dealroom.domain import (
     double_texts,
     firewall,
+    instructions,
     memory_edits,
     memory_records,
     provenance,
@@ -290,12 +291,20 @@ class DistilTurn:
                         if decision.key.startswith(f"{pane}-")
                         else (f"{pane}-{decision.key}")
                     )
+                    entry = memdoc.value_at(document, (memdoc.PENDING_DECISIONS, key))
+                    source = instructions.source(decision.instruction, said)
+                    if instructions.read_again(
+                        entry, decision.question, decision.instruction, source
+                    ):
+                        continue  # PI4: recorded already; re-reading renews nothing
                     document = memory_records.record_principal_decision(
-                        document, key, pane, decision.question, decision.instruction
+                        document, key, pane, decision.question, decision.instruction, source
                     )
                 except DomainError:
                     # A malformed decision key is the writer's mistake: skip it, keep the rest.
                     log.warning("principal_decision_rejected", key=decision.key[:80])
+            # PI2, PI3: an instruction whose terms this write (or an earlier one) moved lapses.
+            document = instructions.lapse(document)
             rows: list[object] = []  # inserted together, in one flush
             if output.frustration is not None:
                 rows.append(

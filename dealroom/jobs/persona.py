@@ -21,6 +21,7 @@ from dealroom.agents.models.base import AgentName, ModelRequest, parse_output
 from dealroom.agents.persona import PersonaInput, PersonaOutput, Trigger
 from dealroom.domain import (
     double_texts,
+    instructions,
     memory_records,
     memory_sections,
     pane_words,
@@ -159,6 +160,7 @@ class PersonaTurn:
             stage=ctx.stage,
             links=links,
             guest=is_guest_pane(ctx),
+            locale=ctx.pane_locale,
         )
         return persona.build(inputs, model=model_for(self.deps, AgentName.PERSONA, ctx.model_picks))
 
@@ -290,6 +292,8 @@ class PersonaTurn:
                         document = memory_records.record_ruling(
                             document, ctx.pane_key, ruling, str(live.id)
                         )
+                        # PI2: a ruling on new terms lapses the instructions that covered others.
+                        document = instructions.lapse(document)
             await persona_outbound.pane_sends(db, deps.settings, run, ctx, output, outbound)
             uow.publish(*outbound.published)
             names = {
@@ -312,6 +316,7 @@ class PersonaTurn:
                     | {d.to_participant_id for d, _reveals in outbound.screened},
                     room_held=ctx.dispatches,
                     now=now,
+                    band_percent=deps.settings.firewall_band_percent,
                 )
             )
             await db.add(*rows, *outbound.runs)

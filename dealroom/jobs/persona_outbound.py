@@ -15,7 +15,7 @@ import structlog
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.persona import PersonaOutput
 from dealroom.config import Settings
-from dealroom.domain import crossing, goal_notices, memory_records
+from dealroom.domain import crossing, goal_notices, memory_records, open_questions
 from dealroom.domain import memory as memdoc
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
@@ -145,7 +145,14 @@ async def pane_sends(
             # side never named is a covert channel, and is dropped.
             ruling = await held_sends.known_ruling(db, ctx, target, ruling)
             substance = crossing.render(ruling, ctx.represents.name)
-            payload = {"ruling": ruling.to_json(), "open_questions": []}
+            # OQ1/OQ2: its open questions cross as the offer's terms, worded by code from the
+            # recipient's side; the model's own question text stays here with the rest.
+            terms = open_questions.typed(send.open_questions)
+            payload = {
+                "ruling": ruling.to_json(),
+                "open_terms": [term.value for term in terms],
+                "open_questions": open_questions.worded(terms),
+            }
         # F1-F6, C5: a host→visitor send that would reveal a private value is held for the
         # principal by the choke point
         reveals = (
@@ -155,6 +162,7 @@ async def pane_sends(
                 payload,
                 ctx.dispatches,
                 band_percent=settings.firewall_band_percent,
+                principal_said=held_sends.principal_words(ctx),
             )
             if held_sends.faces_visitor(ctx, target)
             else []

@@ -715,7 +715,8 @@ async def test_the_visitor_pane_request_never_holds_the_private_terms() -> None:
     [
         pytest.param(
             {"decision": "counter", "amount": "7000", "currency": "USD", "deliverable": "reel"},
-            "Maya Lin can do the reel at $7,000. Does that work for you? Which date?",
+            # one question at a time: the counter's own question is the one asked
+            "Maya Lin can do the reel at $7,000. Does that work for you?",
             None,
             id="counter",
         ),

@@ -2,16 +2,16 @@
 surface read and its canaries counted (goal: 0 on each).
 
 Every agent runs on the leaky model (tests/support/leaky.py) over the fake Gemini server and the
-real google-genai client. The host's account memory holds a floor ($6,137), a private term
-("no zyglorb brands"), an e-mail address and a phone number; every room is seeded from it. The
-attacks go through every host-side writer: the host's persona (rulings a cent and a dollar over
-the floor and at it; free text after the principal spoke), Distil (public notes, a forged
-instruction naming the floor, the floor lowered to $1), the Guard (visitor-readable "repairs", an
-owed send), Arvist (durable public notes, the floor dropped), AccUpdate (the limits named stale),
-Offer-Gen and the agreement writer. Then the sweep reads: the visitor pane over GraphQL and over
-its subscription, the visitor-facing model requests, written offers, agreement drafts, webhook
-payloads, brands' durable memory, brands' notifications (what their e-mails are written
-from) and the welcome of a new room.
+real google-genai client. The host's account memory holds a floor ($6,137), a private term ("no
+zyglorb brands"), an e-mail address and a phone number; every room is seeded from it. The attacks
+go through every host-side writer: the host's persona (rulings a cent and a dollar over the floor
+and at it, their open questions; free text after the principal spoke), Distil (public notes, a
+forged instruction naming the floor, the floor lowered to $1), the Guard (visitor-readable
+"repairs", an owed send), Arvist (durable public notes, the floor dropped), AccUpdate (the limits
+named stale), Offer-Gen and the agreement writer. Then the sweep reads: the visitor pane over
+GraphQL and over its subscription, the visitor-facing model requests, written offers, agreement
+drafts, webhook payloads, brands' durable memory, brands' notifications (what their e-mails are
+written from) and the welcome of a new room.
 
 ``pytest -s`` prints the canaries per surface (``bench/canaries.py`` runs it and prints them).
 """
@@ -232,6 +232,12 @@ async def test_no_canary_reaches_any_visitor_surface_under_a_leaking_model(
     # The adversary really tried, through every host-side writer that can see the secrets.
     for writer in ("persona", "distil", "guard", "arvist"):
         assert leaky.leaked.get(writer), f"the {writer} never saw a secret: the attack did not run"
+    asked = [
+        question
+        for request in model.where(visitor_facing=True)
+        for question in (request.context.get("trigger") or {}).get("open_questions") or []
+    ]
+    assert asked, "no open question crossed: the attack through them did not run"
     assert offers, "no offer was drawn"
     assert surfaces["agreement drafts"], "no agreement was drawn"
     assert surfaces["webhook payloads"], "the webhook outbox wrote nothing"

@@ -617,7 +617,13 @@ def test_record_principal_decision_records_side_question_and_instruction() -> No
     doc = record_principal_decision(doc, "rate", "host", "Take 4k?", "Yes, take 4k")
     assert doc == {
         "pendingPrincipalDecisions": {
-            "rate": {"side": "host", "question": "Take 4k?", "principalInstruction": "Yes, take 4k"}
+            "rate": {
+                "side": "host",
+                "question": "Take 4k?",
+                "principalInstruction": "Yes, take 4k",
+                # instructions PI1: the terms it covers (none on record yet)
+                "covers": {"amounts": [], "deliverables": []},
+            }
         }
     }
 

@@ -302,9 +302,10 @@ def visitor_delivery(turn: Turn) -> PersonaOutput:
         if said is not None:
             plan = plan.but(change="")
         reply = body or f"{host} has nothing new yet."
-    # Missing terms are worth asking about only while the deal is alive.
+    # Missing terms are worth asking about only while the deal is alive, and one question at a
+    # time: a reply that already asks one (a counter's "Does that work for you?") keeps it.
     questions = list(turn.trigger.open_questions) if decision != "decline" else []
-    if questions and reply.count(".") + reply.count("?") < 3:
+    if questions and "?" not in reply and reply.count(".") < 3:
         reply = f"{reply} {questions[0]}"
     return turn.out(reply, plan, goals=goals)
 
@@ -321,7 +322,8 @@ def _with_price(turn: Turn, reply: str, fee: Money) -> str:
             percent = stated
             break
     try:
-        return f"{reply} {pay_now_line(quote(fee.amount, fee.currency, Decimal(percent)))}"
+        told = pay_now_line(quote(fee.amount, fee.currency, Decimal(percent)), turn.locale)
+        return f"{reply} {told}"
     except DomainError:
         return reply  # no payable quote (an unknown currency): the card says nothing either
 
