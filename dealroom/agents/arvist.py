@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.render import Line, document, transcript
@@ -39,6 +39,20 @@ class DurableChange(BaseModel):
         "or 'deals.<key>.fee'. Never 'host.', 'visitor.', goals, plans or claims."
     )
     value: str | None = Field(default=None, description="The text to set or append.")
+    part: Literal["shared", "service"] = Field(
+        default="service",
+        description="'service' when the fact holds for this room's service only (its rates, "
+        "floors, deliverables, deals); 'shared' when it holds for every service the account "
+        "offers (contact, style, general rules).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The default part is left out, so a change reads as it did before parts existed.
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("part") == "service":
+            del dumped["part"]
+        return dumped
 
 
 class ArvistOutput(BaseModel):
@@ -70,6 +84,9 @@ Rules:
   condition is appended to `private_terms`. Never write a floor anywhere else.
 - `public` holds only what may be shared with visitors: never a limit, a private term or a
   contact detail or code that is not already public (such a write is refused).
+- A room may be about one SERVICE of the account. Name paths as the document shows them here
+  (never 'services.'); mark each change `part`: `service` for what holds for this service only
+  (its rates, floors, deliverables, deals), `shared` for what holds for every service.
 - The LEAF DATES say when each fact last changed. A fact the room states differently from a
   newer fact in the document is stale in the room: keep the document's.
 - Reply with JSON matching the schema.
@@ -117,6 +134,8 @@ class ArvistInput:
     """The participant's own pane, recent lines."""
     closed_deals: Sequence[ClosedDeal]
     """Host only; always empty for another participant."""
+    service: str | None = None
+    """The key of the service the room is about (S4); None for none."""
 
 
 def build(inputs: ArvistInput, *, model: str) -> ModelRequest:
@@ -132,10 +151,12 @@ def build(inputs: ArvistInput, *, model: str) -> ModelRequest:
         "branch": dict(inputs.branch),
         "session": [line.to_json() for line in inputs.session],
         "closed_deals": deals,
+        "service": inputs.service,
     }
     parts = [
         f"ROOM: {inputs.room_kind}. THE DOCUMENT BELONGS TO: {inputs.account_name} "
-        f"(participant '{inputs.pane}' of this room).",
+        f"(participant '{inputs.pane}' of this room). "
+        f"SERVICE: {inputs.service or 'none (every change is shared)'}.",
         f"DURABLE DOCUMENT (now):\n{document(context['durable'])}",
         f"LEAF DATES (when each fact last changed):\n{document(context['leaf_dates'])}",
         f"{inputs.account_name.upper()}'S BRANCH OF THIS ROOM'S MEMORY:\n"

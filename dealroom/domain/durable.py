@@ -237,6 +237,7 @@ SECTION_WORDS: Final = {
     "deals": "your past deals",
     "contact": "your contact details",
     "style": "your style",
+    "services": "your services",
 }
 """How the merge line names a document's top-level sections to their owner (PW1: a path is
 for code, the person reads words)."""

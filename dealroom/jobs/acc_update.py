@@ -28,12 +28,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.agents import acc_update
 from dealroom.agents.acc_update import AccUpdateInput, AccUpdateOutput
 from dealroom.agents.models.base import AgentName
-from dealroom.domain import durable, firewall
+from dealroom.domain import durable, firewall, service_parts
 from dealroom.domain.seats import RoomKind, RoomMode
 from dealroom.jobs.distil import LEASE_POLL_SECONDS, LEASE_POLLS, MemoryLease, holds
 from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.durable import DurableRepository, StaleParticipant
 from dealroom.persistence.models import Flag, Participant, Room
+from dealroom.persistence.offered_services import ServiceRepository
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository
 from dealroom.services.clock import Clock
@@ -180,21 +181,29 @@ class AccUpdate:
             if memory is None or memory.version <= participant.last_merged_memory_version:
                 return None
             last = participant.last_merged_memory_version
+            # S1: a deal room merges the shared part and its own service's part, nothing else
+            kind = RoomKind(room.kind)
+            service = await ServiceRepository(db).key_of(room.service_id)
+            document = service_parts.room_view(memory.document or {}, kind, service)
             paths = (
                 None
                 if last == 0
-                else await DurableRepository(db).paths_changed_since(participant.account_id, last)
+                else service_parts.room_paths(
+                    await DurableRepository(db).paths_changed_since(participant.account_id, last),
+                    kind,
+                    service,
+                )
             )
             branch = (room.memory or {}).get(participant.key)
             merged, changes = durable.merge(
-                branch if isinstance(branch, dict) else {}, memory.document or {}, paths
+                branch if isinstance(branch, dict) else {}, document, paths
             )
             return _Plan(
                 participant.key,
                 merged,
                 changes,
                 paths,
-                copy.deepcopy(dict(memory.document or {})),
+                document,
                 memory.version,
                 dict(room.model_picks or {}),
             )

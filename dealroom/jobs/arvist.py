@@ -26,13 +26,14 @@ from dealroom.agents import arvist
 from dealroom.agents.arvist import ArvistInput, ArvistOutput, ClosedDeal
 from dealroom.agents.models.base import AgentName
 from dealroom.agents.render import Line
-from dealroom.domain import durable, provenance
+from dealroom.domain import durable, provenance, service_parts
 from dealroom.domain import memory as memdoc
 from dealroom.domain.offer_stage import OfferStatus
 from dealroom.domain.seats import GUEST_NAME, AuthorKind, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.durable import DurableRepository
 from dealroom.persistence.models import Account, AgentRun, Flag, Participant, Room
+from dealroom.persistence.offered_services import ServiceRepository
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import RoomRepository
 from dealroom.persistence.runs import RunRepository, TranscriptRepository
@@ -162,6 +163,9 @@ class _Loaded:
     picks: dict[str, Any]
     said: list[provenance.Said] = field(default_factory=list)
     """The participant's own messages in the room (provenance P1-P4, memory M15, M16)."""
+    kind: RoomKind = RoomKind.DEAL
+    service: str | None = None
+    """The key of the room's service (S4): where its ``service`` changes go (S3)."""
 
 
 class ArvistTurn:
@@ -189,6 +193,8 @@ class ArvistTurn:
                 site,
                 loaded.said,
                 loaded.request_input.branch if loaded.request_input.perspective == "host" else None,
+                kind=loaded.kind,
+                service=loaded.service,
             )
         except Exception:
             await deps.ledger.keep(site)
@@ -206,9 +212,12 @@ class ArvistTurn:
             if account is None:
                 return None
             current = await durable_memory.view(db, account.id)
+            kind = RoomKind(room.kind)
+            host = participant.key == Seat.HOST.value
+            # The room's service is the host's: another participant's document has no part for it.
+            service = await ServiceRepository(db).key_of(room.service_id) if host else None
             branch = (room.memory or {}).get(participant.key)
             lines = await TranscriptRepository(db).recent(participant.id, PANE_LINES)
-            host = participant.key == Seat.HOST.value
             deals = await _closed_deals(db, room) if host and room.kind == "deal" else []
             # seed 002 layer 4: the input holds this participant's own branch and pane only;
             # a non-host never gets the host's branch, another's branch or a private part.
@@ -217,18 +226,22 @@ class ArvistTurn:
                 room_kind=room.kind,
                 account_name=account.display_name,
                 pane=participant.key,
-                durable=current.document,
-                leaf_dates=current.dates,
+                # S1: the room's view, never another service's part
+                durable=service_parts.room_view(current.document, kind, service),
+                leaf_dates=current.dates
+                if kind == RoomKind.HOME
+                else service_parts.view_dates(current.dates, service),
                 branch=dict(branch) if isinstance(branch, dict) else {},
                 session=[Line(m.author_kind, m.body) for m in lines],
                 closed_deals=deals,
+                service=service,
             )
             said = [
                 provenance.Said(str(m.id), m.body)
                 for m in lines
                 if m.author_kind == AuthorKind.PARTICIPANT.value and m.relayed_dispatch_id is None
             ]
-            return _Loaded(inputs, account.id, dict(room.model_picks or {}), said)
+            return _Loaded(inputs, account.id, dict(room.model_picks or {}), said, kind, service)
 
     async def _apply(
         self,
@@ -238,6 +251,9 @@ class ArvistTurn:
         site: CallSite,
         said: Sequence[provenance.Said] = (),
         room_branch: Mapping[str, Any] | None = None,
+        *,
+        kind: RoomKind = RoomKind.DEAL,
+        service: str | None = None,
     ) -> None:
         deps = self.deps
         async with deps.unit() as uow:
@@ -253,18 +269,28 @@ class ArvistTurn:
                 return  # committed by the unit
             # D3: leaves the account changed after this room's last seed or merge are newer
             # than anything the room holds; the room's older statement of them is not promoted.
-            newer = await repo.paths_changed_since(
-                account_id, participant.last_merged_memory_version
+            # Both as the room reads them (S2): the changes name paths of the room's view.
+            newer = service_parts.room_paths(
+                await repo.paths_changed_since(account_id, participant.last_merged_memory_version),
+                kind,
+                service,
             )
             refused: list[str] = []
-            changes: list[memdoc.Change] = []
+            changes: list[tuple[service_parts.Part, memdoc.Change]] = []
             for change in output.changes:
                 if not durable.durable_path_allowed(change.path):  # D2
                     refused.append(f"{change.path} (not a durable path)")
+                elif not service_parts.model_may_name(change.path):  # S3
+                    refused.append(f"{change.path} (a part is named by code)")
                 elif durable.related(change.path, newer):
                     refused.append(f"{change.path} (the account changed it since)")
                 else:
-                    changes.append(memdoc.Change(memdoc.Op(change.op), change.path, change.value))
+                    changes.append(
+                        (
+                            service_parts.Part(change.part),
+                            memdoc.Change(memdoc.Op(change.op), change.path, change.value),
+                        )
+                    )
 
             public: list[str] = []
             keeps_floors = room_branch is not None
@@ -272,10 +298,13 @@ class ArvistTurn:
 
             def edit(document: dict[str, Any]) -> dict[str, Any]:
                 # D8: M12, M13 as for Distil; M15, M16: the principal's word for a public note or
-                # a lower or dropped limit
-                applied = durable.curate(
+                # a lower or dropped limit; S3: each change to its part; D10: the room's floors
+                # outlive the curation
+                applied = service_parts.curate(
                     document,
                     changes,
+                    service=service,
+                    room_branch=room_branch if keeps_floors else None,
                     said=said,
                     band_percent=deps.settings.firewall_band_percent,
                 )
@@ -285,8 +314,6 @@ class ArvistTurn:
                     for r in applied.rejected
                     if r.reason.startswith(memdoc.PUBLIC_REFUSAL)
                 )
-                if keeps_floors:  # D10: the room's floors outlive the curation
-                    return durable.keep_limits(applied.document, room_branch)
                 return applied.document
 
             written = await durable_memory.write(

@@ -278,21 +278,30 @@ class RoomRepository:
         )
 
     async def newest_visit(
-        self, host_id: uuid.UUID, *, account_id: uuid.UUID | None, guest_key_hash: str | None
+        self,
+        host_id: uuid.UUID,
+        *,
+        account_id: uuid.UUID | None,
+        guest_key_hash: str | None,
+        service_id: uuid.UUID | None = None,
     ) -> tuple[Room, Participant] | None:
-        """The visitor's newest deal room with this host, with its visitor seat."""
+        """The visitor's newest deal room with this host, with its visitor seat (about
+        ``service_id`` when one is given)."""
         visitor = aliased(Participant)
         bound = (
             visitor.account_id == account_id
             if account_id is not None
             else and_(visitor.guest_key_hash == guest_key_hash, visitor.account_id.is_(None))
         )
-        result = await self.db.execute(
+        statement = (
             select(Room, visitor)
             .join(visitor, and_(visitor.room_id == Room.id, visitor.key == "visitor"))
             .where(Room.host_account_id == host_id, Room.kind == "deal", bound)
-            .order_by(Room.created_at.desc(), Room.id.desc())
-            .limit(1)
+        )
+        if service_id is not None:
+            statement = statement.where(Room.service_id == service_id)
+        result = await self.db.execute(
+            statement.order_by(Room.created_at.desc(), Room.id.desc()).limit(1)
         )
         row = result.first()
         if row is None:

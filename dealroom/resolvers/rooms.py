@@ -50,7 +50,9 @@ async def list_rooms(info: Info, first: int, after: str | None) -> RoomConnectio
     )
 
 
-async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> OpenRoomPayload:
+async def open_visitor_room(
+    info: Info, handle: str, new_conversation: bool, service: str | None = None
+) -> OpenRoomPayload:
     ctx = info.context
     identity = await ctx.identity()
     async with ctx.transaction() as db:
@@ -60,9 +62,11 @@ async def open_visitor_room(info: Info, handle: str, new_conversation: bool) -> 
             identity,
             handle=handle,
             new_conversation=new_conversation,
+            service=service,
             client_ip=ctx.request.client.host if ctx.request.client else None,
             guest_keys_per_hour=ctx.app.settings.guest_keys_per_ip_per_hour,
             greet=ctx.app.settings.greet_visitors,
+            band_percent=ctx.app.settings.firewall_band_percent,
         )
         await abuse.count_visit(
             db,

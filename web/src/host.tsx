@@ -7,6 +7,7 @@ import { follow } from "./live";
 import { navigate } from "./nav";
 import { StageChip } from "./offer";
 import { RoomView } from "./room";
+import { Services } from "./services";
 import type { Me, RoomActivity, RoomSummary } from "./types";
 
 const SEEN = "dealroom.seen.";
@@ -100,6 +101,7 @@ export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () 
               Sign out
             </button>
           </div>
+          <Services handle={me.handle} />
         </div>
         <nav>
           <ul class="room-list">

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from decimal import Decimal
 from typing import Any
 
 import structlog
@@ -24,6 +25,7 @@ from dealroom.domain.seats import RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.messages import MessageRepository
 from dealroom.persistence.models import Offer, Participant, Room
+from dealroom.persistence.offered_services import ServiceRepository
 from dealroom.persistence.offers import OfferRepository
 from dealroom.services.clock import Clock
 from dealroom.services.live.publish import Publish
@@ -46,8 +48,11 @@ async def draw(
     visitor: Participant,
     extracted: offer_gen.ExtractedTerms,
     now: Any,
+    *,
+    band_percent: Decimal | None = None,
 ) -> list[Publish]:
-    """Apply the rewrite decision (``rules.rewrite``) for the screened terms."""
+    """Apply the rewrite decision (``rules.rewrite``) for the screened terms; ``band_percent``
+    is the firewall's F10 band for what the stage change and a sibling's seed pass."""
     assert extracted.terms is not None
     terms = extracted.terms
     seller, buyer = room.host_account_id, visitor.account_id
@@ -80,14 +85,28 @@ async def draw(
             current.buyer_account_id = buyer
             current.updated_at = now
             await db.flush()
-            return await record_stage(db, current, actor=AgentName.OFFER_GEN.value, now=now)
+            return await record_stage(
+                db, current, actor=AgentName.OFFER_GEN.value, now=now, band_percent=band_percent
+            )
         case rules.Rewrite.MINT:
             offer = await _mint(db, room, run.id, terms, extracted, new_print, buyer, now)
-            return await record_stage(db, offer, actor=AgentName.OFFER_GEN.value, now=now)
+            return await record_stage(
+                db, offer, actor=AgentName.OFFER_GEN.value, now=now, band_percent=band_percent
+            )
         case rules.Rewrite.SIBLING:
             booked = current is not None and state_of(current).stage in BOOKED
             return await _sibling(
-                db, clock, run, room, host, visitor, extracted, new_print, now, booked=booked
+                db,
+                clock,
+                run,
+                room,
+                host,
+                visitor,
+                extracted,
+                new_print,
+                now,
+                booked=booked,
+                band_percent=band_percent,
             )
 
 
@@ -103,13 +122,19 @@ async def _sibling(
     now: Any,
     *,
     booked: bool,
+    band_percent: Decimal | None,
 ) -> list[Publish]:
     """O6, O10: the booked (or closed, or abandoned) deal stays as it is; the new terms are
     drawn in a new deal room for the same pair, which both sides find in their room list."""
     assert extracted.terms is not None
     # The host is seeded like any new room (home branch if newer than durable), never by
     # copying the old room's host branch.
-    seeded = await seed_host_memory(db, room.host_account_id)
+    seeded = await seed_host_memory(
+        db,
+        room.host_account_id,
+        band_percent=band_percent,
+        service=await ServiceRepository(db).key_of(room.service_id),  # S1: the same service
+    )
     sibling = Room(
         id=uuid.uuid4(),
         kind=RoomKind.DEAL.value,
@@ -147,7 +172,9 @@ async def _sibling(
     offer = await _mint(
         db, sibling, run.id, extracted.terms, extracted, new_print, visitor.account_id, now
     )
-    published = await record_stage(db, offer, actor=AgentName.OFFER_GEN.value, now=now)
+    published = await record_stage(
+        db, offer, actor=AgentName.OFFER_GEN.value, now=now, band_percent=band_percent
+    )
     text = (
         "The booked offer in this room stays as it is. The changed terms are drawn as a "
         f"new written offer in a new deal room: {sibling.id}."

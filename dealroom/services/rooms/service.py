@@ -6,11 +6,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import structlog
 
-from dealroom.domain import access, greeting, visits
+from dealroom.domain import access, greeting, service_parts, visits
 from dealroom.domain.cursors import parse_room_cursor
 from dealroom.domain.durable import public_dropped, screen_public
 from dealroom.domain.errors import DomainError, ErrorCode, not_found
@@ -25,6 +26,7 @@ from dealroom.persistence.repositories import (
     WriterSeat,
 )
 from dealroom.services.accounts.identity import Identity, digest, new_guest_key
+from dealroom.services.accounts.offered import offered_service
 from dealroom.services.clock import Clock
 from dealroom.services.rooms import guests
 
@@ -143,10 +145,15 @@ async def open_visitor_room(
     client_ip: str | None = None,
     guest_keys_per_hour: int | None = None,
     greet: bool,
+    band_percent: Decimal | None = None,
+    service: str | None = None,
 ) -> OpenedRoom:
     """A visit to ``/z/<handle>`` (seed 002 "Authentication Modes & Visitor Resolution").
     A new guest key counts against its address's hourly allowance (``guest_keys_per_hour``).
-    A new room's visitor pane opens with the welcome (``greet``, domain.greeting)."""
+    A new room's visitor pane opens with the welcome (``greet``, domain.greeting). The seed and
+    the welcome are screened with the firewall's band (``band_percent``, the deployment's).
+    ``service`` is the key in ``/z/<handle>/<service>`` (S4): the room is about that service and
+    reuses only a room about it; None leaves the room about no service."""
     accounts = AccountRepository(db)
     rooms = RoomRepository(db)
     visitor = identity.account
@@ -159,6 +166,7 @@ async def open_visitor_room(
     host = await accounts.by_handle(handle.strip().lower(), lock=not fresh_guest)
     if host is None:
         raise not_found("Account")
+    offered = await offered_service(db, host.id, service)
     guest_key = None
     if visitor is None:
         guest_key = identity.guest_key
@@ -176,7 +184,10 @@ async def open_visitor_room(
     guest_hash = digest(guest_key) if guest_key else None
 
     prior = await rooms.newest_visit(
-        host.id, account_id=visitor.id if visitor else None, guest_key_hash=guest_hash
+        host.id,
+        account_id=visitor.id if visitor else None,
+        guest_key_hash=guest_hash,
+        service_id=offered.id if offered is not None else None,
     )
     reuse = visits.room_to_reuse(
         None
@@ -189,13 +200,19 @@ async def open_visitor_room(
 
     plan = visits.new_room(kind, host.display_name, visitor.display_name if visitor else None)
     now = clock.now()
-    seeded = await seed_host_memory(db, host.id)
+    seeded = await seed_host_memory(
+        db,
+        host.id,
+        band_percent=band_percent,
+        service=service_parts.service_key(offered.name) if offered is not None else None,
+    )
     memory = seeded.memory
     room = Room(
         id=uuid.uuid4(),
         kind=RoomKind.DEAL,
         mode=plan.mode,
         host_account_id=host.id,
+        service_id=offered.id if offered is not None else None,
         title=plan.title,
         memory=memory,
         event_seq=1 if greet else 0,
@@ -226,7 +243,10 @@ async def open_visitor_room(
         # The welcome is the room's first event (``event_seq`` 1): nobody can be subscribed
         # to a room that did not exist, so it is stored and read as history, never published.
         body = greeting.welcome(
-            host.display_name, visitor.display_name if visitor else None, memory
+            host.display_name,
+            visitor.display_name if visitor else None,
+            memory,
+            band_percent=band_percent,
         )
         await db.add(  # after its pane: no ORM relationship orders the two inserts
             Message(
@@ -275,14 +295,21 @@ def seed_flag(
     )
 
 
-async def seed_host_memory(db: Db, host_id: uuid.UUID) -> SeededMemory:
+async def seed_host_memory(
+    db: Db,
+    host_id: uuid.UUID,
+    *,
+    band_percent: Decimal | None = None,
+    service: str | None = None,
+) -> SeededMemory:
     """The memory a new deal room starts with — any new room, a sibling after a booking too.
 
     seed 002 layer 1: only the host seeds a deal room (into the host branch). The visitor's
     account memory is never read here, whoever the visitor is.
 
     The home room's host branch is used when it changed after durable memory did, so a link opened
-    right after the host told their agent something is not stale."""
+    right after the host told their agent something is not stale. Either way the room reads the
+    shared part and its ``service``'s part only (S1)."""
     memories = await AccountRepository(db).memories([host_id])
     durable = memories[0] if memories else None
     version = durable.version if durable is not None else 0
@@ -298,10 +325,12 @@ async def seed_host_memory(db: Db, host_id: uuid.UUID) -> SeededMemory:
         branch: Mapping[str, Any] = home_branch
     else:
         branch = durable.document if durable is not None and durable.document else {}
+    branch = service_parts.view(branch, service)
     if not branch:
         return SeededMemory({}, version)
-    # D7: a public note that states a limit or a private value never seeds a room.
-    screened, dropped = screen_public(branch)
+    # D7: a public note that states a limit, a figure within the band of one, or a private
+    # value never seeds a room.
+    screened, dropped = screen_public(branch, band_percent=band_percent)
     return SeededMemory({"host": screened}, version, tuple(dropped))
 
 
