@@ -1,6 +1,7 @@
 """The turn's perception step, before the persona: the links of this pane's messages in the
-session, the new message's read now (``services/links``). A turn whose session holds no link
-makes no statement and no fetch here."""
+session, those of the posts the turn answers (its trigger and, coalesced, the later posts of a
+burst) read now (``services/links``). A turn whose session holds no link makes no statement
+and no fetch here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import structlog
 from dealroom.agents.links import LinkQuote
 from dealroom.agents.models.base import ModelClient
 from dealroom.agents.render import Line
+from dealroom.domain import double_texts
 from dealroom.domain import links as rules
 from dealroom.domain.links import LinkStatus, Reason
 from dealroom.services.links.perceive import LinkConfig, PaneMessage, Perceiver
@@ -62,6 +64,7 @@ class Perception:
             messages.append(PaneMessage(trigger.id, trigger.body))
         if not messages:
             return []
+        later = self._later_posts(ctx, trigger_id)
         try:
             return await self.perceiver.quotes(
                 room_id=ctx.room_id,
@@ -69,13 +72,15 @@ class Perception:
                 run_id=run.id,
                 messages=messages,
                 trigger_id=trigger_id,
+                also_answers=[uuid.UUID(ctx.session_ids[i]) for i in later],
             )
         except Exception:
             # The persona must not answer as if it had read a link it could not: the
             # message's links are shown as unreadable, and the turn goes on.
             log.exception("link_perception_failed", room_id=str(ctx.room_id))
             limit = self.deps.settings.links_per_message
-            body = trigger.body if trigger is not None and trigger_id is not None else ""
+            bodies = [trigger.body] if trigger is not None and trigger_id is not None else []
+            bodies += [ctx.session[i].body for i in later]
             return [
                 LinkQuote(
                     url=url,
@@ -83,8 +88,19 @@ class Perception:
                     reason=Reason.UNAVAILABLE,
                     in_trigger=True,
                 )
+                for body in bodies
                 for url in rules.find_urls(body, limit=limit)
             ]
+
+    def _later_posts(self, ctx: TurnContext, trigger_id: uuid.UUID | None) -> list[int]:
+        """The session lines of the later posts this turn answers with its trigger (DT1):
+        their links are new to this turn as much as the trigger's."""
+        authors = [line.author for line in ctx.session]
+        if trigger_id is None or len(ctx.session_ids) != len(authors):
+            return []
+        return double_texts.later_posts(
+            authors, ctx.session_ids, str(trigger_id), self.deps.settings.double_text
+        )
 
     async def for_writer(self, run: RunSnapshot, ctx: TurnContext, lines: list[Line]) -> list[Line]:
         """The session as a memory writer reads it: a participant's line that held read links

@@ -10,7 +10,6 @@ Signatures are Standard Webhooks (``standardwebhooks``: HMAC-SHA256 over id.time
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 import uuid
@@ -25,12 +24,15 @@ from standardwebhooks import Webhook as Signer
 from dealroom.config import Settings
 from dealroom.domain import webhooks as rules
 from dealroom.domain.seats import AuthorKind
+from dealroom.jobs.outbox_loop import OutboxLoop
 from dealroom.persistence.db import Db
+from dealroom.persistence.locales import LocaleRepository
 from dealroom.persistence.models import Webhook, WebhookAttempt, WebhookDelivery
 from dealroom.persistence.webhooks import WebhookRepository
-from dealroom.realtime.broker import Broker, InProcessBroker
+from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
 from dealroom.services.ops import metrics
+from dealroom.services.partners.payloads import for_reader
 from dealroom.services.partners.webhooks import WAKE_CHANNEL, check_destination
 from dealroom.services.rooms.pane_lines import home_pane, write_line
 from dealroom.services.unit_of_work import UnitOfWork
@@ -81,7 +83,7 @@ def signed_headers(claim: Claim, at: datetime) -> dict[str, str]:
     }
 
 
-class WebhookWorker:
+class WebhookWorker(OutboxLoop):
     """Claims due deliveries and sends them. One per process; ``webhook_workers`` loops."""
 
     def __init__(
@@ -91,13 +93,11 @@ class WebhookWorker:
         broker: Broker,
         clock: Clock,
     ) -> None:
+        super().__init__(broker, name="webhook", wake_channel=WAKE_CHANNEL)
         self.settings = settings
         self.sessionmaker = sessionmaker
-        self.broker = broker
         self.clock = clock
         self.policy = policy(settings)
-        self._tasks: list[asyncio.Task[None]] = []
-        self._changed = asyncio.Event()
         self._http: httpx.AsyncClient | None = None
         self._holder = uuid.uuid4().hex[:8]
 
@@ -107,30 +107,17 @@ class WebhookWorker:
         if self.settings.webhook_workers < 1:
             return
         self._http = self._client()
-        for index in range(self.settings.webhook_workers):
-            self._tasks.append(asyncio.create_task(self._loop(), name=f"webhook-worker-{index}"))
-        if isinstance(self.broker, InProcessBroker):
-            # Woken at once after a commit in this process. Over Redis the loops poll
-            # instead (``webhook_poll_seconds``): a permanent subscription on RedisBroker's one
-            # pub/sub connection made pane subscriptions of two SQLite `serve` processes miss
-            # events (tests/e2e/test_two_processes.py), as the agent runner's does; see
-            # docs/DECISIONS.md, "Partner webhooks are an outbox".
-            self._tasks.append(asyncio.create_task(self._listen(), name="webhook-listener"))
+        self._spawn(self.settings.webhook_workers)
 
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks.clear()
+        await super().close()
         if self._http is not None:
             await self._http.aclose()
             self._http = None
 
-    def wake(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+    @property
+    def poll_seconds(self) -> float:
+        return self.settings.webhook_poll_seconds
 
     def _client(self) -> httpx.AsyncClient:
         # No redirects (a 3xx could point anywhere, W4) and no proxies from the environment.
@@ -139,24 +126,6 @@ class WebhookWorker:
             follow_redirects=False,
             trust_env=False,
         )
-
-    async def _listen(self) -> None:
-        async with self.broker.subscribe([WAKE_CHANNEL]) as subscription:
-            async for _payload in subscription:
-                self.wake()
-
-    async def _loop(self) -> None:
-        while True:
-            changed = self._changed
-            try:
-                sent = await self.run_once()
-            except Exception:
-                log.exception("webhook_worker_error")
-                sent = 0
-            if sent:
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), self.settings.webhook_poll_seconds)
 
     # --- one batch ------------------------------------------------------------------------
 
@@ -180,6 +149,10 @@ class WebhookWorker:
         lease = timedelta(seconds=self.settings.webhook_lease_seconds)
         async with UnitOfWork(self.sessionmaker) as unit:
             due = await WebhookRepository(unit.db).due(now, self.settings.webhook_batch)
+            # L3: display fields in each endpoint owner's locale, one statement per batch.
+            locales = await LocaleRepository(unit.db).locales_of(
+                [w.account_id for _d, w, _e in due]
+            )
             claims: list[Claim] = []
             for delivery, webhook, event in due:
                 if delivery.attempts > 0:
@@ -197,7 +170,11 @@ class WebhookWorker:
                         event_type=event.type,
                         url=webhook.url,
                         secret=webhook.secret,
-                        body=json.dumps(event.payload, separators=(",", ":"), sort_keys=True),
+                        body=json.dumps(
+                            for_reader(event.payload, locales.get(webhook.account_id)),
+                            separators=(",", ":"),
+                            sort_keys=True,
+                        ),
                     )
                 )
             return claims

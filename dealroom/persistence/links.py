@@ -54,3 +54,24 @@ class LinkRepository:
 
     async def add(self, rows: Sequence[PerceivedLink]) -> None:
         await self.db.add(*rows)
+
+    async def by_messages(self, message_ids: Collection[uuid.UUID]) -> list[PerceivedLink]:
+        """The links of these messages (each is in one pane), by message then position."""
+        if not message_ids:
+            return []
+        rows = await self.db.scalars(
+            select(PerceivedLink)
+            .where(PerceivedLink.message_id.in_(list(message_ids)))
+            .order_by(PerceivedLink.message_id, PerceivedLink.position)
+        )
+        return list(rows)
+
+    async def of_room(self, room_id: uuid.UUID, *, limit: int) -> list[PerceivedLink]:
+        """The room's links, newest read first (operators' view)."""
+        rows = await self.db.scalars(
+            select(PerceivedLink)
+            .where(PerceivedLink.room_id == room_id)
+            .order_by(PerceivedLink.fetched_at.desc(), PerceivedLink.position)
+            .limit(limit)
+        )
+        return list(rows)

@@ -14,7 +14,17 @@ from strawberry.dataloader import DataLoader
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.guest_posts import guest_capped_rooms
-from dealroom.persistence.models import Account, AccountMemory, Message, Offer, Participant
+from dealroom.persistence.links import LinkRepository
+from dealroom.persistence.models import (
+    Account,
+    AccountMemory,
+    Message,
+    Offer,
+    Participant,
+    PerceivedLink,
+    Service,
+)
+from dealroom.persistence.offered_services import ServiceRepository
 from dealroom.persistence.offers import OfferRepository
 from dealroom.persistence.repositories import AccountRepository, MessageRepository, RoomRepository
 
@@ -49,6 +59,10 @@ class Loaders:
     held_effects: Loader[uuid.UUID, int]
     current_offer: Loader[uuid.UUID, Offer | None]
     """Keyed by room: its current written offer (the stage is derived from it)."""
+    services: Loader[uuid.UUID, Service | None]
+    """Keyed by service id: the service a room is about."""
+    links: Loader[uuid.UUID, list[PerceivedLink]]
+    """Keyed by message id: the links perceived in it."""
 
 
 def create_loaders(
@@ -92,6 +106,16 @@ def create_loaders(
         found = await OfferRepository(db).current_for_rooms(list(keys))
         return [found.get(key) for key in keys]
 
+    async def load_services(keys: Sequence[uuid.UUID]) -> list[Service | None]:
+        found = {row.id: row for row in await ServiceRepository(db).by_ids(list(keys))}
+        return [found.get(key) for key in keys]
+
+    async def load_links(keys: Sequence[uuid.UUID]) -> list[list[PerceivedLink]]:
+        grouped: dict[uuid.UUID, list[PerceivedLink]] = defaultdict(list)
+        for row in await LinkRepository(db).by_messages(list(keys)):
+            grouped[row.message_id].append(row)
+        return [grouped.get(key, []) for key in keys]
+
     return Loaders(
         participants=Loader(load_participants),
         accounts=Loader(load_accounts),
@@ -100,4 +124,6 @@ def create_loaders(
         login_required=Loader(load_login_required),
         held_effects=Loader(load_held_effects),
         current_offer=Loader(load_current_offer),
+        services=Loader(load_services),
+        links=Loader(load_links),
     )

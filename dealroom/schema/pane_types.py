@@ -14,8 +14,10 @@ from dealroom.domain.cursors import event_cursor, parse_event_cursor
 from dealroom.domain.durable import system_line_kind
 from dealroom.domain.errors import bad_input
 from dealroom.domain.seats import Seat, message_alignment
+from dealroom.persistence.links import LinkRepository
 from dealroom.schema.context import Info
 from dealroom.schema.enums import Alignment, AuthorKind, SystemLineKind
+from dealroom.schema.link_types import MessageLink
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.paging import PageInfo
 from dealroom.services.live.events import MessageView
@@ -28,7 +30,8 @@ class Message:
     cursor: str = strawberry.field(description="Position in the room's event sequence.")
     body: str = strawberry.field(description="The text.")
     author_kind: AuthorKind = strawberry.field(
-        description="Participant, agent, system, or an operator in the agent's seat."
+        description="Participant, agent, system, or an operator in the agent's seat (OPERATOR "
+        "is shown to operators only: anyone else reads an operator's line as AGENT)."
     )
     seat: Seat = strawberry.field(description="The pane the message is in.")
     alignment: Alignment = strawberry.field(description="Left or right for this reader.")
@@ -41,16 +44,43 @@ class Message:
     system_kind: SystemLineKind | None = strawberry.field(
         description="For a system line, what it is about (MEMORY_MERGED, NOTICE); else null."
     )
+    _own: strawberry.Private[bool] = False
+    """The reader is the pane's own participant (or an operator reading the pane)."""
+
+    @strawberry.field(
+        description="The links in this message and what the pane's agent could read of each "
+        "(never the page's text). Shown only to the pane's own participant: empty for anyone "
+        "else reading the pane, and for a message without links."
+    )
+    async def links(self, info: Info) -> list[MessageLink]:
+        if not self._own or self.author_kind is not AuthorKind.PARTICIPANT:
+            return []
+        message_id = uuid.UUID(str(self.id))
+        if info.context.is_websocket:
+            # A socket holds no request transaction: a short read of its own.
+            async with info.context.reading() as db:
+                rows = await LinkRepository(db).by_messages([message_id])
+        else:
+            rows = await info.context.loaders.links.load(message_id)
+        return [MessageLink.from_row(row) for row in rows]
 
     @classmethod
-    def from_view(cls, view: MessageView, reader_seat: Seat) -> Message:
+    def from_view(
+        cls, view: MessageView, reader_seat: Seat, *, operator_shown: bool = False
+    ) -> Message:
+        """``operator_shown``: the reader is an operator. Anyone else reads an operator's line
+        as the agent's, so the people in the room are not told a human is typing unless the
+        operator says so."""
+        author_kind = view.author_kind
+        if author_kind is AuthorKind.OPERATOR and not operator_shown:
+            author_kind = AuthorKind.AGENT
         return cls(
             id=strawberry.ID(str(view.id)),
             cursor=event_cursor(view.seq),
             body=view.body,
-            author_kind=view.author_kind,
+            author_kind=author_kind,
             seat=view.seat,
-            alignment=message_alignment(reader_seat, view.seat, view.author_kind),
+            alignment=message_alignment(reader_seat, view.seat, author_kind),
             session_no=view.session_no,
             client_message_id=view.client_message_id,
             created_at=view.created_at,
@@ -58,6 +88,7 @@ class Message:
             system_kind=system_line_kind(view.client_message_id)
             if view.author_kind is AuthorKind.SYSTEM
             else None,
+            _own=reader_seat == view.seat,
         )
 
 

@@ -131,3 +131,33 @@ async def test_a_rate_card_linked_in_the_home_room_teaches_like_the_hosts_words(
 def _unsourced(limits: dict[str, dict[str, str]] | None) -> dict[str, dict[str, str]]:
     """Limits without the message each cites (two rooms, two messages)."""
     return {k: {f: v for f, v in r.items() if f != "source"} for k, r in (limits or {}).items()}
+
+
+async def test_a_coalesced_burst_reads_the_links_of_every_post_it_answers(
+    agent_server: Server, engine: AsyncEngine, pages: LinkPages, model: RecordingClient
+) -> None:
+    d = await deal(agent_server, guest=True)
+    await agent_server.runner.close()  # both posts are in before the pane's run starts
+    await post(d.visitor, d.room_id, f"Hi! Our brief is here: {pages.url('/brief.html')}")
+    second = f"And the deck: {pages.url('/login')} (same brief: {pages.url('/brief.html')})"
+    await post(d.visitor, d.room_id, second)
+    await agent_server.runner.start()
+    await agent_server.settle()
+
+    links = await rows(db_of(engine), PerceivedLink, d.room_id)
+    assert sorted((link.url.rsplit("/", 1)[1], link.status) for link in links) == [
+        ("brief.html", "read"),
+        ("brief.html", "read"),
+        ("login", "unreadable"),
+    ]
+    assert len({link.message_id for link in links}) == 2  # stored on each post
+    assert (pages.hits["/brief.html"], pages.hits["/login"]) == (1, 1)  # each link read once
+    (persona,) = [
+        r for r in model.where(AgentName.PERSONA, pane="visitor") if trigger_kind(r) == "message"
+    ]
+    assert f"{pages.url('/login')} (in the message you are answering)" in persona.prompt
+    assert f"{pages.url('/brief.html')} (in the message you are answering)" in persona.prompt
+    replies = [m.body for m in await messages_in(db_of(engine), d.room_id, "visitor")]
+    (reply,) = [r for r in replies if "you linked" in r]
+    assert reply.count('I read "Acme Spring Campaign Brief" you linked.') == 1, reply
+    assert f"I couldn't open {pages.url('/login')}: it needs a login." in reply, reply

@@ -1,6 +1,6 @@
-"""Perceiving a turn's links: the links of this pane's messages in the session, the new
-message's read now (at most ``links_per_message``), each stored once as a perceived-link record
-and returned as quoted material for this pane's agents only.
+"""Perceiving a turn's links: the links of this pane's messages in the session, those of the
+posts the turn answers read now (at most ``links_per_message`` a post), each stored once as a
+perceived-link record and returned as quoted material for this pane's agents only.
 
 A link is read by the Gemini URL Context reader when the Gemini engine is on (accepted only on
 its retrieval metadata's word, ``agents/link_reader.py``), else, or when that fails, by the
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -101,9 +101,11 @@ class Perceiver:
         run_id: uuid.UUID | None,
         messages: Sequence[PaneMessage],
         trigger_id: uuid.UUID | None,
+        also_answers: Sequence[uuid.UUID] = (),
     ) -> list[LinkQuote]:
-        """The pane's links as quoted material; the trigger's new ones read and stored first.
-        No statement at all when no message holds a link."""
+        """The pane's links as quoted material; the new ones of the posts this turn answers
+        (its trigger and ``also_answers``, the later posts of a coalesced burst) read and
+        stored first. No statement at all when no message holds a link."""
         limit = self.config.per_message
         with_links = {
             m.id: rules.find_urls(m.body, limit=limit) for m in messages if rules.holds_url(m.body)
@@ -112,26 +114,58 @@ class Perceiver:
         if not with_links:
             return []
         now = self.clock.now()
-        wanted = with_links.get(trigger_id, []) if trigger_id is not None else []
+        answering = [] if trigger_id is None else [trigger_id, *also_answers]
         async with reading(self.sessionmaker) as db:
             repo = LinkRepository(db)
             stored = await repo.of_messages(pane_id, list(with_links))
             have = {(r.message_id, r.url) for r in stored}
-            missing = [url for url in wanted if (trigger_id, url) not in have]
-            cached = await repo.recent_reads(room_id, missing, now - self.config.cache)
-        if missing and trigger_id is not None:
-            # The persona and Distil of one turn both ask, at once: one read, both wait on it.
-            running = _IN_FLIGHT.get(trigger_id)
-            if running is None:
-                running = asyncio.ensure_future(
-                    self._perceive(room_id, pane_id, run_id, trigger_id, wanted, missing, cached)
+            missing = {
+                mid: [url for url in with_links.get(mid, []) if (mid, url) not in have]
+                for mid in dict.fromkeys(answering)
+            }
+            missing = {mid: urls for mid, urls in missing.items() if urls}
+            every = list(dict.fromkeys(url for urls in missing.values() for url in urls))
+            cached = await repo.recent_reads(room_id, every, now - self.config.cache)
+        if missing:
+            # One read per URL for the whole burst: a URL pasted in two of its posts is
+            # fetched once and stored on each.
+            reads: dict[str, asyncio.Future[PerceivedLink]] = {}
+            stored.extend(
+                row
+                for rows in await asyncio.gather(
+                    *(
+                        self._shared(
+                            room_id, pane_id, run_id, mid, with_links[mid], urls, cached, reads
+                        )
+                        for mid, urls in missing.items()
+                    )
                 )
-                _IN_FLIGHT[trigger_id] = running
-                running.add_done_callback(lambda _done: _IN_FLIGHT.pop(trigger_id, None))
-            stored.extend(await asyncio.shield(running))
+                for row in rows
+            )
         order = {mid: i for i, mid in enumerate(with_links)}
         stored.sort(key=lambda r: (order.get(r.message_id, 0), r.position))
-        return [quote_of(row, trigger_id) for row in stored]
+        return [quote_of(row, answering) for row in stored]
+
+    async def _shared(
+        self,
+        room_id: uuid.UUID,
+        pane_id: uuid.UUID,
+        run_id: uuid.UUID | None,
+        message_id: uuid.UUID,
+        wanted: list[str],
+        missing: list[str],
+        cached: dict[str, PerceivedLink],
+        reads: dict[str, asyncio.Future[PerceivedLink]],
+    ) -> list[PerceivedLink]:
+        # The persona and Distil of one turn both ask, at once: one read, both wait on it.
+        running = _IN_FLIGHT.get(message_id)
+        if running is None:
+            running = asyncio.ensure_future(
+                self._perceive(room_id, pane_id, run_id, message_id, wanted, missing, cached, reads)
+            )
+            _IN_FLIGHT[message_id] = running
+            running.add_done_callback(lambda _done: _IN_FLIGHT.pop(message_id, None))
+        return await asyncio.shield(running)
 
     async def _perceive(
         self,
@@ -142,6 +176,7 @@ class Perceiver:
         wanted: list[str],
         missing: list[str],
         cached: dict[str, PerceivedLink],
+        reads: dict[str, asyncio.Future[PerceivedLink]],
     ) -> list[PerceivedLink]:
         calls: list[ModelCall] = []
 
@@ -160,7 +195,23 @@ class Perceiver:
                 row.reader = Reader.CACHE.value
                 row.fetched_at = self.clock.now()
                 return row
-            await self._read(row, room_id, run_id, calls)
+            read = reads.get(url)
+            if read is not None:  # another post of the burst holds it: that read serves both
+                source = await asyncio.shield(read)
+                _copy(row, source)
+                row.reader, row.fetched_at = source.reader, source.fetched_at
+                return row
+            read = reads[url] = asyncio.get_running_loop().create_future()
+            read.add_done_callback(_retrieved)
+            try:
+                await self._read(row, room_id, run_id, calls)
+            except asyncio.CancelledError:
+                read.cancel()
+                raise
+            except Exception as failed:
+                read.set_exception(failed)
+                raise
+            read.set_result(row)
             return row
 
         rows = list(await asyncio.gather(*(one(url) for url in missing)))
@@ -250,7 +301,13 @@ def _copy(row: PerceivedLink, source: PerceivedLink) -> None:
     row.content_type = source.content_type
 
 
-def quote_of(row: PerceivedLink, trigger_id: uuid.UUID | None) -> LinkQuote:
+def _retrieved(read: asyncio.Future[PerceivedLink]) -> None:
+    """A failed shared read is the reading post's failure: no waiter must report it again."""
+    if not read.cancelled():
+        read.exception()
+
+
+def quote_of(row: PerceivedLink, answering: Collection[uuid.UUID]) -> LinkQuote:
     return LinkQuote(
         url=row.url,
         status=LinkStatus(row.status),
@@ -258,5 +315,5 @@ def quote_of(row: PerceivedLink, trigger_id: uuid.UUID | None) -> LinkQuote:
         title=row.title,
         text=row.text or "",
         message_id=str(row.message_id),
-        in_trigger=row.message_id == trigger_id,
+        in_trigger=row.message_id in answering,
     )

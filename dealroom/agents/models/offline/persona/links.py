@@ -14,7 +14,8 @@ from dealroom.domain.links import LinkStatus
 
 
 def _new(links: Sequence[LinkQuote]) -> list[LinkQuote]:
-    return [quote for quote in links if quote.in_trigger]
+    """The links of the posts answered now, each URL once (a burst may paste one twice)."""
+    return list({quote.url: quote for quote in links if quote.in_trigger}.values())
 
 
 def with_links(trigger: Trigger, links: Sequence[LinkQuote]) -> Trigger:
