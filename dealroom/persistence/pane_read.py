@@ -61,6 +61,8 @@ class Named(NamedTuple):
     id: uuid.UUID
     display_name: str
     handle: str
+    locale: str | None = None
+    """The locale money is written in for it (``domain/locale.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,7 @@ def statement(dialect: str, *, services: bool) -> Select[Any]:
             Account.id.label("bound"),
             Account.display_name,
             Account.handle,
+            Account.locale,
             *columns,
         )
         .outerjoin(Account, Account.id == Participant.account_id)
@@ -203,7 +206,7 @@ async def read(
         participant = Seated(row.id, row.room_id, row.key, row.account_id)
         participants.append(participant)
         if row.bound is not None:
-            accounts[row.bound] = Named(row.bound, row.display_name, row.handle)
+            accounts[row.bound] = Named(row.bound, row.display_name, row.handle, row.locale)
         if participant.id == pane:
             decode = decoder(q.SESSION_COLUMNS)
             session = sorted((decode(values) for values in row.session or ()), key=_seq)

@@ -17,6 +17,9 @@ from starlette.websockets import WebSocket
 from strawberry.types import Info as StrawberryInfo
 
 from dealroom.config import Settings
+from dealroom.domain.errors import DomainError
+from dealroom.domain.locale import reader_locale
+from dealroom.domain.money import DEFAULT_LOCALE
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account
 from dealroom.realtime.broker import Broker
@@ -150,6 +153,16 @@ class Context:
             async with self.reading() as db:
                 self._identity = await resolve_identity(db, self.app.clock, self.credentials())
         return self._identity
+
+    async def locale(self) -> str:
+        """L3: the locale this request's display fields are written in: the effective
+        account's (``domain/locale.py``), en_US for a guest or nobody. Read from the identity
+        the request resolved anyway, so it costs no statement of its own over HTTP."""
+        try:
+            identity = await self.identity()
+        except DomainError:
+            return DEFAULT_LOCALE
+        return reader_locale(identity.account)
 
     def adopt_account(self, account: Account) -> None:
         """A sign-up or sign-in just succeeded: the rest of this response reads as that account."""

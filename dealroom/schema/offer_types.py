@@ -46,14 +46,15 @@ class Money:
         description="The amount as people read it ('$8,000'): the same text chat and every "
         "other page writes for it."
     )
-    def display(self) -> str:
-        return _shown(self.amount, self.currency)
+    async def display(self, info: Info) -> str:
+        return _shown(self.amount, self.currency, await info.context.locale())
 
 
-def _shown(amount: str, currency: str) -> str:
-    """P10: a decimal string as people read it; the raw text when it is not a number."""
+def _shown(amount: str, currency: str, locale: str) -> str:
+    """P10: a decimal string as people read it in the reader's ``locale`` (L3 in
+    ``domain/locale.py``); the raw text when it is not a number."""
     try:
-        return money.display(Decimal(amount), currency)
+        return money.display(Decimal(amount), currency, locale)
     except (InvalidOperation, ValueError):
         return f"{amount} {currency}"
 
@@ -132,24 +133,24 @@ class PaymentQuote:
     )
 
     @strawberry.field(description="The whole fee as people read it ('$7,350').")
-    def fee_display(self) -> str:
-        return _shown(self.fee, self.currency)
+    async def fee_display(self, info: Info) -> str:
+        return _shown(self.fee, self.currency, await info.context.locale())
 
     @strawberry.field(description="The due slice as people read it.")
-    def due_display(self) -> str:
-        return _shown(self.due, self.currency)
+    async def due_display(self, info: Info) -> str:
+        return _shown(self.due, self.currency, await info.context.locale())
 
     @strawberry.field(description="The platform fee as people read it ('$1,470').")
-    def platform_fee_display(self) -> str:
-        return _shown(self.platform_fee, self.currency)
+    async def platform_fee_display(self, info: Info) -> str:
+        return _shown(self.platform_fee, self.currency, await info.context.locale())
 
     @strawberry.field(description="What the brand pays now as people read it ('$8,820').")
-    def total_display(self) -> str:
-        return _shown(self.total, self.currency)
+    async def total_display(self, info: Info) -> str:
+        return _shown(self.total, self.currency, await info.context.locale())
 
     @strawberry.field(description="The rest of the fee, due later, as people read it.")
-    def remaining_display(self) -> str:
-        return _shown(self.remaining, self.currency)
+    async def remaining_display(self, info: Info) -> str:
+        return _shown(self.remaining, self.currency, await info.context.locale())
 
     @classmethod
     def from_quote(cls, quote: money.Quote, default_schedule: bool) -> PaymentQuote:
@@ -186,8 +187,8 @@ class Payment:
     )
 
     @strawberry.field(description="The amount charged as people read it ('$8,820').")
-    def total_display(self) -> str:
-        return _shown(self.total, self.currency)
+    async def total_display(self, info: Info) -> str:
+        return _shown(self.total, self.currency, await info.context.locale())
 
     @classmethod
     def from_row(cls, row: models.Payment) -> Payment:

@@ -9,9 +9,11 @@ from typing import Annotated
 
 import strawberry
 
+from dealroom.domain.locale import reader_locale
 from dealroom.persistence import models
 from dealroom.persistence.repositories import AccountRepository, RoomRepository
 from dealroom.resolvers import memory as memory_resolvers
+from dealroom.resolvers import services as service_resolvers
 from dealroom.schema.account_types import Account, AccountConnection, AccountEdge
 from dealroom.schema.context import Info
 from dealroom.schema.memory_types import DurableMemory, MemoryChangeConnection
@@ -19,6 +21,7 @@ from dealroom.schema.offer_types import Payment
 from dealroom.schema.paging import AFTER_DESCRIPTION, FIRST_DESCRIPTION, page_in_memory
 from dealroom.schema.pane_types import Message
 from dealroom.schema.room_types import Offer, Room
+from dealroom.schema.service_types import OfferedService
 
 
 @strawberry.type(description="The signed-in account (or the account acted as), seen by itself.")
@@ -30,6 +33,10 @@ class Me:
     is_operator: bool = strawberry.field(description="Operators see the ops views.")
     acting: bool = strawberry.field(
         description="True when a manager is acting as this account (X-Act-As)."
+    )
+    locale: str = strawberry.field(
+        description="The locale money is written in for this account ('en_US' unless it set "
+        "another with setLocale): display fields, its emails and its agent's lines."
     )
     _account_id: strawberry.Private[uuid.UUID]
     _signed_in_id: strawberry.Private[uuid.UUID]
@@ -43,6 +50,7 @@ class Me:
             avatar_url=account.avatar_url,
             is_operator=account.is_operator,
             acting=account.id != signed_in.id,
+            locale=reader_locale(account),
             _account_id=account.id,
             _signed_in_id=signed_in.id,
         )
@@ -89,8 +97,16 @@ class Me:
         )
 
     @strawberry.field(
+        description="The services the account offers, in the order it listed them "
+        "(setServices); each one's link is /z/<handle>/<key>."
+    )
+    async def services(self, info: Info) -> list[OfferedService]:
+        return await service_resolvers.services_of(info, self._account_id)
+
+    @strawberry.field(
         description="The account's long-term (durable) memory, its own only, with the date "
-        "each leaf last changed."
+        "each leaf last changed: the shared part at the top level, each service's part under "
+        "services.<key>."
     )
     async def memory(self, info: Info) -> DurableMemory:
         return await memory_resolvers.memory(info, self._account_id)

@@ -76,6 +76,8 @@ export interface Room extends RoomBase {
   readerSeat: Seat;
   readableSeats: Seat[];
   host: { handle: string; displayName: string; link: string };
+  /** The host's service the room is about (from /z/<handle>/<service>), or null. */
+  service: { key: string; name: string } | null;
   participants: { seat: Seat; displayName: string; isGuest: boolean }[];
   /** The guest gate is up in the visitor's view (always false for anyone else). */
   loginRequired: boolean;
@@ -101,6 +103,7 @@ export interface Me {
   handle: string;
   displayName: string;
   email: string | null;
+  isOperator: boolean;
   homeRoom: { id: string } | null;
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, String, Text, Uuid
+from sqlalchemy import Boolean, ForeignKey, Index, String, Text, Uuid, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dealroom.persistence.models.base import Base, utc_now
@@ -22,6 +22,12 @@ class Account(Base):
     avatar_url: Mapped[str | None] = mapped_column(String(500))
     is_operator: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    locale: Mapped[str | None] = mapped_column(String(35), default=None)
+    """The locale money is written in for this account (``domain/locale.py``); null is en_US."""
+
+
+# Operators find an account or a room's visitor by name, whatever its case.
+Index("ix_accounts_name_lower", func.lower(Account.display_name))
 
 
 class Credential(Base):

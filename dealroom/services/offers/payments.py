@@ -8,12 +8,11 @@ from __future__ import annotations
 import uuid
 from decimal import Decimal
 
-from dealroom.domain import money
 from dealroom.domain import offers as rules
 from dealroom.domain.errors import DomainError, ErrorCode, forbidden
 from dealroom.domain.offer_stage import OfferStatus
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Offer, Payment
+from dealroom.persistence.models import Payment
 from dealroom.persistence.offers import OfferRepository
 from dealroom.realtime.broker import Broker
 from dealroom.services.accounts.identity import Identity
@@ -21,6 +20,7 @@ from dealroom.services.clock import Clock
 from dealroom.services.live.publish import publish_after_commit
 from dealroom.services.offers.events import record_stage
 from dealroom.services.offers.provider import ChargeStatus, PaymentProvider
+from dealroom.services.offers.quotes import quote_for as quote_for
 from dealroom.services.offers.reads import (
     OfferAccess,
     locked_offer,
@@ -29,25 +29,6 @@ from dealroom.services.offers.reads import (
     stage_of,
     state_of,
 )
-
-DEFAULT_DUE_PERCENT = Decimal("100")
-"""The platform's payment schedule when the offer names none: the whole fee is due at
-booking. Offer-Gen names the missing schedule as an open question; it never invents one."""
-
-
-def quote_for(offer: Offer) -> money.Quote | None:
-    """The brand's payment: the due slice of the fee plus the platform fee (None when the
-    offer holds no usable fee)."""
-    fee = offer.terms.get("fee") if isinstance(offer.terms, dict) else None
-    if not isinstance(fee, dict):
-        return None
-    try:
-        amount = Decimal(str(fee.get("amount")))
-        percent_raw = offer.terms.get("dueSlicePercent")
-        percent = Decimal(str(percent_raw)) if percent_raw else DEFAULT_DUE_PERCENT
-        return money.quote(amount, str(fee.get("currency")), percent)
-    except (DomainError, ArithmeticError, ValueError):
-        return None
 
 
 async def pay_offer(
@@ -60,6 +41,7 @@ async def pay_offer(
     offer_id: uuid.UUID,
     payment_method: str,
     idempotency_key: str,
+    band_percent: Decimal | None = None,
 ) -> tuple[Payment, OfferAccess, str | None]:
     """O8: the brand pays the quoted amount. Captured → PAYMENT_HELD; capture pending →
     PENDING_PAY_CAPTURE; declined → the stage stays BOOKED_AWAITING_PAYMENT and the error
@@ -137,5 +119,6 @@ async def pay_offer(
     )
     offer.updated_at = now
     await db.add(payment)
-    publish_after_commit(db, broker, await record_stage(db, offer, actor="payment", now=now))
+    published = await record_stage(db, offer, actor="payment", now=now, band_percent=band_percent)
+    publish_after_commit(db, broker, published)
     return payment, OfferAccess(offer, found.room), charge.client_secret

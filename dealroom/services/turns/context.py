@@ -11,6 +11,8 @@ from typing import Any
 
 from dealroom.agents.render import Line, Party
 from dealroom.domain import offer_stage
+from dealroom.domain.locale import reader_locale
+from dealroom.domain.money import DEFAULT_LOCALE
 from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
 from dealroom.persistence import pane_read
 from dealroom.persistence.db import Db
@@ -111,6 +113,8 @@ class TurnContext:
     """The message id of each ``session`` line (Distil cites a limit's source by it)."""
     trigger_event: OfferEvent | None = None
     """A stage notice's offer event."""
+    pane_locale: str = DEFAULT_LOCALE
+    """L3: the locale the pane's account reads money in (en_US for a guest)."""
 
     @property
     def pane_key(self) -> str:
@@ -241,6 +245,9 @@ async def load(
         session_ids=[str(m.id) for m in messages],
         trigger_event=(
             await db.get(OfferEvent, run.trigger_event_id) if run.trigger_event_id else None
+        ),
+        pane_locale=reader_locale(
+            accounts.get(pane.account_id) if pane.account_id is not None else None
         ),
     )
 

@@ -40,6 +40,8 @@ class Turn:
     stage: Stage
     guest: bool = False
     """This pane's counterparty has not signed in: a send waits on the login gate."""
+    locale: str = "en_US"
+    """The pane's reader's locale: the price line is written in it (L3)."""
 
     @property
     def body(self) -> str:
@@ -99,6 +101,7 @@ def read_turn(inputs: PersonaInput) -> Turn:
         currency=_house_currency(inputs.memory),
         stage=inputs.stage,
         guest=inputs.guest,
+        locale=inputs.locale,
     )
 
 
