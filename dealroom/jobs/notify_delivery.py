@@ -1,13 +1,17 @@
 """Notification email delivery: the outbox's worker loop, in every ``serve`` and ``worker``.
 
-- ND1  Claimed with a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL): two workers never
-       hold the same send; a worker killed mid-send loses nothing — its lease expires and the
-       email goes again with the same ``Message-ID`` (at most one duplicate, which a mail
-       client drops by that id).
+- ND1  Claimed with a lease: one worker at a time decides the emails to an account about a
+       room (on PostgreSQL a transaction advisory lock another worker skips, not waits for),
+       re-reading each row under its row lock, so two workers never hold the same send; each
+       send first renews its lease and is skipped if another worker claimed it since (a
+       batch's later sends can outlast the lease taken at claim). A worker killed mid-send
+       loses nothing — its lease expires and the email goes again with the same
+       ``Message-ID`` (at most one duplicate, which a mail client drops by that id).
 - ND2  Coalescing at claim: one email per room and recipient per
        ``DEALROOM_NOTIFY_COALESCE_MINUTES``; an email due inside the window after the last one
-       waits for the window's end, and every unclaimed email to the same account about the
-       same room joins the one claimed (its body lists them all).
+       waits for the window's end, one due while the room's email is out waits for its
+       outcome, and every unclaimed email to the same account about the same room joins the
+       one claimed (its body lists them all).
 - ND3  A 5xx (a bad or bouncing address) fails the notification with the server's reason and
        never retries; a 4xx, a refused connection or a timeout retries with bounded
        exponential backoff, ``notify_max_attempts`` at most, then fails with its last reason.
@@ -19,8 +23,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,9 +33,10 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.config import Settings
+from dealroom.jobs.outbox_loop import OutboxLoop
 from dealroom.persistence.models import Notification
 from dealroom.persistence.notifications import NotificationRepository
-from dealroom.realtime.broker import Broker, InProcessBroker
+from dealroom.realtime.broker import Broker
 from dealroom.services.clock import Clock
 from dealroom.services.notify import preferences, render, smtp
 from dealroom.services.notify.kinds import Kind
@@ -59,7 +62,7 @@ def backoff(settings: Settings, attempts: int) -> timedelta:
     return timedelta(seconds=min(settings.notify_retry_cap_seconds, seconds))
 
 
-class NotifyWorker:
+class NotifyWorker(OutboxLoop):
     """One per process; its loop claims due emails, sends them and records the outcomes."""
 
     def __init__(
@@ -69,52 +72,21 @@ class NotifyWorker:
         broker: Broker,
         clock: Clock,
     ) -> None:
+        super().__init__(broker, name="notify", wake_channel=WAKE_CHANNEL)
         self.settings = settings
         self.sessionmaker = sessionmaker
-        self.broker = broker
         self.clock = clock
         self.target = smtp.SmtpTarget.parse(settings.smtp_url) if settings.smtp_url else None
         self.sender = parseaddr(settings.mail_from)[1] or settings.mail_from
-        self._tasks: list[asyncio.Task[None]] = []
-        self._changed = asyncio.Event()
 
     # --- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._tasks.append(asyncio.create_task(self._loop(), name="notify-worker"))
-        if isinstance(self.broker, InProcessBroker):
-            # As the webhook workers do: woken at once in this process; over Redis they poll.
-            self._tasks.append(asyncio.create_task(self._listen(), name="notify-listener"))
+        self._spawn()
 
-    async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks.clear()
-
-    def wake(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
-
-    async def _listen(self) -> None:
-        async with self.broker.subscribe([WAKE_CHANNEL]) as subscription:
-            async for _payload in subscription:
-                self.wake()
-
-    async def _loop(self) -> None:
-        while True:
-            changed = self._changed
-            try:
-                sent = await self.run_once()
-            except Exception:
-                log.exception("notify_worker_error")
-                sent = 0
-            if sent:
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), self.settings.notify_poll_seconds)
+    @property
+    def poll_seconds(self) -> float:
+        return self.settings.notify_poll_seconds
 
     # --- one pass -------------------------------------------------------------------------
 
@@ -122,11 +94,20 @@ class NotifyWorker:
         """Gather due digests, claim due emails, send them, record the outcomes. Returns how
         many sends were attempted."""
         await self.gather_digests()
-        claims = await self.claim()
+        return await self.deliver(await self.claim())
+
+    async def deliver(self, claims: list[Claim]) -> int:
+        """Send ``claims`` one by one, each only while it is still this worker's, recording
+        each outcome before the next send. Returns how many sends were attempted."""
         if not claims or self.target is None:
             return 0
         target = self.target
+        sent = 0
         for claim in claims:
+            # ND1: a batch's later sends can outlast the lease taken at claim; one whose
+            # lease ran out may be another worker's by now, and is then not sent twice.
+            if not await self.renew(claim):
+                continue
             outcome = await smtp.send(
                 target,
                 claim.email,
@@ -137,7 +118,15 @@ class NotifyWorker:
             # ND1: recorded before the next send, so a worker killed now leaves at most the
             # send in flight to be repeated, never the batch's.
             await self.record([(claim, outcome)])
-        return len(claims)
+            sent += 1
+        return sent
+
+    async def renew(self, claim: Claim) -> bool:
+        """Extend the claim's lease to cover its send, if the claim is still this worker's."""
+        lease = timedelta(seconds=self.settings.notify_lease_seconds)
+        async with UnitOfWork(self.sessionmaker) as unit:
+            repo = NotificationRepository(unit.db)
+            return await repo.renew(claim.notification_id, claim.attempt, self.clock.now() + lease)
 
     async def gather_digests(self) -> int:
         """ND5: for each account whose oldest digested notification is a day old, one email
@@ -183,10 +172,17 @@ class NotifyWorker:
             repo = NotificationRepository(db)
             due = await repo.due(now, settings.notify_batch)
             claimed: list[Notification] = []
-            joined: set[uuid.UUID] = set()
-            for row in due:
-                if row.id in joined:
+            handled: set[uuid.UUID] = set()
+            for candidate in due:
+                if candidate.id in handled:
                     continue
+                await db.flush()  # the re-reads below refresh rows from the database
+                if not await repo.hold_room(candidate.account_id, candidate.room_id):
+                    continue  # another worker is deciding this room's email right now
+                row = await repo.claimable(candidate.id, now)
+                if row is None:
+                    continue  # claimed or joined since it was read
+                handled.add(row.id)
                 if self.target is None:
                     # ND4: kept, visibly, and never claimed to be sent.
                     row.status = "kept"
@@ -204,10 +200,17 @@ class NotifyWorker:
                     if last is not None:
                         row.next_attempt_at = last + window  # ND2: after the window
                         continue
+                    unsent = await repo.unsent_email(row) if row.attempts == 0 else None
+                    if unsent is not None:
+                        # ND2: an email about the room is out or awaits its retry; this one
+                        # joins that retry or waits for the window its sending opens.
+                        lease = unsent.lease_until or now
+                        row.next_attempt_at = max(lease, unsent.next_attempt_at, now)
+                        continue
                     for other in await repo.same_room_open(row):
                         other.status = "joined"
                         other.carried_by = row.id
-                        joined.add(other.id)
+                        handled.add(other.id)
                 row.attempts += 1
                 row.lease_until = now + timedelta(seconds=settings.notify_lease_seconds)
                 claimed.append(row)

@@ -3,9 +3,10 @@ principal. Repositories flush, never commit."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import cast
 
@@ -52,6 +53,8 @@ class RoomFacts:
     participant_ids: dict[str, uuid.UUID]
     names: dict[str, str]
     """Participant key → the bound account's display name (a seat with none is absent)."""
+    locales: dict[str, str | None] = field(default_factory=dict)
+    """Participant key → the bound account's stored locale (``domain/locale.py``)."""
 
 
 def _same_room(room_id: uuid.UUID | None) -> ColumnElement[bool]:
@@ -82,15 +85,20 @@ class NotificationRepository:
         seats = (
             await self.db.execute(
                 select(
-                    Participant.key, Participant.account_id, Participant.id, Account.display_name
+                    Participant.key,
+                    Participant.account_id,
+                    Participant.id,
+                    Account.display_name,
+                    Account.locale,
                 )
                 .outerjoin(Account, Account.id == Participant.account_id)
                 .where(Participant.room_id == room_id)
             )
         ).all()
-        # the statement selects exactly these four columns
+        # the statement selects exactly these five columns
         rows = [
-            cast(tuple[str, uuid.UUID | None, uuid.UUID, str | None], tuple(seat)) for seat in seats
+            cast(tuple[str, uuid.UUID | None, uuid.UUID, str | None, str | None], tuple(seat))
+            for seat in seats
         ]
         return RoomFacts(
             room_id=room.id,
@@ -100,9 +108,10 @@ class NotificationRepository:
             host_account_id=host.id,
             host_handle=host.handle,
             host_name=host.display_name or host.handle,
-            seats={key: account for key, account, _id, _name in rows},
-            participant_ids={key: pid for key, _account, pid, _name in rows},
-            names={key: name for key, _account, _id, name in rows if name},
+            seats={key: account for key, account, _id, _name, _locale in rows},
+            participant_ids={key: pid for key, _account, pid, _name, _locale in rows},
+            names={key: name for key, _account, _id, name, _locale in rows if name},
+            locales={key: locale for key, _account, _id, _name, locale in rows},
         )
 
     async def recipients(self, account_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Recipient]:
@@ -148,10 +157,11 @@ class NotificationRepository:
 
     async def same_room_open(self, carrier: Notification) -> list[Notification]:
         """The other emails to the carrier's account about its room not yet claimed by any
-        worker: they join the carrier's email (coalescing)."""
+        worker, locked: they join the carrier's email (coalescing)."""
         return list(
             await self.db.scalars(
-                select(Notification).where(
+                select(Notification)
+                .where(
                     Notification.account_id == carrier.account_id,
                     _same_room(carrier.room_id),
                     Notification.status == "pending",
@@ -159,7 +169,26 @@ class NotificationRepository:
                     Notification.lease_until.is_(None),
                     Notification.id != carrier.id,
                 )
+                .order_by(Notification.id)
+                .with_for_update()
+                .execution_options(populate_existing=True)
             )
+        )
+
+    async def unsent_email(self, row: Notification) -> Notification | None:
+        """Another email to the row's account about its room that a worker has claimed and
+        not yet sent (in flight, or waiting for its retry)."""
+        return await self.db.scalar(
+            select(Notification)
+            .where(
+                Notification.account_id == row.account_id,
+                _same_room(row.room_id),
+                Notification.status == "pending",
+                Notification.attempts > 0,
+                Notification.id != row.id,
+            )
+            .order_by(Notification.next_attempt_at)
+            .limit(1)
         )
 
     async def last_email_at(
@@ -189,21 +218,62 @@ class NotificationRepository:
     # --- delivery --------------------------------------------------------------------------
 
     async def due(self, now: datetime, limit: int) -> list[Notification]:
-        """Up to ``limit`` emails due at ``now`` and leased to nobody, oldest due first; on
-        PostgreSQL locked, skipping rows another worker is claiming."""
-        statement = (
+        """Up to ``limit`` emails due at ``now`` and leased to nobody, oldest due first:
+        candidates only, unlocked; a worker claims one under :meth:`hold_room` and
+        :meth:`claimable`."""
+        return list(
+            await self.db.scalars(
+                select(Notification)
+                .where(
+                    Notification.status == "pending",
+                    Notification.next_attempt_at <= now,
+                    or_(Notification.lease_until.is_(None), Notification.lease_until < now),
+                )
+                .order_by(Notification.next_attempt_at)
+                .limit(limit)
+            )
+        )
+
+    async def hold_room(self, account_id: uuid.UUID, room_id: uuid.UUID | None) -> bool:
+        """Take, for this transaction, the right to decide the emails to this account about
+        this room; False if another worker holds it now. On PostgreSQL a transaction-scoped
+        advisory lock (claims of different rooms never wait on each other, so never
+        deadlock); SQLite's ``BEGIN IMMEDIATE`` already runs one claim at a time."""
+        if self.db.dialect != "postgresql":
+            return True
+        digest = hashlib.blake2b(
+            f"notify-email:{account_id}:{room_id}".encode(), digest_size=8
+        ).digest()
+        key = int.from_bytes(digest, "big", signed=True)
+        return bool(await self.db.scalar(select(func.pg_try_advisory_xact_lock(key))))
+
+    async def claimable(self, row_id: uuid.UUID, now: datetime) -> Notification | None:
+        """The row as it is now, locked, if it is still due and leased to nobody."""
+        return await self.db.scalar(
             select(Notification)
             .where(
+                Notification.id == row_id,
                 Notification.status == "pending",
                 Notification.next_attempt_at <= now,
                 or_(Notification.lease_until.is_(None), Notification.lease_until < now),
             )
-            .order_by(Notification.next_attempt_at)
-            .limit(limit)
+            .with_for_update()
+            .execution_options(populate_existing=True)
         )
-        if self.db.dialect == "postgresql":
-            statement = statement.with_for_update(skip_locked=True)
-        return list(await self.db.scalars(statement))
+
+    async def renew(self, row_id: uuid.UUID, attempt: int, lease_until: datetime) -> bool:
+        """Move a claimed send's lease to ``lease_until`` if attempt ``attempt`` is still the
+        row's latest and unsent (no other worker has claimed it again since)."""
+        result = await self.db.execute(
+            update(Notification)
+            .where(
+                Notification.id == row_id,
+                Notification.attempts == attempt,
+                Notification.status == "pending",
+            )
+            .values(lease_until=lease_until)
+        )
+        return bool(getattr(result, "rowcount", 0))
 
     async def by_ids(self, ids: Sequence[uuid.UUID]) -> list[Notification]:
         if not ids:

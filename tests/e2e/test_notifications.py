@@ -136,7 +136,7 @@ async def test_no_email_to_the_brand_states_a_private_value_or_a_stage_label(
     memory = await room_memory(db, deal.room_id)
     assert firewall.check(memory, "never below $6,000"), "the canary is planted"
     for email in brand:
-        for text in (email.subject, email.text, email.html):
+        for text in email.readable():
             assert firewall.check(memory, text) == [], text
             assert "6,000" not in text
             assert "6000" not in text

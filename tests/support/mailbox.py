@@ -5,6 +5,7 @@ or to be down (stopped: connections are refused) and come back on the same port.
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -15,6 +16,17 @@ from email.message import EmailMessage
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
+
+IDENTIFIERS = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # room and notification ids
+    r"|(?<=[?&]t=)[A-Za-z0-9_.=-]+",  # the signed unsubscribe token
+    re.I,
+)
+"""What code writes into an email as an identifier: random hex and base64 whose digits can read
+as an amount near a private limit, so a canary check over what a person reads leaves them out."""
+
+ORIGINATOR_HEADERS = ("Subject", "From", "To", "Reply-To", "X-Dealroom-Kind")
+"""The headers a person reads (not ids, dates, MIME boundaries or the unsubscribe link)."""
 
 
 def free_port() -> int:
@@ -43,6 +55,14 @@ class Received:
     @property
     def subject(self) -> str:
         return str(self.message["Subject"])
+
+    def readable(self) -> list[str]:
+        """The headers a person reads, the plain part and the HTML part, with the identifiers
+        code writes into links taken out (for canary checks)."""
+        headers = "\n".join(
+            f"{name}: {self.message[name]}" for name in ORIGINATOR_HEADERS if self.message[name]
+        )
+        return [IDENTIFIERS.sub("<id>", t) for t in (headers, self.text, self.html)]
 
 
 @dataclass

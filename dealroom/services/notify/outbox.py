@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import structlog
@@ -76,9 +77,12 @@ async def write(
     notes: Sequence[Note],
     facts: RoomFacts | None = None,
     held: Sequence[Dispatch | DispatchLine] = (),
+    *,
+    band_percent: Decimal | None = None,
 ) -> Written:
     """Write ``notes`` (each once: a source already written is skipped). Returns the rows and
-    what to publish after commit."""
+    what to publish after commit. A visitor's note passes the exit screen with ``band_percent``,
+    the deployment's closeness band."""
     done = Written()
     if not notes:
         return done
@@ -93,7 +97,7 @@ async def write(
         if recipient is None:
             continue
         if note.audience == Audience.VISITOR:
-            note = await _screened(db, note, facts, held, now)
+            note = await _screened(db, note, facts, held, now, band_percent)
         row = _row(note, recipient, now)
         await db.add(row)
         done.rows.append(row)
@@ -109,12 +113,15 @@ async def _screened(
     facts: RoomFacts | None,
     held: Sequence[Dispatch | DispatchLine],
     now: datetime,
+    band_percent: Decimal | None,
 ) -> Note:
     """Seed 000's firewall on this exit too: a visitor's title and body state no host private
     value; one that would is replaced by a fixed line and operators are told."""
     if facts is None:
         return note
-    title, body, withheld = screen.visitor_text(facts.memory, note.title, note.body, held)
+    title, body, withheld = screen.visitor_text(
+        facts.memory, note.title, note.body, held, band_percent=band_percent
+    )
     if not withheld:
         return note
     host = facts.participant_ids.get(Seat.HOST.value)

@@ -17,7 +17,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 
+from dealroom.domain.locale import reader_locale_of
+from dealroom.domain.money import display
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
@@ -26,6 +29,7 @@ from dealroom.persistence.models import Dispatch, Offer, OfferEvent
 from dealroom.persistence.notifications import NotificationRepository, RoomFacts
 from dealroom.services.notify.kinds import Audience, Kind
 from dealroom.services.notify.outbox import Note, Publish, host_link, visitor_link, write
+from dealroom.services.offers.quotes import quote_for
 
 QUOTE_CHARS = 600
 
@@ -50,6 +54,7 @@ async def after_turn(
     replied_to: set[uuid.UUID],
     room_held: Sequence[Dispatch | DispatchLine],
     now: datetime,
+    band_percent: Decimal | None = None,
 ) -> list[Publish]:
     """What a persona turn that just applied means for people outside the room."""
     from_key = keys.get(delivered.from_participant_id) if delivered is not None else None
@@ -88,7 +93,7 @@ async def after_turn(
         )
     if answers_visitor:
         notes += await _settle(repo, facts, pane_key, now)
-    written = await write(db, now, notes, facts, room_held)
+    written = await write(db, now, notes, facts, room_held, band_percent=band_percent)
     return written.published
 
 
@@ -183,7 +188,9 @@ _FOR_VISITOR: dict[Stage, tuple[Kind, str]] = {
 """Fixed words by code, never a stage label: what each side is told of a stage it reached."""
 
 
-async def stage_recorded(db: Db, offer: Offer, change: OfferEvent) -> list[Publish]:
+async def stage_recorded(
+    db: Db, offer: Offer, change: OfferEvent, *, band_percent: Decimal | None = None
+) -> list[Publish]:
     """The notifications of one stored stage change, in its transaction."""
     stage = Stage(change.stage)
     host_says, visitor_says = _FOR_HOST.get(stage), _FOR_VISITOR.get(stage)
@@ -220,6 +227,9 @@ async def stage_recorded(db: Db, offer: Offer, change: OfferEvent) -> list[Publi
     visitor = facts.seats.get(Seat.VISITOR.value)
     if visitor_says is not None and visitor is not None and visitor != facts.host_account_id:
         kind, text = visitor_says
+        price = ""
+        if stage is Stage.WRITTEN_AWAITING_BRAND:
+            price = _price_line(offer, reader_locale_of(facts.locales.get(Seat.VISITOR.value)))
         notes.append(
             Note(
                 account_id=visitor,
@@ -227,11 +237,21 @@ async def stage_recorded(db: Db, offer: Offer, change: OfferEvent) -> list[Publi
                 audience=Audience.VISITOR,
                 source=f"stage:{change.id}:visitor",
                 title=f"{facts.host_name}: {text}",
-                body=f"In your conversation with {facts.host_name}: {text}",
+                body=f"In your conversation with {facts.host_name}: {text}{price}",
                 link=visitor_link(facts.host_handle, facts.room_id),
                 reason=f"You are talking with {facts.host_name} in this room.",
                 room_id=facts.room_id,
             )
         )
-    written = await write(db, change.created_at, notes, facts)
+    written = await write(db, change.created_at, notes, facts, band_percent=band_percent)
     return written.published
+
+
+def _price_line(offer: Offer, locale: str) -> str:
+    """P11: the brand reads the price whole where it is asked to approve it, in its own locale
+    (L3), with the figures the card shows; nothing when the offer holds no payable fee."""
+    quoted = quote_for(offer)
+    if quoted is None:
+        return ""
+    total = display(quoted.total, quoted.currency, locale)
+    return f" You'd pay {total} now, platform fee included."

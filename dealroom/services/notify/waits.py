@@ -78,7 +78,13 @@ async def step(db: Db, settings: Settings, wait: Notification, now: datetime) ->
     done.fired = True
     if wait.wait_state == "waiting":
         wait.wait_state = "reminded"
-        written = await write(db, now, [_reminder(facts, wait, settings)], facts)
+        written = await write(
+            db,
+            now,
+            [_reminder(facts, wait, settings)],
+            facts,
+            band_percent=settings.firewall_band_percent,
+        )
         done.published += written.published
         return done
     wait.wait_state = "escalated"
@@ -88,7 +94,7 @@ async def step(db: Db, settings: Settings, wait: Notification, now: datetime) ->
     if waiting_account is not None and waiting_account != facts.host_account_id:
         notes.append(_told_waiting(facts, wait, waiting_account))
     held = await DispatchRepository(db).held(facts.room_id)
-    written = await write(db, now, notes, facts, held)
+    written = await write(db, now, notes, facts, held, band_percent=settings.firewall_band_percent)
     done.published += written.published
     outbound = await _tell_waiting_side(db, settings, facts, wait, waiting_key, held, now)
     if outbound is not None:
@@ -174,7 +180,9 @@ async def _tell_waiting_side(
         wait.id,
         now,
         settings,
-        screen=held_sends.screener(facts.memory, keys, held),
+        screen=held_sends.screener(
+            facts.memory, keys, held, band_percent=settings.firewall_band_percent
+        ),
     )
     await code_send(
         db,
