@@ -13,8 +13,9 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import ApiKey, Message
 from dealroom.services.accounts.identity import digest
 from tests.conftest import Server
+from tests.support.factories import written_offer
 from tests.support.graphql import PANE_EVENTS, post, sign_up, subscribe
-from tests.support.offers import OFFER, OFFER_STAGE, ROOM_STAGE, negotiate_to_offer, open_deal
+from tests.support.offers import OFFER, OFFER_STAGE, ROOM_STAGE, open_deal
 from tests.support.partners import API_KEYS, REVOKE_KEY, create_key, key_client
 
 OFFER_ROOM = "query($id: ID!) { offer(id: $id) { id room { id title } } }"
@@ -29,7 +30,7 @@ async def test_key_is_shown_once_stored_hashed_and_reads_offers_in_scope(
     server: Server, db: Db
 ) -> None:
     d = await open_deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     created = await create_key(d.host, ["offers:read"])
     key = created["key"]
     assert key.startswith("dr_")
@@ -53,7 +54,7 @@ async def test_key_is_shown_once_stored_hashed_and_reads_offers_in_scope(
 
 async def test_key_without_scope_or_outside_its_fields_is_refused(server: Server) -> None:
     d = await open_deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     hooks_only = key_client(server, (await create_key(d.host, ["webhooks:manage"]))["key"])
     assert await hooks_only.error_codes(OFFER, {"id": offer_id}) == ["FORBIDDEN"]
 
@@ -105,7 +106,7 @@ async def test_a_key_typed_into_chat_is_never_stored(server: Server, db: Db) -> 
 
 async def test_subscriptions_are_gated_by_scope_too(server: Server) -> None:
     d = await open_deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     hooks_only = (await create_key(d.host, ["webhooks:manage"]))["key"]
     reader = (await create_key(d.host, ["offers:read"]))["key"]
     init = {"authorization": f"Bearer {hooks_only}"}

@@ -43,6 +43,7 @@ from dealroom.services.live.events import (
 from dealroom.services.offers.provider import TestPaymentProvider
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
+from tests.support.factories import written_offer
 from tests.support.graphql import Client, post
 from tests.support.offers import (
     ADD,
@@ -230,7 +231,7 @@ async def test_pay_offer_charges_the_provider_the_quotes_total_in_the_offers_cur
     server: Server, db: Db
 ) -> None:
     d = await open_deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     assert await approve(d.visitor, offer_id) == ACKED
     assert await approve(d.host, offer_id) == BOOKED
     quote = (await offer_as(d.visitor, offer_id))["payment"]
@@ -317,7 +318,7 @@ async def test_pane_payloads_link_messages_and_stage_changes_by_prev(
     server: Server, db: Db
 ) -> None:
     d = await open_deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     room = uuid.UUID(d.room_id)
     panes = {seat: pane_channel(room, seat) for seat in (Seat.VISITOR, Seat.HOST)}
 
@@ -363,7 +364,7 @@ async def test_an_offer_channels_prev_is_that_offers_last_change_not_the_rooms(
     d = await open_deal(server)
     # One room holds one deal (O10: a rejected room's next deal goes to a sibling room), so
     # the room's own events between the offer's changes are chat: a line and its reply.
-    second = await negotiate_to_offer(server, d)
+    second = await written_offer(server, d.room_id)
     await post(d.visitor, d.room_id, "Could the post go out in the morning?")
     await settle(server)
     channel = offer_channel(uuid.UUID(second))
@@ -448,7 +449,7 @@ async def test_an_agreement_naming_a_fee_the_offer_does_not_hold_is_retried_neve
     server = recorded_server
     recording.script = inventing
     d = await open_deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
 
     # The backoff is on the injected clock: move it until every attempt is spent.
     for _ in range(settings.turn_attempts):

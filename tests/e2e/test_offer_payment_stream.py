@@ -31,6 +31,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import Message, OfferEvent, Participant
 from dealroom.services.offers.provider import TestPaymentProvider
 from tests.conftest import Server
+from tests.support.factories import written_offer
 from tests.support.graphql import Client, GraphQLErrors, Subscription, post, subscribe, ws_init_for
 from tests.support.offers import (
     OFFER_STAGE,
@@ -72,7 +73,7 @@ async def book(server: Server, d: Deal, offer_id: str) -> None:
 
 async def booked_offer(server: Server) -> tuple[Deal, str]:
     d = await deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     await book(server, d, offer_id)
     return d, offer_id
 
@@ -174,7 +175,7 @@ async def test_a_captured_card_holds_the_payment_and_a_retry_charges_once(
 ) -> None:
     server = agent_server
     d = await deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     quote = (await offer_as(d.visitor, offer_id))["payment"]
 
     # O8: nobody pays before the booking, the brand included.
@@ -342,7 +343,9 @@ async def test_an_agent_never_takes_a_card_or_declares_payment_in_chat(
     agent_server: Server, db: Db
 ) -> None:
     server = agent_server
-    d, offer_id = await booked_offer(server)
+    d = await deal(server)
+    offer_id = await negotiate_to_offer(server, d)  # the agents have negotiated this deal
+    await book(server, d, offer_id)
     before = {k: len(await messages_in(db, d.room_id, k)) for k in ("visitor", "host")}
     events_before = stages(await offer_events(db, offer_id))
 
@@ -576,7 +579,7 @@ async def test_a_partner_follows_an_offer_stage_with_replay_and_live(
 ) -> None:
     server = agent_server
     d = await deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     minted = await offer_events(db, offer_id)
     assert stages(minted) == [("WRITTEN_AWAITING_BRAND", 1)]
 

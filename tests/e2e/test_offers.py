@@ -28,6 +28,7 @@ from dealroom.domain.seats import AuthorKind
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Message
 from tests.conftest import Server
+from tests.support.factories import written_offer
 from tests.support.graphql import Client, open_room, post, sign_up
 from tests.support.offers import (
     ADD,
@@ -295,7 +296,7 @@ async def test_concurrent_approvals_from_both_sides_end_in_one_valid_state(
     outcomes: set[str] = set()
     for round_no in range(5):
         d = first if round_no == 0 else await another_visitor(server, first)
-        offer_id = await negotiate_to_offer(server, d)
+        offer_id = await written_offer(server, d.room_id)
         # Double clicks on both sides at once, interleaved.
         clicks = [d.visitor, d.host] * 3
         bodies = await asyncio.gather(*(approve(c, offer_id) for c in clicks))
@@ -583,7 +584,7 @@ async def test_only_participants_see_an_offer_and_an_admin_acting_as_the_host_is
     server: Server, db: Db
 ) -> None:
     d = await open_deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     before = await snapshot(db, offer_id)
 
     stranger = server.client()

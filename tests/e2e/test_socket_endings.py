@@ -19,6 +19,7 @@ from dealroom.realtime import Broker
 from dealroom.resolvers.live import SESSION_ENDED
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
+from tests.support.factories import written_offer
 from tests.support.graphql import (
     EVENT_SECONDS,
     PANE_EVENTS,
@@ -29,7 +30,7 @@ from tests.support.graphql import (
     subscribe,
     ws_init_for,
 )
-from tests.support.offers import OFFER_STAGE, negotiate_to_offer, open_deal
+from tests.support.offers import OFFER_STAGE, open_deal
 from tests.support.partners import REVOKE_KEY, create_key
 from tests.support.processes import free_port, serve, wait_healthy
 
@@ -100,7 +101,7 @@ async def test_another_sessions_socket_stays_open(hourly: Server) -> None:
 
 async def test_revoking_an_api_key_closes_its_socket_at_once(hourly: Server) -> None:
     d = await open_deal(hourly)
-    offer_id = await negotiate_to_offer(hourly, d)
+    offer_id = await written_offer(hourly, d.room_id)
     created = await create_key(d.host, ["offers:read"])
     init = {"authorization": f"Bearer {created['key']}"}
     variables = {"offerId": offer_id, "after": FROM_START}

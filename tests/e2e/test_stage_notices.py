@@ -17,6 +17,7 @@ from dealroom.services.offers.events import stage_notice_runs
 from dealroom.services.turns.queue import RunStatus
 from tests.conftest import Server
 from tests.e2e.test_offer_payment_stream import pay
+from tests.support.factories import written_offer
 from tests.support.offers import approve_as_read, negotiate_to_offer
 from tests.support.turns import Deal, deal, messages_in
 
@@ -41,7 +42,7 @@ async def test_each_side_hears_each_stage_change_once_from_its_own_agent(
     agent_server: Server, db: Db
 ) -> None:
     d = await deal(agent_server)
-    offer_id = await negotiate_to_offer(agent_server, d)
+    offer_id = await written_offer(agent_server, d.room_id)
     await agent_server.settle()
     # Drawing the written offer concerns both sides (nobody clicked).
     [drawn] = await notices(db, d, "visitor")
@@ -75,7 +76,7 @@ async def test_each_side_hears_each_stage_change_once_from_its_own_agent(
 
 async def test_a_retried_notice_run_says_it_once(agent_server: Server, db: Db) -> None:
     d = await deal(agent_server)
-    offer_id = await negotiate_to_offer(agent_server, d)
+    offer_id = await written_offer(agent_server, d.room_id)
     await approve_as_read(d.visitor, offer_id)
     await agent_server.settle()
     before = await notices(db, d, "host")
@@ -100,7 +101,7 @@ async def test_one_notice_run_per_pane_and_event_whatever_queues_it(
     """The notice runs are keyed by the offer event (unique per pane): a second queueing of
     the same event — another process, a replayed transaction — cannot add a second one."""
     d = await deal(agent_server)
-    offer_id = await negotiate_to_offer(agent_server, d)
+    offer_id = await written_offer(agent_server, d.room_id)
     await approve_as_read(d.visitor, offer_id)
     await agent_server.settle()
     try:

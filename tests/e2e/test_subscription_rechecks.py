@@ -25,6 +25,7 @@ from dealroom.resolvers.live import SESSION_ENDED
 from dealroom.services.ops import metrics
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
+from tests.support.factories import written_offer
 from tests.support.graphql import (
     PANE_EVENTS,
     Client,
@@ -35,7 +36,7 @@ from tests.support.graphql import (
     subscribe,
     ws_init_for,
 )
-from tests.support.offers import OFFER_STAGE, negotiate_to_offer, open_deal
+from tests.support.offers import OFFER_STAGE, open_deal
 from tests.support.partners import REVOKE_KEY, create_key
 
 RECHECK = 0.3
@@ -179,7 +180,7 @@ async def test_an_account_unbound_from_its_seat_ends_the_subscription_not_found(
 
 async def _partner_stream(server: Server) -> tuple[Client, str, dict[str, Any], dict[str, Any]]:
     d = await open_deal(server)
-    offer_id = await negotiate_to_offer(server, d)
+    offer_id = await written_offer(server, d.room_id)
     created = await create_key(d.host, ["offers:read"])
     init = {"authorization": f"Bearer {created['key']}"}
     return d.host, created["apiKey"]["id"], init, {"offerId": offer_id, "after": FROM_START}

@@ -26,6 +26,7 @@ from dealroom.services.offers import reads as offer_service
 from dealroom.services.ops import metrics
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
+from tests.support.factories import written_offer
 from tests.support.graphql import post
 from tests.support.offers import PAY, approve_as_read, negotiate_to_offer, open_deal, settle
 from tests.support.partners import (
@@ -84,7 +85,7 @@ async def test_stage_changes_arrive_signed_once_each_with_stable_ids(
     async with serving(live, engine, broker, clock) as server, receiver() as partner:
         d = await open_deal(server)
         hook = await create_webhook(d.host, partner.url)
-        offer_id = await negotiate_to_offer(server, d)
+        offer_id = await written_offer(server, d.room_id)
         await approve_as_read(d.visitor, offer_id)
         await approve_as_read(d.host, offer_id)
         await d.visitor.query(PAY, {"offerId": offer_id, "method": "test_card_ok", "key": "p1"})
@@ -135,7 +136,7 @@ async def test_three_failures_then_success_is_one_accepted_delivery(
     async with receiver([500, 503, 500]) as partner:
         d = await open_deal(hook_server)
         hook = await create_webhook(d.host, partner.url, ["offer.created"])
-        await negotiate_to_offer(hook_server, d)
+        await written_offer(hook_server, d.room_id)
         delays = []
         for _ in range(3):
             assert await drain(worker) == 1
@@ -165,7 +166,7 @@ async def test_backoff_grows_with_jitter_and_gives_up_after_the_window(
     async with receiver([500] * 100) as partner:
         d = await open_deal(hook_server)
         hook = await create_webhook(d.host, partner.url, ["offer.created"])
-        await negotiate_to_offer(hook_server, d)
+        await written_offer(hook_server, d.room_id)
         gaps = []
         while True:
             assert await drain(worker) == 1
@@ -201,7 +202,7 @@ async def test_redelivery_resends_with_the_same_event_id(
     async with receiver() as partner:
         d = await open_deal(hook_server)
         hook = await create_webhook(d.host, partner.url, ["offer.created"])
-        await negotiate_to_offer(hook_server, d)
+        await written_offer(hook_server, d.room_id)
         await drain(worker)
         (entry,) = await delivery_log(d.host, hook["webhook"]["id"])
         again = (await d.host.query(REDELIVER, {"id": entry["id"]}))["redeliverWebhook"]
@@ -216,7 +217,7 @@ async def test_a_rolled_back_stage_change_sends_nothing(
     async with receiver() as partner:
         d = await open_deal(hook_server)
         await create_webhook(d.host, partner.url, ["offer.stage_changed"])
-        offer_id = await negotiate_to_offer(hook_server, d)
+        offer_id = await written_offer(hook_server, d.room_id)
         visitor_token = d.visitor.headers["Authorization"].removeprefix("Bearer ")
         sessionmaker = create_sessionmaker(engine)
 
@@ -258,7 +259,7 @@ async def test_declined_card_is_an_event_and_keys_need_the_scope(
             " { secret } }"
         ) == ["FORBIDDEN"]
         hook = await create_webhook(manager, partner.url, ["payment.declined"])
-        offer_id = await negotiate_to_offer(hook_server, d)
+        offer_id = await written_offer(hook_server, d.room_id)
         await approve_as_read(d.visitor, offer_id)
         await approve_as_read(d.host, offer_id)
         pay = {"offerId": offer_id, "method": "test_card_declined", "key": "k1"}
@@ -355,7 +356,7 @@ async def test_a_payload_stating_a_private_value_goes_out_without_its_terms(
     async with receiver() as partner:
         d = await open_deal(hook_server)
         await create_webhook(d.host, partner.url, ["offer.stage_changed"])
-        offer_id = await negotiate_to_offer(hook_server, d)
+        offer_id = await written_offer(hook_server, d.room_id)
         memory = await room_memory(db, d.room_id)
         memory.setdefault("host", {})["private_terms"] = [
             {"text": "sponsored post", "source": "m1"}
