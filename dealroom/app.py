@@ -36,6 +36,7 @@ from dealroom.jobs.wiring import (
     create_payment_provider,
     create_runner,
 )
+from dealroom.ops_export import ops_export_routes
 from dealroom.persisted_queries import PersistedQueries
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_engine, create_sessionmaker, open_pool
@@ -329,6 +330,7 @@ def create_app(
             # the route table lists every path either way.
             WebSocketRoute(GRAPHQL_PATH, view),
             *unsubscribe_routes(state),
+            *ops_export_routes(state),
             *web_routes(state),
         ],
         lifespan=lifespan,

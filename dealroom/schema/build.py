@@ -21,6 +21,7 @@ from dealroom.schema.errors import ErrorCodes
 from dealroom.schema.fanout import FanoutExecutor
 from dealroom.schema.limits import OperationLimits, depth_rule, document_error
 from dealroom.schema.metrics_ext import Metrics
+from dealroom.schema.ops_audit import OpsAudit
 from dealroom.schema.root import Mutation, Query, Subscription
 from dealroom.schema.scope_gate import ScopeGate
 
@@ -120,6 +121,7 @@ def _build_schema(settings: Settings) -> strawberry.Schema:
             Metrics,  # before ErrorCodes: it counts the codes ErrorCodes leaves
             lambda: ErrorCodes(debug=settings.debug),
             ScopeGate,  # API keys reach only what their scopes open (domain/scopes.py)
+            OpsAudit,  # every operator read is recorded before it is answered
         ],
     )
     schema.settings = settings

@@ -42,6 +42,7 @@ from dealroom.schema.offer_types import (
 )
 from dealroom.schema.paging import DEPRECATED_FLAT, PageInfo, forward_page_info
 from dealroom.schema.pane_types import Message, Pane
+from dealroom.schema.service_types import OfferedService
 from dealroom.services.live.events import MessageView
 from dealroom.services.offers import payments as offer_payments
 from dealroom.services.offers import reads as offer_service
@@ -136,6 +137,16 @@ class Room(Node):
             host=host.display_name if host else "",
             visitor=visitor.display_name if visitor else None,
         )
+
+    @strawberry.field(
+        description="The host's service the room is about (from /z/<handle>/<service>); null "
+        "for a room about none. Its name is public; what the host knows of it is not."
+    )
+    async def service(self, info: Info) -> OfferedService | None:
+        if self._row.service_id is None:
+            return None
+        row = await info.context.loaders.services.load(self._row.service_id)
+        return OfferedService.from_row(row) if row is not None else None
 
     @strawberry.field(description="The seat the reader writes from by default.")
     async def reader_seat(self, info: Info) -> Seat:

@@ -24,17 +24,21 @@ from dealroom.resolvers import (
 from dealroom.schema.account_types import Account
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
+from dealroom.schema.locale import LocaleMutation
 from dealroom.schema.memory_types import MemoryChange
 from dealroom.schema.node import Node
 from dealroom.schema.notifications import NotifyMutation, NotifyQuery, NotifySubscription
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.ops import OpsMutation, OpsQuery
+from dealroom.schema.ops_queue import OpsQueueMutation, OpsQueueQuery
+from dealroom.schema.ops_search import OpsSearchQuery
 from dealroom.schema.ops_types import RoomOps
 from dealroom.schema.pane_types import Message, PaneEvent
 from dealroom.schema.partners import PartnerMutation, PartnerQuery
 from dealroom.schema.payment_ops import PaymentOpsMutation, PaymentOpsQuery
 from dealroom.schema.room_activity import RoomActivity
 from dealroom.schema.room_types import Offer, Room, RoomConnection
+from dealroom.schema.services import ServicesMutation
 from dealroom.schema.types import (
     AuthPayload,
     Me,
@@ -47,7 +51,7 @@ from dealroom.schema.types import (
 
 
 @strawberry.type(description="Reads.")
-class Query(PartnerQuery, OpsQuery, NotifyQuery, PaymentOpsQuery):
+class Query(PartnerQuery, OpsQuery, OpsQueueQuery, OpsSearchQuery, NotifyQuery, PaymentOpsQuery):
     @strawberry.field(
         description="The signed-in account (the managed account when acting as one); "
         "null when anonymous."
@@ -117,7 +121,7 @@ class Query(PartnerQuery, OpsQuery, NotifyQuery, PaymentOpsQuery):
         return await offers.offer(info, id)
 
     @strawberry.field(
-        description="Operators only (FORBIDDEN otherwise): a room's frustration flags, "
+        description="Operators only (NOT_FOUND otherwise): a room's frustration flags, "
         "model spend and the Guard's verdicts."
     )
     async def room_ops(
@@ -130,7 +134,15 @@ class Query(PartnerQuery, OpsQuery, NotifyQuery, PaymentOpsQuery):
 
 
 @strawberry.type(description="Writes. Each mutation is one transaction: on error, nothing changes.")
-class Mutation(PartnerMutation, OpsMutation, NotifyMutation, PaymentOpsMutation):
+class Mutation(
+    PartnerMutation,
+    OpsMutation,
+    OpsQueueMutation,
+    NotifyMutation,
+    PaymentOpsMutation,
+    ServicesMutation,
+    LocaleMutation,
+):
     @strawberry.mutation(
         description="Create an account (and its home room) and sign in. CONFLICT if the "
         "handle or email is taken. Carrying a guest key (X-Guest-Key or the guest cookie), it "
@@ -178,7 +190,10 @@ class Mutation(PartnerMutation, OpsMutation, NotifyMutation, PaymentOpsMutation)
     @strawberry.mutation(
         description="Visit a host's link. Anonymous visitors get a guest key; a bare visit "
         "reuses the visitor's newest room with the host while they have not spoken in it; "
-        "newConversation always starts a new room; the host's own visit opens a demo room."
+        "newConversation always starts a new room; the host's own visit opens a demo room. "
+        "With service (the last part of /z/<handle>/<service>) the room is about that service "
+        "of the host's and a bare visit reuses only a room about it; NOT_FOUND when the host "
+        "does not offer it."
     )
     async def open_visitor_room(
         self,
@@ -187,8 +202,12 @@ class Mutation(PartnerMutation, OpsMutation, NotifyMutation, PaymentOpsMutation)
         new_conversation: Annotated[
             bool, strawberry.argument(description="Always start a new room.")
         ] = False,
+        service: Annotated[
+            str | None,
+            strawberry.argument(description="The service's key (or name); default: none."),
+        ] = None,
     ) -> OpenRoomPayload:
-        return await rooms.open_visitor_room(info, handle, new_conversation)
+        return await rooms.open_visitor_room(info, handle, new_conversation, service)
 
     @strawberry.mutation(
         description="Claim a guest's room for the signed-in account: the request must carry "
@@ -234,7 +253,7 @@ class Mutation(PartnerMutation, OpsMutation, NotifyMutation, PaymentOpsMutation)
         return await messages.retry_turn(info, room_id, seat)
 
     @strawberry.mutation(
-        description="Operators only (FORBIDDEN otherwise): put one durable-memory leaf back to "
+        description="Operators only (NOT_FOUND otherwise): put one durable-memory leaf back to "
         "its value before the given change. The revert is itself a recorded change. CONFLICT "
         "when the leaf changed again since (revert the later change first)."
     )

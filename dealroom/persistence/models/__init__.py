@@ -31,6 +31,7 @@ from dealroom.persistence.models.operations import (
     PaneTakeover,
     RoomMemoryChange,
 )
+from dealroom.persistence.models.ops_queue import OpsQueueItem
 from dealroom.persistence.models.payments import HostPayout, StripeEvent
 from dealroom.persistence.models.rooms import (
     GuestKeyMint,
@@ -69,6 +70,7 @@ __all__ = [
     "OfferEvent",
     "OperatorRead",
     "OpsAction",
+    "OpsQueueItem",
     "PaneTakeover",
     "Participant",
     "Payment",
