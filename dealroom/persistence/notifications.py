@@ -316,14 +316,6 @@ class NotificationRepository:
             )
         )
 
-    async def backlog(self) -> int:
-        return int(
-            await self.db.scalar(
-                select(func.count(Notification.id)).where(Notification.status == "pending")
-            )
-            or 0
-        )
-
     # --- the in-app list -------------------------------------------------------------------
 
     async def page(

@@ -365,9 +365,6 @@ class OpsQueueRepository:
         statement = after(statement, OpsQueueItem.resolved_at, OpsQueueItem.id, after_row)
         return list(await self.db.scalars(statement))
 
-    async def account(self, account_id: uuid.UUID) -> Account | None:
-        return await self.db.get(Account, account_id)
-
     async def handles(self, account_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
         if not account_ids:
             return {}

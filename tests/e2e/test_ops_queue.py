@@ -109,6 +109,7 @@ async def test_pages_follow_on_at_a_constant_statement_count(
         first = await _queue(operator, first=2)
     with count_statements() as large:
         await _queue(operator, first=10)
+    assert small
     assert len(small) == len(large), (small, large)
 
     seen = [n["id"] for n in first["nodes"]]

@@ -7,13 +7,14 @@ import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 
-from dealroom.domain.errors import DomainError, ErrorCode, not_found
+from dealroom.domain.errors import not_found
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Flag, GuardVerdict, Room
 from dealroom.persistence.ops import OpsRepository, VerdictRepository
 from dealroom.persistence.runs import RunRepository
 from dealroom.persistence.spend import SpendRepository
 from dealroom.services.accounts.identity import Identity
+from dealroom.services.ops.reads import require_operator
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +36,7 @@ class RoomOps:
 
 
 async def room_ops(db: Db, identity: Identity, room_id: uuid.UUID, *, flags: int) -> RoomOps:
-    if identity.account is None or not identity.account.is_operator:
-        raise DomainError(ErrorCode.NOT_FOUND, "Not found.")
+    require_operator(identity)
     if await db.get(Room, room_id) is None:
         raise not_found("Room")
     rows = await OpsRepository(db).flags_page(room_id, limit=flags)

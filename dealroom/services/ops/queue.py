@@ -16,7 +16,7 @@ from dealroom.domain.cursors import parse_room_cursor
 from dealroom.domain.errors import not_found
 from dealroom.domain.ops_queue import ItemKind, ItemState, Level
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Account, OpsQueueItem
+from dealroom.persistence.models import OpsQueueItem
 from dealroom.persistence.notifications import NotificationRepository
 from dealroom.persistence.ops_queue import OpsQueueRepository, QueueAfter, QueueRow
 from dealroom.persistence.repositories import AccountRepository
@@ -25,7 +25,7 @@ from dealroom.services.clock import Clock
 from dealroom.services.notify.kinds import Audience, Kind, Mode, mode_for
 from dealroom.services.notify.outbox import Note, Written, write
 from dealroom.services.ops.actions import audit
-from dealroom.services.ops.reads import Page
+from dealroom.services.ops.reads import Page, require_operator
 
 STALE_AFTER: Final = timedelta(days=1)
 """A payment pending capture, or a webhook failing, this long needs a person."""
@@ -34,14 +34,6 @@ ALERT_WINDOW: Final = timedelta(days=1)
 ALERT_BATCH: Final = 100
 ALERTED_KINDS: Final = tuple(k for k in ItemKind if k is not ItemKind.ESCALATION)
 """Q6: an escalation alerts operators when it is raised (``notify/waits.py``), not again."""
-
-
-def operator_of(identity: Identity) -> Account:
-    """The operator reading; NOT_FOUND to anyone else, an API key's scopes never making one."""
-    account = identity.account
-    if account is None or not account.is_operator:
-        raise not_found("Ops queue")
-    return account
 
 
 def room_link(room_id: uuid.UUID | None) -> str | None:
@@ -65,7 +57,7 @@ async def page(
     kind: ItemKind | None = None,
 ) -> QueuePage:
     """Open items, most urgent then oldest first: one statement a page."""
-    operator_of(identity)
+    require_operator(identity)
     found = await OpsQueueRepository(db).page(
         stale_before=clock.now() - STALE_AFTER,
         limit=first + 1,
@@ -153,7 +145,7 @@ async def _apply(
 
 async def acknowledge(db: Db, clock: Clock, identity: Identity, item_id: str) -> QueueRow:
     """Q3: idempotent; Q5: CONFLICT once resolved. Audited the first time."""
-    operator = operator_of(identity)
+    operator = require_operator(identity)
     item, row = await _item(db, clock, item_id)
     before = _state_of(row)
     now = clock.now()
@@ -169,7 +161,7 @@ async def assign(
     db: Db, clock: Clock, identity: Identity, item_id: str, operator_handle: str
 ) -> QueueRow:
     """Q4: to an operator only; Q5: CONFLICT once resolved. Audited."""
-    operator = operator_of(identity)
+    operator = require_operator(identity)
     item, row = await _item(db, clock, item_id)
     assignee = await AccountRepository(db).by_handle(operator_handle.strip().lstrip("@").lower())
     if assignee is None:
@@ -190,7 +182,7 @@ async def assign(
 
 async def resolve(db: Db, clock: Clock, identity: Identity, item_id: str, note: str) -> QueueRow:
     """Q5: with a note; it leaves the queue and stays in its room's history. Audited."""
-    operator = operator_of(identity)
+    operator = require_operator(identity)
     item, row = await _item(db, clock, item_id)
     now = clock.now()
     after = rules.resolve(_state_of(row), operator.id, note, now)
@@ -205,7 +197,7 @@ async def room_history(
     db: Db, identity: Identity, room_id: uuid.UUID, *, first: int, after: str | None
 ) -> Page[OpsQueueItem]:
     """Q5: the room's resolved items, newest resolution first."""
-    operator_of(identity)
+    require_operator(identity)
     found = await OpsQueueRepository(db).resolved_in_room(
         room_id, limit=first + 1, after_row=None if after is None else parse_room_cursor(after)
     )

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
-from dealroom.domain.errors import bad_input, not_found
+from dealroom.domain.errors import bad_input
 from dealroom.domain.offer_stage import Stage
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Account, Offer
@@ -23,7 +23,7 @@ from dealroom.persistence.ops_search import (
     RoomQuery,
 )
 from dealroom.services.accounts.identity import Identity
-from dealroom.services.ops.reads import OpsRoomRow, Page, _after
+from dealroom.services.ops.reads import OpsRoomRow, Page, _after, require_operator
 from dealroom.services.ops.spend import total_spend
 
 MAX_TEXT: Final = 320
@@ -69,12 +69,6 @@ class OfferSearch:
     min_fee: str | None = None
     max_fee: str | None = None
     currency: str | None = None
-
-
-def _operator(identity: Identity) -> None:
-    """NOT_FOUND to anyone but an operator (an API key's scopes never make one, K4)."""
-    if identity.account is None or not identity.account.is_operator:
-        raise not_found("Ops search")
 
 
 def _text(raw: str | None, field: str, limit: int = MAX_TEXT) -> str | None:
@@ -167,7 +161,7 @@ def offer_query(search: OfferSearch) -> OfferQuery:
 async def rooms(
     db: Db, identity: Identity, search: RoomSearch, *, first: int, after: str | None
 ) -> Page[OpsRoomRow]:
-    _operator(identity)
+    require_operator(identity)
     query = room_query(search)
     found = await OpsSearchRepository(db).rooms(query, limit=first + 1, after_row=_after(after))
     shown = found[:first]
@@ -190,7 +184,7 @@ async def rooms(
 async def offers(
     db: Db, identity: Identity, search: OfferSearch, *, first: int, after: str | None
 ) -> Page[Offer]:
-    _operator(identity)
+    require_operator(identity)
     query = offer_query(search)
     found = await OpsSearchRepository(db).offers(query, limit=first + 1, after_row=_after(after))
     return Page(rows=found[:first], has_next=len(found) > first)
@@ -200,7 +194,7 @@ async def accounts(
     db: Db, identity: Identity, text: str, *, first: int, after: str | None
 ) -> Page[tuple[Account, str | None]]:
     """By whole email when ``text`` has an @, else by handle prefix."""
-    _operator(identity)
+    require_operator(identity)
     value = _text(text, "query")
     if value is None:
         raise bad_input("Name a handle or an email to search for.", "query")
