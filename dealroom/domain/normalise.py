@@ -86,12 +86,18 @@ _TABLE: Final = _Table()
 _NON_ASCII: Final = re.compile(r"[^\x00-\x7f]+")
 
 
+_GROUP_MARK: Final = re.compile("(?<=\\d)['\u2019\u2e41](?=\\d{3}(?!\\d))")
+"""Thousands grouped with an apostrophe or a raised comma, as Swiss and other locales write
+money (6'137, 6\u2019137, 6\u2e41137): read as the comma they stand for."""
+
+
 def fold(text: str) -> str:
     """F7: ``text`` as a reader reads it: compatibility forms, invisible characters, other
-    scripts' digits and confusable letters folded to plain ASCII where they have a twin."""
+    scripts' digits and confusable letters folded to plain ASCII where they have a twin, and
+    thousands marks read as commas."""
     if text.isascii():
-        return text
-    text = unicodedata.normalize("NFKC", text)
+        return _GROUP_MARK.sub(",", text) if "'" in text else text
+    text = _GROUP_MARK.sub(",", unicodedata.normalize("NFKC", text))
     if text.isascii():
         return text
     return _NON_ASCII.sub(lambda run: run.group().translate(_TABLE), text)

@@ -407,3 +407,19 @@ def test_f10_the_visitor_side_is_memorys_non_reserved_parts() -> None:
     parts = firewall_memory.NOT_A_VISITOR_BRANCH | firewall_memory.VISITOR_SIDE
     assert parts == memdoc.RESERVED | {memdoc.HOST, memdoc.DEAL}
     assert memdoc.RULINGS in firewall_memory.VISITOR_SIDE
+
+
+def test_f7_f10_an_amount_near_a_limit_is_held_in_every_locale_an_account_may_choose() -> None:
+    """Money reaches a visitor in their own locale (P10): every locale an account may choose
+    (L1) writes an amount close to the floor in a form the firewall holds, Swiss apostrophes
+    and raised commas included; the locales it cannot read are refused, not let through."""
+    from babel.localedata import locale_identifiers
+
+    from dealroom.domain.locale import money_is_read
+    from dealroom.domain.money import display
+
+    chosen = [name for name in locale_identifiers() if money_is_read(name)]
+    assert {"en_US", "de_DE", "de_CH", "fr_FR", "it_CH", "pt_BR"} <= set(chosen)
+    near = {name: display(Decimal(6140), "USD", name) for name in chosen}
+    unread = {name: text for name, text in near.items() if "near_limit" not in leaky(text)}
+    assert unread == {}
