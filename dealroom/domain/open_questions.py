@@ -93,3 +93,10 @@ def typed(questions: Iterable[str]) -> tuple[OpenTerm, ...]:
 def worded(terms: Iterable[OpenTerm]) -> list[str]:
     """OQ2: code's question for each term, from the recipient's side."""
     return [QUESTIONS[term] for term in terms]
+
+
+def crossing(questions: Iterable[str]) -> dict[str, list[str]]:
+    """OQ1/OQ2: what a send from the host's pane carries of its questions, whoever wrote them
+    (the persona or the Guard): the typed terms and code's words for them, never the text."""
+    terms = typed(questions)
+    return {"open_terms": [term.value for term in terms], "open_questions": worded(terms)}

@@ -12,7 +12,14 @@ from typing import Any, Final
 from dealroom.agents.guard import GuardOutput
 from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
-from dealroom.domain import leaks, memory_records, offer_stage, provenance, visibility
+from dealroom.domain import (
+    leaks,
+    memory_records,
+    offer_stage,
+    open_questions,
+    provenance,
+    visibility,
+)
 from dealroom.domain import memory as memdoc
 from dealroom.domain.seats import Seat
 from dealroom.jobs.persona import GUARD_ORIGIN
@@ -158,7 +165,12 @@ class GuardRepairs:
             if source is None or target is None:
                 outcome.refused.append(f"send {owed.from_pane} → {owed.to}: no such pane")
                 continue
-            payload = {"open_questions": list(owed.open_questions), "origin": GUARD_ORIGIN}
+            asked = (
+                open_questions.crossing(owed.open_questions)
+                if source.key == Seat.HOST.value
+                else {"open_questions": list(owed.open_questions)}
+            )
+            payload = {**asked, "origin": GUARD_ORIGIN}  # OQ1: the Guard's questions as typed
             if source.key != Seat.HOST.value and visibility.is_visitor_facing(target.key):
                 reveals = [
                     r

@@ -126,7 +126,11 @@ async def pane_sends(
         if target is None or target.id == ctx.pane.id:
             continue
         substance = send.substance
-        payload: dict[str, Any] = {"open_questions": list(send.open_questions)}
+        payload: dict[str, Any] = (
+            open_questions.crossing(send.open_questions)
+            if ctx.pane_key == Seat.HOST.value
+            else {"open_questions": list(send.open_questions)}
+        )
         ruling = (
             crossing.safe_ruling(send.ruling.model_dump())
             if send.ruling is not None and ctx.pane_key == Seat.HOST.value
@@ -145,14 +149,8 @@ async def pane_sends(
             # side never named is a covert channel, and is dropped.
             ruling = await held_sends.known_ruling(db, ctx, target, ruling)
             substance = crossing.render(ruling, ctx.represents.name)
-            # OQ1/OQ2: its open questions cross as the offer's terms, worded by code from the
-            # recipient's side; the model's own question text stays here with the rest.
-            terms = open_questions.typed(send.open_questions)
-            payload = {
-                "ruling": ruling.to_json(),
-                "open_terms": [term.value for term in terms],
-                "open_questions": open_questions.worded(terms),
-            }
+            # OQ1/OQ2: its open questions cross as the offer's terms (``payload`` above).
+            payload = {"ruling": ruling.to_json(), **payload}
         # F1-F6, C5: a host→visitor send that would reveal a private value is held for the
         # principal by the choke point
         reveals = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dealroom.domain.open_questions import QUESTIONS, OpenTerm, typed, worded
+from dealroom.domain.open_questions import QUESTIONS, OpenTerm, crossing, typed, worded
 
 
 @pytest.mark.parametrize(
@@ -38,3 +38,13 @@ def test_oq2_each_term_is_worded_by_code_from_the_recipients_side() -> None:
     assert worded((OpenTerm.DATES,)) == ["Which dates do you have in mind?"]
     for text in QUESTIONS.values():
         assert not any(ch.isdigit() for ch in text)
+
+
+def test_a_host_side_send_carries_typed_terms_never_the_models_text() -> None:
+    """What any host-pane send (the persona's or the Guard's) carries of its questions."""
+    asked = ["Which dates? (never below 6137, booking code QX7)", "no tobacco brands, ok?"]
+    carried = crossing(asked)
+    assert carried["open_terms"] == [OpenTerm.DATES.value]
+    assert carried["open_questions"] == [QUESTIONS[OpenTerm.DATES]]
+    assert "6137" not in str(carried)
+    assert "tobacco" not in str(carried)
