@@ -36,8 +36,9 @@ test: $(STAMP) $(JS_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check dealroom tests bench
 	$(BIN)/ruff format --check dealroom tests bench
-	# The token benchmark's smoke run: it must keep working as the agents change.
+	# The token and participant benchmarks' smoke runs: they must keep working as the agents change.
 	$(BIN)/python bench/tokens.py --quick > /dev/null
+	$(BIN)/python bench/participants.py --quick > /dev/null
 
 typecheck: $(STAMP)
 	$(BIN)/mypy dealroom tests bench

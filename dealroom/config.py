@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     max_tokens: int = 2000
     posts_per_minute: int = 60
     """Messages one participant may post into one pane per minute."""
+    max_participants: int = Field(default=8, ge=2)
+    """Participants a room holds at most, the host and the visitor included (an invitation
+    past it is refused ``ROOM_FULL``)."""
+    invitation_days: float = Field(default=7.0, gt=0)
+    """How long an invitation link to a room stays usable."""
     max_page_size: int = 100
     cors_origins: str = ""
     """Comma-separated origins (``https://app.example.com``) whose pages may call the API with

@@ -98,6 +98,7 @@ def web_routes(state: AppState) -> list[BaseRoute]:
         Route("/ops", app_page),
         Route("/ops/rooms/{room_id}", app_page),
         Route("/ops/prompts", app_page),
+        Route("/invite/{token}", app_page),
         Route("/z/{handle}", visitor_page),
         Route("/z/{handle}/{room_id}", visitor_page),
         Mount("/static", StaticFiles(directory=WEB_DIR, packages=None), name="static"),

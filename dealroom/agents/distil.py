@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.render import Line, Party, document, transcript
 from dealroom.domain import offer_stage
+from dealroom.domain.seats import on_host_side
 
 
 class Change(BaseModel):
@@ -138,5 +139,5 @@ def build(inputs: DistilInput, *, model: str) -> ModelRequest:
         prompt=prompt,
         context=context,
         output=DistilOutput,
-        visitor_facing=inputs.pane != inputs.represents.key,
+        visitor_facing=not on_host_side(inputs.pane),
     )

@@ -20,6 +20,7 @@ from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.render import Line, Party, document, transcript
 from dealroom.domain import offer_stage, pane_words
 from dealroom.domain.money import DEFAULT_LOCALE, display
+from dealroom.domain.seats import on_host_side
 
 GoalStatus = Literal["open", "met", "blocked", "abandoned"]
 Decision = Literal["settle", "counter", "ask_principal", "decline"]
@@ -391,6 +392,6 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         prompt=prompt,
         context=context,
         output=PersonaOutput,
-        visitor_facing=inputs.pane != inputs.represents.key,
+        visitor_facing=not on_host_side(inputs.pane),
         input=inputs,
     )

@@ -5,11 +5,11 @@ Numbered rules are cited by the code and tests that depend on them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from dealroom.domain.seats import RoomMode, Seat
+from dealroom.domain.seats import RoomMode, Seat, is_lead, on_host_side, side_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,49 +26,87 @@ class Viewer:
 
 @dataclass(frozen=True, slots=True)
 class SeatHolder:
-    seat: Seat
+    key: str
+    """The participant's key; its side (``seat``) is derived from it."""
     account_id: UUID | None
     guest_key_hash: str | None
+    shared: bool = False
+    """R8: its side's lead let the rest of the side read this pane."""
+
+    @property
+    def seat(self) -> Seat | None:
+        return side_of(self.key)
 
 
-def seats_of(viewer: Viewer, holders: Sequence[SeatHolder]) -> frozenset[Seat]:
-    """The seats a viewer holds in a room.
+def keys_of(viewer: Viewer, holders: Sequence[SeatHolder]) -> frozenset[str]:
+    """The participants (by key) a viewer is in a room.
 
     R1: an account holds the seats bound to it. R4: a guest key holds only the seats bound to
     that key (a guest reads only rooms bound to its key). R7: a guest key holds a seat only
     while no account is bound to it. Claimed means claimed (seed 002, "Incognito &
     Mid-Session Claiming"): the claim binds the account beside the key, and from then on the
     old key reads and writes nothing of the room, and a stream it holds ends at the next
-    re-check; the claiming account holds the seat by R1."""
-    held: set[Seat] = set()
+    re-check; the claiming account holds the seat by R1. A key on neither side holds nothing."""
+    held: set[str] = set()
     for holder in holders:
+        if holder.seat is None:
+            continue
         if viewer.account_id is not None and holder.account_id == viewer.account_id:
-            held.add(holder.seat)
+            held.add(holder.key)
         if (
             viewer.guest_key_hash is not None
             and holder.account_id is None  # R7
             and holder.guest_key_hash == viewer.guest_key_hash
         ):
-            held.add(holder.seat)
+            held.add(holder.key)
     return frozenset(held)
+
+
+def sides_of(keys: Iterable[str]) -> frozenset[Seat]:
+    return frozenset(side for key in keys if (side := side_of(key)) is not None)
+
+
+def seats_of(viewer: Viewer, holders: Sequence[SeatHolder]) -> frozenset[Seat]:
+    """The sides a viewer sits on in a room (R1, R4, R7 through :func:`keys_of`)."""
+    return sides_of(keys_of(viewer, holders))
+
+
+def readable_keys(held: frozenset[str], holders: Sequence[SeatHolder]) -> frozenset[str]:
+    """The panes (by key) a viewer holding ``held`` reads.
+
+    R2: the host side (the host and the people it added) reads every pane of its rooms.
+    R3: anyone else reads only its own pane. R8: a pane its side's lead shared is read by
+    everyone on that side; nothing of the other side's non-host participants ever is."""
+    if any(on_host_side(key) for key in held):
+        return frozenset(h.key for h in holders if h.seat is not None)
+    sides = sides_of(held)
+    shared = {h.key for h in holders if h.shared and h.seat is not None and h.seat in sides}
+    return held | shared
 
 
 _EVERY_SEAT = frozenset(Seat)
 
 
 def readable_panes(seats: frozenset[Seat]) -> frozenset[Seat]:
-    """R2: the host reads both panes of its rooms. R3: a visitor reads only its own pane."""
+    """R2 and R3 by side: the host side reads both sides, a visitor its own."""
     if Seat.HOST in seats:
         return _EVERY_SEAT
     return seats
 
 
-def reaches(seats: frozenset[Seat], pane: Seat | None) -> bool:
-    """Whether seats still reach a held stream: a pane's stream needs that pane readable (R2,
-    R3); a room-wide stream (``pane`` None: an offer's stage) needs any seat (R1, R4)."""
+def reaches(readable: frozenset[str], held: frozenset[str], pane: str | None) -> bool:
+    """Whether a viewer still reaches a held stream: a pane's stream needs that pane readable
+    (R2, R3, R8); a room-wide stream (``pane`` None: an offer's stage) needs any seat (R1, R4)."""
     if pane is None:
-        return bool(seats)
-    return pane in readable_panes(seats)
+        return bool(held)
+    return pane in readable
+
+
+def own_key(held: frozenset[str], side: Seat) -> str | None:
+    """The pane a viewer writes into on ``side``: the side's lead's pane when it holds it,
+    else its own member pane there."""
+    keys = sorted((k for k in held if side_of(k) is side), key=lambda k: (not is_lead(k), k))
+    return keys[0] if keys else None
 
 
 def reader_seat(mode: RoomMode, seats: frozenset[Seat]) -> Seat | None:

@@ -71,7 +71,7 @@ from typing import Any, Final, assert_never
 
 from dealroom.domain import firewall, limits, provenance
 from dealroom.domain.errors import bad_input
-from dealroom.domain.seats import RoomKind, Seat
+from dealroom.domain.seats import RoomKind, Seat, on_host_side
 
 MAX_DEPTH: Final = 8
 MAX_VALUE_CHARS: Final = 4000
@@ -163,11 +163,15 @@ def writable_prefixes(pane: str, room_kind: RoomKind) -> tuple[str, ...]:
     seed 002 layer 1: a visitor's side records what it learns about that participant and the
     shared deal, never the host's branch; the host side records into the host's branch only.
     """
-    if pane == HOST:
+    if on_host_side(pane):  # the host's team records into the host's branch, like the host
         return (HOST,)
     match room_kind:
         case RoomKind.DEAL:
-            return (pane, DEAL) if is_participant_key(pane) else ()
+            if not is_participant_key(pane):
+                return ()
+            # The shared ``deal`` record is the visitor side's lead's; a teammate records
+            # what it learns in its own branch (visibility V6).
+            return (pane, DEAL) if pane == Seat.VISITOR.value else (pane,)
         case RoomKind.HOME:
             # A home room has only the host's pane; any other pane writes nothing.
             return ()

@@ -7,15 +7,65 @@ reader sees, are pure functions of the reader's seat.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
+from functools import cache
 from typing import assert_never
 
 
 class Seat(StrEnum):
     HOST = "host"
     VISITOR = "visitor"
+
+
+HOST_KEY = Seat.HOST.value
+"""The host participant's key: the represented principal, one per room."""
+VISITOR_KEY = Seat.VISITOR.value
+"""The visitor side's lead: the participant who opened the room (the buying account)."""
+
+
+@cache  # a re-check round asks for thousands of keys: a dict lookup, not the enum's call
+def side_of(key: str) -> Seat | None:
+    """The side a participant key sits on, derived from the key: ``host`` and its team
+    (``host_2`` …) on the host side, ``visitor`` and its team (``visitor_2`` …) on the
+    visitor side; any other key is on neither and holds nothing."""
+    side, joined, number = key.partition("_")
+    if side not in (HOST_KEY, VISITOR_KEY):
+        return None
+    if joined and not (number.isascii() and number.isdigit()):
+        return None  # "host_", "visitor_x", "visitor_٣": no side
+    return Seat(side)
+
+
+def on_host_side(key: str) -> bool:
+    """The host and the people it added (a manager) act for the principal: their panes get
+    the host's view and their sends to the other side pass the firewall like the host's."""
+    return side_of(key) is Seat.HOST
+
+
+def is_lead(key: str) -> bool:
+    """The first participant of a side: the host, or the visitor who opened the room."""
+    return key in (HOST_KEY, VISITOR_KEY)
+
+
+def may_send(source: str, target: str) -> bool:
+    """Who an agent's send may address: the host side speaks to each participant on the
+    visitor side; a visitor-side pane speaks only to the host's own pane, where the host's
+    judgement rules. Nothing crosses between two non-host participants, nor within a side."""
+    if on_host_side(source):
+        return side_of(target) is Seat.VISITOR
+    return side_of(source) is Seat.VISITOR and target == HOST_KEY
+
+
+def member_key(side: Seat, taken: Iterable[str]) -> str:
+    """The next free key on ``side`` for a participant who joins it (``visitor_2`` …)."""
+    used = set(taken)
+    n = 2
+    while f"{side.value}_{n}" in used:
+        n += 1
+    return f"{side.value}_{n}"
 
 
 class RoomKind(StrEnum):
@@ -104,6 +154,25 @@ def pane_relationship_label(reader_seat: Seat, pane_seat: Seat, names: RoomNames
             return f"{names.host} and their agent"
         case Seat.VISITOR:
             return f"Your agent and {names.visitor_or_guest}"
+        case _:
+            assert_never(pane_seat)
+
+
+def pane_label(
+    reader_seat: Seat, pane_seat: Seat, names: RoomNames, *, own: bool, pane_name: str | None
+) -> str:
+    """:func:`pane_relationship_label` for a room with teammates: another participant's pane
+    is named by that participant (``pane_name``; None for a guest), a teammate's on the
+    reader's own side included."""
+    if own or pane_seat != reader_seat:
+        visitor = pane_name if pane_seat is Seat.VISITOR else names.visitor
+        return pane_relationship_label(reader_seat, pane_seat, RoomNames(names.host, visitor))
+    who = pane_name or GUEST_NAME
+    match pane_seat:
+        case Seat.HOST:
+            return f"{who} and your agent"
+        case Seat.VISITOR:
+            return f"{who} and {names.host}'s agent"
         case _:
             assert_never(pane_seat)
 

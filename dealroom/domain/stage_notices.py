@@ -23,14 +23,14 @@ from typing import Final, assert_never
 from dealroom.domain.offer_stage import Stage
 from dealroom.domain.offers import Action
 from dealroom.domain.pane_words import button
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, side_of
 
 PAYMENT_ACTOR: Final = "payment"
 
 
 def notices(stage: Stage, version: int, actor: str) -> dict[Seat, str]:
     """The notice for each pane the change concerns (SN1, SN2); empty when none does."""
-    clicked = Seat(actor) if actor in (Seat.HOST.value, Seat.VISITOR.value) else None
+    clicked = side_of(actor)  # a teammate's click is its side's
     approve, pay = button(Action.APPROVE), button(Action.PAY)
     told: dict[Seat, str] = {}
     match stage:

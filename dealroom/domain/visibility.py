@@ -22,7 +22,9 @@ Numbered rules, cited by the code and tests that depend on them:
       holds nothing the firewall knows to be private (memory M13).
 - V5  The pane's own branch is kept; other participants' branches are removed (seed 002
       layer 1: one participant's account facts never reach another's side).
-- V6  ``deal`` (shared facts) and ``offers`` (references only) are kept.
+- V6  ``offers`` (references only) are kept; ``deal`` (the facts the visitor side stated) is
+      kept in the visitor side's lead's pane only: a teammate on that side is another
+      non-host participant, and what the lead told the host's agent is not its business.
 - V7  ``goals``: every goal's status, when it is a known status; the rest of an entry (its
       reason) only where the pane itself ruled it (``by``), since a host-side reason may
       state the host's private reasoning.
@@ -52,7 +54,7 @@ from dealroom.domain.memory import (
     GoalStatus,
     is_participant_key,
 )
-from dealroom.domain.seats import RoomKind
+from dealroom.domain.seats import VISITOR_KEY, RoomKind, on_host_side
 
 PUBLIC: Final = "public"
 
@@ -63,8 +65,9 @@ _GOAL_STATUSES: Final = frozenset(GoalStatus)
 
 
 def is_visitor_facing(pane: str) -> bool:
-    """A pane other than the host's faces a counterparty: its agents get the visitor view."""
-    return pane != HOST
+    """A pane off the host's side faces a counterparty: its agents get the visitor view. The
+    host's team (``host_2`` …) reads as the host; any other key, known or not, faces out."""
+    return not on_host_side(pane)
 
 
 def visible_memory(memory: Mapping[str, Any], *, pane: str, room_kind: RoomKind) -> dict[str, Any]:
@@ -105,7 +108,7 @@ def _visitor_view(memory: Mapping[str, Any], pane: str) -> dict[str, Any]:
         view[HOST] = {PUBLIC: copy.deepcopy(host[PUBLIC])}
     if pane in memory:  # V5
         view[pane] = copy.deepcopy(memory[pane])
-    for shared in (DEAL, OFFERS):  # V6
+    for shared in (DEAL, OFFERS) if pane == VISITOR_KEY else (OFFERS,):  # V6
         if shared in memory:
             view[shared] = copy.deepcopy(memory[shared])
     goals = _goals_for(memory.get(GOALS), pane)  # V7

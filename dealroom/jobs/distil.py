@@ -27,7 +27,7 @@ from dealroom.domain import (
 )
 from dealroom.domain import memory as memdoc
 from dealroom.domain.errors import DomainError
-from dealroom.domain.seats import AuthorKind, RoomKind, Seat
+from dealroom.domain.seats import AuthorKind, RoomKind, on_host_side
 from dealroom.jobs.arvist import home_arvist_run
 from dealroom.jobs.perceive import Perception
 from dealroom.persistence.db import Db
@@ -90,7 +90,7 @@ class MemoryLease:
 def _cited(ctx: TurnContext) -> list[Line]:
     """The host pane's session with message ids: a limit records the message it came from
     (memory M12). Other panes record no limits, and their lines carry no ids."""
-    if ctx.pane_key != Seat.HOST.value or len(ctx.session_ids) != len(ctx.session):
+    if not on_host_side(ctx.pane_key) or len(ctx.session_ids) != len(ctx.session):
         return list(ctx.session)
     return [
         Line(line.author, line.body, id=id_, relayed_from=line.relayed_from)

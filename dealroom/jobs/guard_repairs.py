@@ -21,7 +21,7 @@ from dealroom.domain import (
     visibility,
 )
 from dealroom.domain import memory as memdoc
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, on_host_side
 from dealroom.jobs.persona import GUARD_ORIGIN
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Flag, GoalEvent, Participant
@@ -167,11 +167,11 @@ class GuardRepairs:
                 continue
             asked = (
                 open_questions.crossing(owed.open_questions)
-                if source.key == Seat.HOST.value
+                if on_host_side(source.key)
                 else {"open_questions": list(owed.open_questions)}
             )
             payload = {**asked, "origin": GUARD_ORIGIN}  # OQ1: the Guard's questions as typed
-            if source.key != Seat.HOST.value and visibility.is_visitor_facing(target.key):
+            if not on_host_side(source.key) and visibility.is_visitor_facing(target.key):
                 reveals = [
                     r
                     for r in held_sends.screen(

@@ -26,7 +26,7 @@ from dealroom.agents.render import Line, Party
 from dealroom.domain import firewall, pane_words, read_order, visibility
 from dealroom.domain import memory as memdoc
 from dealroom.domain import offers as rules
-from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
+from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat, side_of
 from dealroom.persistence.db import Db
 from dealroom.persistence.dispatches import DispatchRepository
 from dealroom.persistence.models import Account, Flag, Participant, Room
@@ -122,9 +122,11 @@ class OfferGenTurn(SpecialistRun):
                 return None
             participants = await RoomRepository(db).participants(room.id)
             host = _seat(participants, Seat.HOST)
-            visitor = _seat(participants, Seat.VISITOR)
-            if host is None or visitor is None:
+            if host is None or _seat(participants, Seat.VISITOR) is None:
                 return None  # a home room has no counterparty to write an offer to
+            # The buyer's side may have more than one pane: the terms are read where they were
+            # last being settled (the buying account stays the offer's party, ``draw``).
+            visitor = _settling(participants)
             names = await _names(db, host, visitor)
             lines = await TranscriptRepository(db).recent(visitor.id, TRANSCRIPT_LINES)
             # RO1: a yes committed before the offer its answer read stands after that offer.
@@ -136,15 +138,15 @@ class OfferGenTurn(SpecialistRun):
                 ),
             )
             memory = visibility.visible_memory(
-                room.memory or {}, pane=Seat.VISITOR.value, room_kind=RoomKind(room.kind)
+                room.memory or {}, pane=visitor.key, room_kind=RoomKind(room.kind)
             )
-            rulings = memory.get(memdoc.RULINGS, {}).get(Seat.VISITOR.value, [])
+            rulings = memory.get(memdoc.RULINGS, {}).get(visitor.key, [])
             rulings = [*rulings, *await _on_the_way(db, visitor, rulings)]
             current = await OfferRepository(db).current(room.id)
             live = current is not None and current.status not in rules.CLOSED
             inputs = offer_gen.OfferGenInput(
                 represents=Party(Seat.HOST.value, names[0]),
-                counterparty=Party(Seat.VISITOR.value, names[1]),
+                counterparty=Party(visitor.key, names[1]),
                 memory=memory,
                 transcript=[Line(m.author_kind, m.body) for m in lines],
                 rulings=[r for r in rulings if isinstance(r, dict)],
@@ -240,6 +242,13 @@ async def _on_the_way(db: Db, visitor: Participant, delivered: list[Any]) -> lis
 
 def _seat(participants: list[Participant], seat: Seat) -> Participant | None:
     return next((p for p in participants if p.key == seat.value), None)
+
+
+def _settling(participants: list[Participant]) -> Participant:
+    """The buyer side's pane that spoke last (``pane_seq`` is the room-wide cursor of a pane's
+    newest message), the buying account's own on a tie or when only it is there."""
+    side = [p for p in participants if side_of(p.key) is Seat.VISITOR and p.removed_at is None]
+    return max(side, key=lambda p: (p.pane_seq or 0, p.key == Seat.VISITOR.value))
 
 
 async def _names(db: Db, host: Participant, visitor: Participant) -> tuple[str, str]:

@@ -30,7 +30,7 @@ from dealroom.domain import (
 )
 from dealroom.domain import memory as memdoc
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import AuthorKind, RoomKind, Seat
+from dealroom.domain.seats import AuthorKind, RoomKind, Seat, may_send, on_host_side, side_of
 from dealroom.domain.sessions import SessionRule
 from dealroom.jobs import persona_outbound, persona_stream, watches
 from dealroom.jobs.perceive import Perception
@@ -101,7 +101,7 @@ class PersonaTurn:
         links = await self.perception.links(run, ctx)
         request = await self.compose(run, ctx, site, None, links=links)
         message_id = uuid.uuid4()
-        channel = pane_channel(ctx.room_id, Seat(ctx.pane_key))
+        channel = pane_channel(ctx.room_id, ctx.pane_key)
         await persona_stream.ephemeral(
             self.deps.broker,
             channel,
@@ -140,7 +140,7 @@ class PersonaTurn:
         send_to = [
             p.key
             for p in ctx.participants
-            if p.key != pane
+            if may_send(pane, p.key)
             and run.chain_depth < self.deps.settings.max_chain_depth
             and trigger is None
             and ctx.trigger_event is None  # a stage notice tells both sides itself
@@ -256,10 +256,10 @@ class PersonaTurn:
             rows: list[object] = []  # inserted together, in one flush
             if not guard_push(dispatch):
                 watches.arm(db, ctx.room_id, now)  # QW1; the Guard's push never re-arms
-            view = MessageView.from_row(done.row, Seat(ctx.pane_key))
+            view = MessageView.from_row(done.row, ctx.pane_key)
             uow.publish(
                 (
-                    pane_channel(ctx.room_id, Seat(ctx.pane_key)),
+                    pane_channel(ctx.room_id, ctx.pane_key),
                     MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view).encode(),
                 )
             )
@@ -345,9 +345,7 @@ def is_guest_pane(ctx: TurnContext) -> bool:
     """A deal room's visitor pane whose seat no account holds: what it sends waits on the
     login gate (a demo room's visitor seat is its host's, so it is never one)."""
     return (
-        ctx.kind is RoomKind.DEAL
-        and ctx.pane_key != Seat.HOST.value
-        and ctx.pane.account_id is None
+        ctx.kind is RoomKind.DEAL and not on_host_side(ctx.pane_key) and ctx.pane.account_id is None
     )
 
 
@@ -359,7 +357,7 @@ def _trigger(ctx: TurnContext, later: list[int]) -> Trigger:
     event = ctx.trigger_event
     if event is not None:
         told = stage_notices.notices(Stage(event.stage), event.version, event.actor)
-        return Trigger(kind="stage", body=told.get(Seat(ctx.pane_key), ""))
+        return Trigger(kind="stage", body=told.get(side_of(ctx.pane_key) or Seat.VISITOR, ""))
     dispatch = ctx.trigger_dispatch
     if dispatch is not None:
         payload = dispatch.payload or {}

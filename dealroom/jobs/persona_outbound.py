@@ -17,7 +17,7 @@ from dealroom.agents.persona import PersonaOutput
 from dealroom.config import Settings
 from dealroom.domain import crossing, goal_notices, memory_records, open_questions
 from dealroom.domain import memory as memdoc
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, may_send, on_host_side, side_of
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import GoalEvent
 from dealroom.services.gate import effects, goal_effects, held_sends, sends
@@ -90,10 +90,14 @@ async def _notify(
     """A flip's notify effect (GN1, GN2): code's text, through the choke point like any
     send; the delivery does not chain on."""
     told = goal_notices.notices(goal, status, ruled_in=ctx.pane_key)
-    for position, (seat, text) in enumerate(sorted(told.items()), start=NOTIFY_POSITION):
-        target = ctx.participant(seat.value)
-        if target is None:
-            continue
+    # Every pane of a side the flip concerns hears it (a teammate's too), never the pane
+    # that ruled.
+    targets = [
+        (told[side], target)
+        for target in ctx.participants
+        if (side := side_of(target.key)) in told and target.id != ctx.pane.id
+    ]
+    for position, (text, target) in enumerate(targets, start=NOTIFY_POSITION):
         await sends.code_send(
             db,
             outbound,
@@ -123,20 +127,20 @@ async def pane_sends(
         return
     for position, send in enumerate(output.sends):
         target = ctx.participant(send.to)
-        if target is None or target.id == ctx.pane.id:
+        if target is None or not may_send(ctx.pane_key, target.key):
             continue
         substance = send.substance
         payload: dict[str, Any] = (
             open_questions.crossing(send.open_questions)
-            if ctx.pane_key == Seat.HOST.value
+            if on_host_side(ctx.pane_key)
             else {"open_questions": list(send.open_questions)}
         )
         ruling = (
             crossing.safe_ruling(send.ruling.model_dump())
-            if send.ruling is not None and ctx.pane_key == Seat.HOST.value
+            if send.ruling is not None and on_host_side(ctx.pane_key)
             else None  # only the host side rules on a proposal
         )
-        if ruling is None and ctx.pane_key == Seat.HOST.value and ctx.trigger_dispatch is not None:
+        if ruling is None and on_host_side(ctx.pane_key) and ctx.trigger_dispatch is not None:
             # C3: woken by the other side's news, the host side may answer it only with a
             # ruling. Its free text is written with the private rules in view, and no
             # principal asked for it to be passed on, so it does not cross.

@@ -142,7 +142,8 @@ def statement(dialect: str, *, services: bool) -> Select[Any]:
             *columns,
         )
         .outerjoin(Account, Account.id == Participant.account_id)
-        .where(Participant.room_id == room_id)
+        # A removed participant is out of the turn: nothing is sent to it, nothing runs there.
+        .where(Participant.room_id == room_id, Participant.removed_at.is_(None))
         .order_by(Participant.key)
     )
 

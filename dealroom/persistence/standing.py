@@ -13,15 +13,9 @@ from datetime import datetime
 from sqlalchemy import select
 
 from dealroom.domain.access import SeatHolder
-from dealroom.domain.seats import Seat
 from dealroom.persistence import id_lists
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AccountManager, ApiKey, AuthSession, Participant
-
-_SEATS = {s.value: s for s in Seat}
-"""A participant's key to its seat, if it holds one (a dict lookup: ``Seat(key)`` goes
-through the enum's metaclass, thousands of times a re-check round)."""
-
 
 _SEAT_ROWS = select(
     Participant.room_id,
@@ -29,6 +23,7 @@ _SEAT_ROWS = select(
     Participant.id,
     Participant.account_id,
     Participant.guest_key_hash,
+    Participant.shared,
 )
 _SEATS_OF_ROOMS = _SEAT_ROWS.where(id_lists.any_of(Participant.room_id, "room_ids"))
 
@@ -44,7 +39,8 @@ class RoomSeats:
     """Who holds a room's seats, and each seat's participant (a pane's id)."""
 
     holders: tuple[SeatHolder, ...]
-    panes: tuple[tuple[Seat, uuid.UUID], ...]
+    panes: tuple[tuple[str, uuid.UUID], ...]
+    """Each participant's key and id."""
 
 
 class StandingRepository:
@@ -100,7 +96,7 @@ class StandingRepository:
         """Each room's seat bindings; a room that is gone is absent (its participants
         cascade with it)."""
         holders: dict[uuid.UUID, list[SeatHolder]] = {}
-        panes: dict[uuid.UUID, list[tuple[Seat, uuid.UUID]]] = {}
+        panes: dict[uuid.UUID, list[tuple[str, uuid.UUID]]] = {}
         rows = await id_lists.rows_for(
             self.db,
             room_ids,
@@ -109,12 +105,9 @@ class StandingRepository:
             in_list=lambda chunk: _SEAT_ROWS.where(Participant.room_id.in_(chunk)),
         )
         for row in rows:
-            seat = _SEATS.get(row.key)
-            if seat is None:
-                continue
-            holding = SeatHolder(seat, row.account_id, row.guest_key_hash)
+            holding = SeatHolder(row.key, row.account_id, row.guest_key_hash, row.shared)
             holders.setdefault(row.room_id, []).append(holding)
-            panes.setdefault(row.room_id, []).append((seat, row.id))
+            panes.setdefault(row.room_id, []).append((row.key, row.id))
         return {
             room_id: RoomSeats(tuple(held), tuple(sorted(panes[room_id])))
             for room_id, held in holders.items()

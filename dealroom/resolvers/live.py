@@ -28,7 +28,6 @@ from starlette.websockets import WebSocket, WebSocketState
 from dealroom import gc_tuning
 from dealroom.domain.errors import DomainError, ErrorCode
 from dealroom.domain.scopes import API_KEY_PREFIX
-from dealroom.domain.seats import Seat
 from dealroom.persistence.repositories import SessionRepository
 from dealroom.schema.context import Context, Info
 from dealroom.services.accounts.identity import digest, resolve_identity
@@ -114,7 +113,8 @@ class Opened(Generic[S, E, T]):
     field: str
     room_id: uuid.UUID
     project: Callable[[S | E], T | None]
-    pane: Seat | None = None
+    pane: str | None = None
+    """The pane (participant key) a pane stream reads."""
 
 
 Admit = Callable[[], Awaitable[StartUp]]

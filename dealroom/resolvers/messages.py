@@ -83,30 +83,35 @@ async def retry_turn(info: Info, room_id: strawberry.ID, seat: Seat | None) -> i
 
 
 def pane_events(
-    info: Info, room_id: strawberry.ID, seat: Seat, after: str | None = None
+    info: Info,
+    room_id: strawberry.ID,
+    seat: Seat | None,
+    after: str | None = None,
+    participant_id: strawberry.ID | None = None,
 ) -> Guarded[StoredEvent, EphemeralEvent, PaneEvent]:
     async def open(admit: Admit) -> Opened[StoredEvent, EphemeralEvent, PaneEvent]:
         ctx = info.context
         room_uuid = rooms.parse_id(room_id, "room")
+        wanted = rooms.parse_id(participant_id, "participant") if participant_id else None
         start = parse_event_cursor(after) if after is not None else None
         started = await admit()
-        participant_id, reader = await _authorise_pane(info, room_uuid, Seat(seat))
+        pane_id, key, reader = await _authorise_pane(info, room_uuid, seat, wanted)
         return Opened(
             messages.follow_pane(
                 ctx.app.sessionmaker,
                 ctx.app.broker,
                 room_id=room_uuid,
-                participant_id=participant_id,
-                seat=Seat(seat),
+                participant_id=pane_id,
+                seat=key,
                 after=start,
                 started=started,
                 rereads=ctx.app.admission.rereads,
                 heartbeats=ctx.app.heartbeats,
             ),
-            lambda: _authorise_pane(info, room_uuid, Seat(seat)),
+            lambda: _authorise_pane(info, room_uuid, seat, wanted),
             field="paneEvents",
             room_id=room_uuid,
-            pane=Seat(seat),
+            pane=key,
             project=partial(_item_for, reader),
         )
 
@@ -159,7 +164,9 @@ def _project(event: PaneEventData, reader: Seat) -> PaneEvent:
             assert_never(event)
 
 
-async def _authorise_pane(info: Info, room_id: uuid.UUID, seat: Seat) -> tuple[uuid.UUID, Seat]:
+async def _authorise_pane(
+    info: Info, room_id: uuid.UUID, seat: Seat | None, participant_id: uuid.UUID | None
+) -> tuple[uuid.UUID, str, Seat]:
     """Check the reader may follow the pane; return only what the stream needs.
 
     A separate frame on purpose: the rows loaded here (room, participants, account) would
@@ -171,4 +178,5 @@ async def _authorise_pane(info: Info, room_id: uuid.UUID, seat: Seat) -> tuple[u
         identity = await resolve_identity(db, ctx.app.clock, ctx.credentials())
         require_key_scope(identity, "paneEvents")
         room = await rooms.room_for_reader(db, identity, room_id)
-        return messages.readable_pane(room, seat), room.reader_seat
+        pane_id, key = messages.readable_pane(room, seat, participant_id)
+        return pane_id, key, room.reader_seat

@@ -34,9 +34,15 @@ async def room_events(info: Info) -> AsyncIterator[RoomActivity]:
             page = await rooms.rooms_for_reader(
                 db, identity, first=ctx.app.settings.max_page_size, after=None
             )
+            # Which panes of each room the reader follows (its own, or all on the host side).
+            participants = await rooms.participants_by_room(db, [r.id for r in page.rooms])
     token = ctx.credentials().token
     stream = room_activity(
-        ctx.app.broker, identity.account.id, page.rooms, digest(token) if token else None
+        ctx.app.broker,
+        identity.account.id,
+        page.rooms,
+        digest(token) if token else None,
+        participants,
     )
     try:
         async for activity in stream:

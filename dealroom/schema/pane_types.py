@@ -110,7 +110,11 @@ def _optional_cursor(value: str | None) -> int | None:
 
 @strawberry.type(description="One participant's side of a room: its conversation with its agent.")
 class Pane:
-    seat: Seat = strawberry.field(description="Whose pane this is.")
+    seat: Seat = strawberry.field(description="The side of the participant whose pane this is.")
+    key: str = strawberry.field(description="The key of the participant whose pane this is.")
+    participant_id: strawberry.ID = strawberry.field(
+        description="The participant whose pane this is (paneEvents(participantId:))."
+    )
     relationship_label: str = strawberry.field(
         description="Who talks with whom here, from the reader's side."
     )
@@ -138,7 +142,7 @@ class Pane:
         page = await message_service.page_messages(
             info.context.db,
             self._participant_id,
-            Seat(self.seat),
+            self.key,
             first=first,
             after=_optional_cursor(after),
             last=last,

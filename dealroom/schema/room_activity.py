@@ -14,7 +14,14 @@ from dealroom.services.live.room_activity import Activity, ActivityKind
 @strawberry.enum(description="What changed in the reader's room list.")
 class RoomActivityKind(Enum):
     NEW_ROOM = strawberry.enum_value(
-        "NEW_ROOM", description="A room was opened with the reader as host."
+        "NEW_ROOM",
+        description="A room joined the reader's list: opened with the reader as host, or "
+        "joined through an invitation.",
+    )
+    PEOPLE_CHANGED = strawberry.enum_value(
+        "PEOPLE_CHANGED",
+        description="Someone joined or left one of the reader's rooms (or the reader left it): "
+        "re-read its participants and panes.",
     )
     MESSAGE = strawberry.enum_value(
         "MESSAGE", description="A message or system line in a pane the reader reads (unread)."

@@ -6,6 +6,7 @@ from a row or view (``from_*``, ``for_reader``)."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Awaitable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
@@ -24,8 +25,10 @@ from dealroom.domain.seats import (
     RoomNames,
     Seat,
     conversation_subtitle,
-    pane_relationship_label,
+    on_host_side,
+    pane_label,
     shown_room_title,
+    side_of,
 )
 from dealroom.domain.terms import deliverable_label
 from dealroom.persistence import models
@@ -54,7 +57,21 @@ if TYPE_CHECKING:
 
 @strawberry.type(description="A seat in a room, as the reader may see it.")
 class Participant:
-    seat: Seat = strawberry.field(description="The participant's seat.")
+    id: strawberry.ID = strawberry.field(
+        description="The participant's id (its pane's: Room.pane(participantId:), paneEvents)."
+    )
+    key: str = strawberry.field(
+        description="The participant's key in the room: host, visitor, or a teammate's "
+        "(host_2, visitor_2 …)."
+    )
+    seat: Seat = strawberry.field(description="The participant's side: HOST or VISITOR.")
+    is_you: bool = strawberry.field(description="The reader is this participant.")
+    shared_with_side: bool = strawberry.field(
+        description="Its side's lead let the rest of the side read this pane."
+    )
+    may_approve: bool = strawberry.field(
+        description="May approve written offers for the buyer (the buying account allows it)."
+    )
     display_name: str = strawberry.field(description="Account display name, or 'A visitor'.")
     is_guest: bool = strawberry.field(description="An anonymous visitor not yet signed in.")
     account: Account | None = strawberry.field(description="Public profile, unless a guest.")
@@ -121,8 +138,8 @@ class Room(Node):
         """The room as this reader sees it (the same projection the services use)."""
         participants = await info.context.loaders.participants.load(self._row.id)
         identity = await info.context.identity()
-        seats = access.seats_of(identity.viewer, holders(participants))
-        return RoomAccess(self._row, participants, seats)
+        keys = access.keys_of(identity.viewer, holders(participants))
+        return RoomAccess(self._row, participants, keys)
 
     async def _names(self, info: Info, participants: list[models.Participant]) -> RoomNames:
         by_seat = {p.key: p for p in participants}
@@ -152,9 +169,11 @@ class Room(Node):
     async def reader_seat(self, info: Info) -> Seat:
         return (await self._access(info)).reader_seat
 
-    @strawberry.field(description="Panes the reader may read: both for the host, else its own.")
+    @strawberry.field(
+        description="Sides whose panes the reader may read: both for the host, else its own."
+    )
     async def readable_seats(self, info: Info) -> list[Seat]:
-        return sorted((await self._access(info)).readable, key=list(Seat).index)
+        return sorted(access.sides_of((await self._access(info)).readable), key=list(Seat).index)
 
     @strawberry.field(
         description="True when the guest visitor must sign in: something the room would send "
@@ -175,9 +194,13 @@ class Room(Node):
             return None
         return await info.context.loaders.held_effects.load(self._row.id)
 
-    @strawberry.field(description="The room's participants.")
+    @strawberry.field(
+        description="The room's participants the reader may know of: everyone for the host "
+        "side; for a visitor, the host and the people on its own side."
+    )
     async def participants(self, info: Info) -> list[Participant]:
-        rows = (await self._access(info)).participants
+        view = await self._access(info)
+        rows = [p for p in view.participants if p.removed_at is None and _knows(view, p.key)]
         accounts = await asyncio.gather(
             *(
                 _maybe(
@@ -190,7 +213,12 @@ class Room(Node):
         for row, account in zip(rows, accounts, strict=True):
             result.append(
                 Participant(
-                    seat=Seat(row.key),
+                    id=strawberry.ID(str(row.id)),
+                    key=row.key,
+                    seat=side_of(row.key) or Seat.VISITOR,
+                    is_you=row.key in view.keys,
+                    shared_with_side=row.shared,
+                    may_approve=row.may_approve,
                     display_name=account.display_name if account else GUEST_NAME,
                     is_guest=account is None,
                     account=Account.from_row(account) if account else None,
@@ -217,21 +245,37 @@ class Room(Node):
         "null when the room has no such seat (a home room has no visitor)."
     )
     async def pane(
-        self, info: Info, seat: Annotated[Seat, strawberry.argument(description="Whose pane.")]
+        self,
+        info: Info,
+        seat: Annotated[
+            Seat | None,
+            strawberry.argument(
+                description="Whose pane by side: the reader's own there, else that side's "
+                "lead's. Give this or participantId."
+            ),
+        ] = None,
+        participant_id: Annotated[
+            strawberry.ID | None,
+            strawberry.argument(description="Whose pane by participant (Room.participants)."),
+        ] = None,
     ) -> Pane | None:
         view = await self._access(info)
-        if seat not in view.readable:
-            raise forbidden("You cannot read that pane.")
-        participant = view.participant(seat)
+        participant = _addressed(view, seat, participant_id)
         if participant is None:
             return None
+        if participant.key not in view.readable:
+            raise forbidden("You cannot read that pane.")
+        return await _pane(info, view, participant, await self._names(info, view.participants))
+
+    @strawberry.field(
+        description="Every pane the reader may read: the host side reads all of them, anyone "
+        "else its own (and those its side's lead shared)."
+    )
+    async def panes(self, info: Info) -> list[Pane]:
+        view = await self._access(info)
         names = await self._names(info, view.participants)
-        return Pane(
-            seat=seat,
-            relationship_label=pane_relationship_label(view.reader_seat, seat, names),
-            _participant_id=participant.id,
-            _reader_seat=view.reader_seat,
-        )
+        readable = [p for p in view.participants if p.key in view.readable]
+        return list(await asyncio.gather(*(_pane(info, view, p, names) for p in readable)))
 
     @strawberry.field(
         description="Where the deal stands: derived from the room's current written offer "
@@ -285,8 +329,60 @@ class Room(Node):
         newest: MessageView | None = None
         for participant, row in zip(panes, rows, strict=True):
             if row is not None and (newest is None or row.seq > newest.seq):
-                newest = MessageView.from_row(row, Seat(participant.key))
+                newest = MessageView.from_row(row, side_of(participant.key) or Seat.VISITOR)
         return Message.from_view(newest, view.reader_seat) if newest else None
+
+
+async def _pane(
+    info: Info, view: RoomAccess, participant: models.Participant, names: RoomNames
+) -> Pane:
+    pane_seat = side_of(participant.key) or Seat.VISITOR
+    account = await _maybe(
+        info.context.loaders.accounts.load(participant.account_id)
+        if participant.account_id
+        else None
+    )
+    label = pane_label(
+        view.reader_seat,
+        pane_seat,
+        names,
+        own=participant.key in view.keys,
+        pane_name=account.display_name if account is not None else None,
+    )
+    return Pane(
+        seat=pane_seat,
+        key=participant.key,
+        participant_id=strawberry.ID(str(participant.id)),
+        relationship_label=label,
+        _participant_id=participant.id,
+        _reader_seat=view.reader_seat,
+    )
+
+
+def _knows(view: RoomAccess, key: str) -> bool:
+    """The host side knows everyone in its room; a visitor knows the host and its own side
+    (one non-host participant's presence on the other side is not another's business)."""
+    if any(on_host_side(k) for k in view.keys):
+        return True
+    return key == Seat.HOST.value or side_of(key) in view.seats
+
+
+def _addressed(
+    view: RoomAccess, seat: Seat | None, participant_id: strawberry.ID | None
+) -> models.Participant | None:
+    if (seat is None) == (participant_id is None):
+        raise bad_input("Give seat or participantId, not both.", "participantId")
+    if participant_id is None:
+        assert seat is not None
+        return view.participant(seat)
+    try:
+        wanted = uuid.UUID(str(participant_id))
+    except ValueError as exc:
+        raise bad_input("That is not a valid participant id.", "participantId") from exc
+    found = next((p for p in view.participants if p.id == wanted), None)
+    if found is None or found.key not in view.readable:
+        raise forbidden("You cannot read that pane.")
+    return found
 
 
 @strawberry.type(description="An edge in a room connection.")

@@ -24,6 +24,7 @@ from dealroom.resolvers import (
 from dealroom.schema.account_types import Account
 from dealroom.schema.context import Info
 from dealroom.schema.inputs import PostMessageInput, SignInInput, SignUpInput
+from dealroom.schema.invitations import InvitationsMutation
 from dealroom.schema.locale import LocaleMutation
 from dealroom.schema.memory_types import MemoryChange
 from dealroom.schema.node import Node
@@ -142,6 +143,7 @@ class Mutation(
     PaymentOpsMutation,
     ServicesMutation,
     LocaleMutation,
+    InvitationsMutation,
 ):
     @strawberry.mutation(
         description="Create an account (and its home room) and sign in. CONFLICT if the "
@@ -388,13 +390,23 @@ class Subscription(NotifySubscription):
         self,
         info: Info,
         room_id: Annotated[strawberry.ID, strawberry.argument(description="The room.")],
-        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+        seat: Annotated[
+            Seat | None,
+            strawberry.argument(
+                description="Whose pane by side: the reader's own there, else that side's "
+                "lead's (the reader's own pane when neither this nor participantId is given)."
+            ),
+        ] = None,
         after: Annotated[
             str | None,
             strawberry.argument(description="Replay stored events after this cursor first."),
         ] = None,
+        participant_id: Annotated[
+            strawberry.ID | None,
+            strawberry.argument(description="Whose pane by participant (Room.participants)."),
+        ] = None,
     ) -> AsyncIterator[PaneEvent]:
-        return messages.pane_events(info, room_id, seat, after)
+        return messages.pane_events(info, room_id, seat, after, participant_id)
 
     @strawberry.subscription(
         description="The signed-in reader's room list, live: which room changed (a new room "

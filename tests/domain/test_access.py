@@ -9,7 +9,9 @@ import pytest
 from dealroom.domain.access import (
     SeatHolder,
     Viewer,
+    keys_of,
     reaches,
+    readable_keys,
     readable_panes,
     reader_seat,
     seats_of,
@@ -174,8 +176,9 @@ def test_the_claiming_account_with_its_old_guest_key_holds_the_seat_through_the_
 
 def test_a_claimed_guest_key_reaches_no_stream_of_the_room() -> None:
     # R7 within the re-checks: a stream held by the old key reaches neither pane nor room.
-    seats = seats_of(guest(GUEST_KEY), CLAIMED_ROOM)
-    assert not any(reaches(seats, pane) for pane in (VISITOR, HOST, None))
+    keys = keys_of(guest(GUEST_KEY), CLAIMED_ROOM)
+    readable = readable_keys(keys, CLAIMED_ROOM)
+    assert not any(reaches(readable, keys, pane) for pane in (VISITOR, HOST, None))
 
 
 def test_seats_of_empty_room_is_empty() -> None:
@@ -303,4 +306,6 @@ def test_reader_seat_is_a_writable_pane(seats: frozenset[Seat]) -> None:
 def test_held_seats_still_reach_a_stream(
     seats: frozenset[Seat], pane: Seat | None, expected: bool
 ) -> None:
-    assert reaches(seats, pane) is expected
+    holders = [SeatHolder(HOST, HOST_ID, None), SeatHolder(VISITOR, VISITOR_ID, None)]
+    keys = frozenset(str(seat) for seat in seats)
+    assert reaches(readable_keys(keys, holders), keys, pane) is expected

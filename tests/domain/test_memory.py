@@ -150,7 +150,8 @@ def test_invalid_paths_are_rejected_even_for_code(path: str) -> None:
         ("host", HOME, ("host",)),
         ("host", DEAL, ("host",)),
         ("visitor", DEAL, ("visitor", "deal")),
-        ("brand_2", DEAL, ("brand_2", "deal")),
+        ("visitor_2", DEAL, ("visitor_2",)),  # a teammate: its own branch, never the lead's deal
+        ("host_2", DEAL, ("host",)),  # the host's team writes the host's branch
         ("visitor", HOME, ()),
         ("goals", DEAL, ()),
         ("plans", DEAL, ()),
@@ -160,7 +161,7 @@ def test_invalid_paths_are_rejected_even_for_code(path: str) -> None:
     ],
 )
 def test_writable_prefixes(pane: str, kind: RoomKind, prefixes: tuple[str, ...]) -> None:
-    # M3: host side writes the host branch; a visitor-side pane its own branch and the deal;
+    # M3: host side writes the host branch; the visitor lead's pane its own branch and the deal;
     # a pane that is no participant (or a visitor pane of a home room) writes nothing.
     assert writable_prefixes(pane, kind) == prefixes
 

@@ -89,3 +89,56 @@ async def test_sign_out_closes_the_room_list_stream(server: Server) -> None:
 
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == SESSION_ENDED
+
+
+async def test_a_teammate_follows_its_own_pane_not_its_leads(server: Server) -> None:
+    """A colleague who joins the buyer's side hears of the room, then of its own pane only:
+    the lead's pane is not its business (access R3), not even as a hint that it moved."""
+    from tests.e2e.test_invitations import ACCEPT, INVITE, token_of
+
+    host = server.client()
+    await sign_up(host, "mara", "Mara Ellison")
+    buyer = server.client()
+    await sign_up(buyer, "acme", "Acme Brand")
+    room_id = (await open_room(buyer, "mara"))["room"]["id"]
+    colleague = server.client()
+    account = (await sign_up(colleague, "lee", "Lee Legal"))["account"]
+    async with subscribe(server.ws_url, ROOM_EVENTS, {}, init=ws_init_for(colleague)) as sub:
+        assert (await _activity(sub))["kind"] == "RESYNC"
+        await until_listening(server.broker, str(account["id"]))
+        invited = await buyer.query(INVITE, {"roomId": room_id, "email": "lee@example.com"})
+        token = token_of(invited["inviteToRoom"]["link"])
+        await colleague.query(ACCEPT, {"token": token})
+        assert await _activity(sub) == {"kind": "NEW_ROOM", "roomId": room_id, "cursor": None}
+        await until_listening(server.broker, f"pane:{room_id}:visitor_2")
+
+        await post(buyer, room_id, "from the lead's pane")
+        await sub.nothing_for(1.0)
+        own = await post(colleague, room_id, "from my own pane")
+        activity = await _activity(sub)
+
+    assert activity == {"kind": "MESSAGE", "roomId": room_id, "cursor": own["cursor"]}
+
+
+async def test_the_host_hears_a_teammate_join_and_then_its_pane(server: Server) -> None:
+    from tests.e2e.test_invitations import ACCEPT, INVITE, token_of
+
+    host = server.client()
+    await sign_up(host, "mara", "Mara Ellison")
+    buyer = server.client()
+    await sign_up(buyer, "acme", "Acme Brand")
+    room_id = (await open_room(buyer, "mara"))["room"]["id"]
+    colleague = server.client()
+    await sign_up(colleague, "lee", "Lee Legal")
+    async with subscribe(server.ws_url, ROOM_EVENTS, {}, init=ws_init_for(host)) as sub:
+        assert (await _activity(sub))["kind"] == "RESYNC"
+        await until_listening(server.broker, f"pane:{room_id}:visitor")
+        invited = await buyer.query(INVITE, {"roomId": room_id, "email": "lee@example.com"})
+        await colleague.query(ACCEPT, {"token": token_of(invited["inviteToRoom"]["link"])})
+        joined = await _activity(sub)
+        await until_listening(server.broker, f"pane:{room_id}:visitor_2")
+        own = await post(colleague, room_id, "from the colleague's pane")
+        activity = await _activity(sub)
+
+    assert joined == {"kind": "PEOPLE_CHANGED", "roomId": room_id, "cursor": None}
+    assert activity == {"kind": "MESSAGE", "roomId": room_id, "cursor": own["cursor"]}

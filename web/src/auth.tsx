@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { gql } from "./gql";
 
-export function AuthView(props: { onSignedIn: () => void }) {
+export function AuthView(props: { onSignedIn: () => void; intro?: string }) {
   const [mode, setMode] = useState<"in" | "up">("in");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -37,7 +37,7 @@ export function AuthView(props: { onSignedIn: () => void }) {
   return (
     <main class="auth">
       <h1>dealroom</h1>
-      <p class="muted">Your agent negotiates in your deal rooms; you approve the bookings.</p>
+      <p class="muted">{props.intro ?? "Your agent negotiates in your deal rooms; you approve the bookings."}</p>
       <div class="tabs" role="tablist" aria-label="Account">
         <button role="tab" type="button" aria-selected={mode === "in"} onClick={() => setMode("in")}>
           Sign in

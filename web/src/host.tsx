@@ -23,6 +23,8 @@ export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () 
   const roomId = props.roomId ?? me.homeRoom?.id ?? null;
   const [rooms, setRooms] = useState<RoomSummary[]>([]);
   const [, setTick] = useState(0);
+  // How often roomEvents named each room: the open room re-reads who is in it on a change.
+  const [activity, setActivity] = useState<Record<string, number>>({});
 
   const latest = useRef(0);
 
@@ -57,7 +59,11 @@ export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () 
       variables: {},
       after: null,
       cursorOf: () => null,
-      onEvent: soon,
+      onEvent: (event) => {
+        soon();
+        const id = event.roomId;
+        if (id) setActivity((seen) => ({ ...seen, [id]: (seen[id] ?? 0) + 1 }));
+      },
       onError: () => {
         fallback ??= window.setInterval(() => void loadRooms(), 4000);
       },
@@ -138,6 +144,7 @@ export function HostApp(props: { me: Me; roomId: string | null; onSignedOut: () 
             roomId={roomId}
             onActivity={(id, cursor) => markSeen(id, cursor)}
             onChanged={() => void loadRooms()}
+            activity={activity[roomId] ?? 0}
           />
         ) : (
           <p class="muted">Loading…</p>

@@ -1,12 +1,13 @@
 // dealroom's reference web client: the host app at / and /r/<roomId>, a visitor's room at
-// /z/<handle>[/<roomId>], the operators' pages at /ops. It speaks only the public GraphQL API
-// (operations.graphql, ops.graphql).
+// /z/<handle>[/<roomId>], an invitation at /invite/<token>, the operators' pages at /ops. It
+// speaks only the public GraphQL API (operations.graphql, ops.graphql).
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "./app.css";
 import { AuthView } from "./auth";
 import { gql } from "./gql";
 import { HostApp } from "./host";
+import { AcceptInvite, INVITED } from "./invite";
 import { useRoute } from "./nav";
 import { OpsPages } from "./share";
 import type { Me } from "./types";
@@ -32,7 +33,8 @@ function App() {
   if (route.page === "visitor") return <VisitorApp handle={route.handle} roomId={route.roomId} />;
   if (error) return <p class="error" role="alert">{error}</p>;
   if (me === undefined) return <p class="boot">Loading…</p>;
-  if (me === null) return <AuthView onSignedIn={loadMe} />;
+  if (me === null) return <AuthView onSignedIn={loadMe} intro={route.page === "invite" ? INVITED : undefined} />;
+  if (route.page === "invite") return <AcceptInvite token={route.token} />;
   if (route.page === "ops") return <OpsPages route={route} me={me} />;
   return <HostApp me={me} roomId={route.roomId} onSignedOut={() => setMe(null)} />;
 }

@@ -1,16 +1,20 @@
 // Client-side routes: the server serves the same page at /, /r/<roomId>, /z/<handle>,
-// /z/<handle>/<roomId>, and the operators' /ops, /ops/queue, /ops/rooms/<roomId> and /ops/prompts.
+// /z/<handle>/<roomId>, an invitation's /invite/<token>, and the operators' /ops, /ops/queue,
+// /ops/rooms/<roomId> and /ops/prompts.
 import { useEffect, useState } from "preact/hooks";
 
 export type Route =
   | { page: "host"; roomId: string | null }
   | { page: "visitor"; handle: string; roomId: string | null }
+  | { page: "invite"; token: string }
   | { page: "ops"; view: "rooms" | "prompts" | "queue" }
   | { page: "ops"; view: "room"; roomId: string };
 
 export function parse(path: string): Route {
   const visitor = path.match(/^\/z\/([^/]+)(?:\/([^/]+))?\/?$/);
   if (visitor) return { page: "visitor", handle: decodeURIComponent(visitor[1]), roomId: visitor[2] ?? null };
+  const invite = path.match(/^\/invite\/([^/]+)\/?$/);
+  if (invite) return { page: "invite", token: decodeURIComponent(invite[1]) };
   const ops = path.match(/^\/ops(?:\/(prompts|queue|rooms\/([^/]+)))?\/?$/);
   if (ops) {
     if (ops[2]) return { page: "ops", view: "room", roomId: decodeURIComponent(ops[2]) };

@@ -1,5 +1,6 @@
-// One pane: its messages (newest 50, then live over paneEvents), the agent's typing indicator
-// and streamed reply, and — when it is the reader's own pane — the composer.
+// One participant's pane: its messages (newest 50, then live over paneEvents by participant),
+// the agent's typing indicator and streamed reply, and — when it is the reader's own pane —
+// the composer.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { GraphQLFailure, gql, needsLogin, newId } from "./gql";
 import { follow, type Following } from "./live";
@@ -16,9 +17,16 @@ interface PaneData {
 
 export interface PaneProps {
   roomId: string;
+  /** Whose pane (Room.panes' participantId): what it reads and follows. */
+  participantId: string;
+  /** The participant's key (host, visitor, visitor_2 …): names the pane's elements. */
+  paneKey: string;
+  /** The participant's side: what postMessage and retryTurn address for the reader's own. */
   seat: Seat;
   writable: boolean;
   heading: string;
+  /** In a room of more than two: whose pane this is, above who talks there. */
+  name?: string;
   /** A written offer's stage changed (a new offer, or the current one moved). */
   onStage?: (offerId: string, stage: Stage, version: number) => void;
   /** The guest gate: the room needs the guest to sign in (an event, or a refused post). */
@@ -30,7 +38,7 @@ export interface PaneProps {
 const STORED: ReadonlySet<string> = new Set(["MessageAdded", "SystemLine", "StageChanged", "LoginRequiredChanged"]);
 
 export function Pane(props: PaneProps) {
-  const { roomId, seat, writable } = props;
+  const { roomId, participantId, seat, writable } = props;
   const [messages, setMessages] = useState<Message[]>([]);
   const [drafts, setDrafts] = useState<Record<string, string>>({});
   const [label, setLabel] = useState(props.heading);
@@ -49,7 +57,7 @@ export function Pane(props: PaneProps) {
     setMessages([]);
     setDrafts({});
     setLoading(true);
-    gql<PaneData>("PaneMessages", { roomId, seat, last: 50 })
+    gql<PaneData>("PaneMessages", { roomId, participantId, last: 50 })
       .then((data) => {
         if (cancelled) return;
         const pane = data.room.pane;
@@ -59,7 +67,7 @@ export function Pane(props: PaneProps) {
         setLoading(false);
         stream = following.current = follow<PaneEvent>({
           operation: "PaneEvents",
-          variables: { roomId, seat },
+          variables: { roomId, participantId },
           after: page?.pageInfo.endCursor ?? null,
           cursorOf: (event) => (STORED.has(event.__typename) ? event.cursor : null),
           onEvent: (event) => {
@@ -77,7 +85,7 @@ export function Pane(props: PaneProps) {
       stream?.stop();
       following.current = null;
     };
-  }, [roomId, seat]);
+  }, [roomId, participantId]);
 
   function add(message: Message) {
     setMessages((list) => (list.some((m) => m.id === message.id) ? list : [...list, message]));
@@ -152,15 +160,29 @@ export function Pane(props: PaneProps) {
   }
 
   const typing = Object.entries(drafts);
-  const paneId = `pane-${roomId}-${seat}`;
+  const paneId = `pane-${roomId}-${props.paneKey}`;
+  const title = props.name ? `${props.name} · ${label}` : label;
   return (
-    <section class={`pane ${writable ? "own" : "readonly"}`} aria-labelledby={`${paneId}-h`} data-seat={seat}>
+    <section
+      class={`pane ${writable ? "own" : "readonly"}`}
+      aria-labelledby={`${paneId}-h`}
+      data-seat={seat}
+      data-key={props.paneKey}
+      data-participant-id={participantId}
+    >
       <h2 id={`${paneId}-h`} class="pane-heading">
-        {label}
+        {props.name ? (
+          <>
+            {props.name}
+            <span class="pane-label">{label}</span>
+          </>
+        ) : (
+          label
+        )}
         {!writable && <span class="tag">read-only</span>}
       </h2>
       {loading && <p class="muted">Loading messages…</p>}
-      <ol class="messages" ref={listRef} aria-label={`Messages: ${label}`}>
+      <ol class="messages" ref={listRef} aria-label={`Messages: ${title}`}>
         {messages.map((m) => (
           <li
             key={m.id}
@@ -169,7 +191,7 @@ export function Pane(props: PaneProps) {
             data-message-id={m.id}
             class={`msg ${m.alignment.toLowerCase()} ${m.authorKind.toLowerCase()}`}
           >
-            <span class="who">{author(m, writable)}</span>
+            <span class="who">{author(m, writable, props.name)}</span>
             <p class="body">{m.body}</p>
             {m.authorKind === "SYSTEM" && writable && (
               <button type="button" class="link" onClick={retryTurn}>
@@ -202,11 +224,12 @@ export function Pane(props: PaneProps) {
   );
 }
 
-function author(m: Message, own: boolean): string {
+function author(m: Message, own: boolean, name?: string): string {
   if (m.authorKind === "AGENT") return "Agent";
   if (m.authorKind === "SYSTEM") return "System";
   if (m.authorKind === "OPERATOR") return "Operator";
-  return own ? "You" : m.seat === "VISITOR" ? "Visitor" : "Host";
+  if (own) return "You";
+  return name ?? (m.seat === "VISITOR" ? "Visitor" : "Host");
 }
 
 function Composer(props: {

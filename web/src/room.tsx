@@ -1,13 +1,27 @@
-// A room from the reader's seat: header with its stage, the written offer, and its panes —
-// the reader's own (writable) and, for the host of a deal room, the visitor's (read-only).
+// A room from the reader's seat: header with its stage, who is in it (the participants panel),
+// the written offer, and every pane the reader may read (Room.panes) — its own writable, every
+// other read-only: the host side reads all of them, anyone else its own (and those shared).
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { LoginGate } from "./gate";
 import { gql } from "./gql";
 import { reconnect, watchConnection, type Connection } from "./live";
+import { navigate } from "./nav";
 import { OfferCard, StageChip } from "./offer";
 import { Pane } from "./pane";
-import type { Offer, Room, Seat, Stage } from "./types";
+import { PeoplePanel, PeopleToggle } from "./people";
+import type { Offer, PaneInfo, People, Room, Stage } from "./types";
+
+/** The reader's own pane, then the others in the server's order (the host's, then the visitor
+ * side's by arrival). A home room shows only its one pane. */
+export function panesOf(room: Room): { own: PaneInfo | null; others: PaneInfo[] } {
+  const you = new Set(room.participants.filter((p) => p.isYou).map((p) => p.id));
+  // A host previewing its demo room holds both leads: it writes from its reader seat.
+  const candidates = room.panes.filter((p) => you.has(p.participantId) && p.seat === room.readerSeat);
+  const own = candidates.find((p) => p.key === "host" || p.key === "visitor") ?? candidates[0] ?? null;
+  const others = room.kind === "HOME" ? [] : room.panes.filter((p) => p !== own);
+  return { own, others };
+}
 
 export function RoomView(props: {
   roomId: string;
@@ -16,6 +30,8 @@ export function RoomView(props: {
   onMissing?: () => void;
   /** The room's stage or offer changed (the host's room list re-reads). */
   onChanged?: () => void;
+  /** Grows when the reader's room list hears of activity in this room: someone may have joined. */
+  activity?: number;
   actions?: ComponentChildren;
 }) {
   const { roomId } = props;
@@ -30,6 +46,36 @@ export function RoomView(props: {
   roomRef.current = room;
 
   useEffect(() => watchConnection(setConnection), []);
+
+  // Who is in the room and which panes the reader reads change when someone joins or leaves:
+  // re-read them (not the whole room) when the panel opens, the page comes back into view, or
+  // the room list hears of activity here.
+  const [peopleOpen, setPeopleOpen] = useState(false);
+  const peopleReads = useRef(0);
+  async function loadPeople() {
+    const n = ++peopleReads.current;
+    try {
+      const data = await gql<{ room: People }>("RoomPeople", { id: roomId });
+      if (n === peopleReads.current) setPeople(data.room);
+    } catch {
+      // keep what is shown; a room the reader no longer holds says so at its next full read
+    }
+  }
+  function setPeople(people: People) {
+    setRoom((r) => (r ? { ...r, participants: people.participants, panes: people.panes } : r));
+  }
+  useEffect(() => {
+    const visible = () => {
+      if (document.visibilityState === "visible" && roomRef.current) void loadPeople();
+    };
+    document.addEventListener("visibilitychange", visible);
+    return () => document.removeEventListener("visibilitychange", visible);
+  }, [roomId]);
+  useEffect(() => {
+    if (!props.activity || !roomRef.current) return;
+    const timer = window.setTimeout(() => void loadPeople(), 250);
+    return () => window.clearTimeout(timer);
+  }, [props.activity]);
 
   // Only the newest read is applied: one started before a sign-in must not put the gate back
   // up after the read that followed the claim.
@@ -93,12 +139,22 @@ export function RoomView(props: {
   if (error) return <p class="error" role="alert">{error}</p>;
   if (!room) return <p class="muted">Opening the room…</p>;
 
-  const own: Seat = room.readerSeat;
-  // A home room has one pane (the host and its agent); a deal room the host reads has two.
-  const others = room.kind === "HOME" ? [] : room.readableSeats.filter((s) => s !== own);
-  const seats: Seat[] = [own, ...others];
-  const headingFor = (seat: Seat) =>
-    seat === own ? "Your conversation" : seat === "VISITOR" ? "The visitor's conversation" : "The host's conversation";
+  const { own, others } = panesOf(room);
+  const panes = own ? [own, ...others] : others;
+  // The two leads' panes look as they always have (the label says who talks there); with a
+  // teammate's pane among them, each other pane is headed with its participant's name too,
+  // since a side's labels read alike.
+  const named = panes.length > 2 || panes.some((p) => p.key !== "host" && p.key !== "visitor");
+  const names = new Map(room.participants.map((p) => [p.id, p.displayName]));
+  const nameOf = (pane: PaneInfo) =>
+    named && pane !== own ? (names.get(pane.participantId) ?? "Someone who left") : undefined;
+  const headingFor = (pane: PaneInfo) =>
+    pane === own
+      ? "Your conversation"
+      : pane.seat === "VISITOR"
+        ? "The visitor's conversation"
+        : "The host's conversation";
+  const peopleId = `people-${room.id}`;
   return (
     <article class="room" data-room-id={room.id} data-kind={room.kind}>
       <header class="room-header">
@@ -113,9 +169,29 @@ export function RoomView(props: {
               Reconnecting…
             </span>
           )}
+          {room.kind === "DEAL" && (
+            <PeopleToggle
+              room={room}
+              open={peopleOpen}
+              controls={peopleId}
+              onToggle={() => {
+                if (!peopleOpen) void loadPeople();
+                setPeopleOpen(!peopleOpen);
+              }}
+            />
+          )}
           {props.actions}
         </div>
       </header>
+      {room.kind === "DEAL" && peopleOpen && (
+        <PeoplePanel
+          id={peopleId}
+          room={room}
+          onPeople={setPeople}
+          onReload={() => void loadPeople()}
+          onLeft={() => navigate("/")}
+        />
+      )}
       {gate && <LoginGate heldEffects={room.heldEffects} onSignedIn={signedIn} />}
       {signedInAs && !gate && (
         <p class="signed-in ok" role="status">
@@ -123,16 +199,19 @@ export function RoomView(props: {
         </p>
       )}
       {room.offer && <OfferCard offer={room.offer} onChange={setOffer} onLoginRequired={() => setGate(true)} />}
-      <div class={`panes count-${seats.length}`}>
-        {seats.map((seat) => (
+      <div class={`panes count-${Math.min(panes.length, 3)}`}>
+        {panes.map((pane) => (
           <Pane
-            key={`${room.id}-${seat}`}
+            key={`${room.id}-${pane.participantId}`}
             roomId={room.id}
-            seat={seat}
-            writable={seat === own}
-            heading={headingFor(seat)}
+            participantId={pane.participantId}
+            paneKey={pane.key}
+            seat={pane.seat}
+            writable={pane === own}
+            heading={headingFor(pane)}
+            name={nameOf(pane)}
             onStage={onStage}
-            onLoginRequired={seat === own ? gateChanged : undefined}
+            onLoginRequired={pane === own ? gateChanged : undefined}
             onActivity={(cursor) => props.onActivity?.(room.id, cursor)}
           />
         ))}

@@ -78,12 +78,41 @@ export interface Room extends RoomBase {
   host: { handle: string; displayName: string; link: string };
   /** The host's service the room is about (from /z/<handle>/<service>), or null. */
   service: { key: string; name: string } | null;
-  participants: { seat: Seat; displayName: string; isGuest: boolean }[];
+  participants: Participant[];
+  /** Every pane the reader may read (its own among them). */
+  panes: PaneInfo[];
   /** The guest gate is up in the visitor's view (always false for anyone else). */
   loginRequired: boolean;
   /** How many outbound effects wait on the guest's sign-in (visitor's view only). */
   heldEffects: number | null;
   offer: Offer | null;
+}
+
+/** Someone in the room, as the reader may know of them (Room.participants). */
+export interface Participant {
+  id: string;
+  /** host, visitor (the sides' leads), host_2, visitor_2 … (their teammates). */
+  key: string;
+  seat: Seat;
+  isYou: boolean;
+  sharedWithSide: boolean;
+  mayApprove: boolean;
+  displayName: string;
+  isGuest: boolean;
+}
+
+/** A pane the reader may read (Room.panes): whose it is and who talks there. */
+export interface PaneInfo {
+  key: string;
+  participantId: string;
+  seat: Seat;
+  relationshipLabel: string;
+}
+
+/** What Room.participants and Room.panes answer (RoomPeople, the panel's mutations). */
+export interface People {
+  participants: Participant[];
+  panes: PaneInfo[];
 }
 
 /** A roomEvents hint: which room changed; the list is re-read (RESYNC: all of it). */

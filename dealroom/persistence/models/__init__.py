@@ -35,6 +35,7 @@ from dealroom.persistence.models.ops_queue import OpsQueueItem
 from dealroom.persistence.models.payments import HostPayout, StripeEvent
 from dealroom.persistence.models.rooms import (
     GuestKeyMint,
+    Invitation,
     Message,
     Participant,
     PendingEffect,
@@ -59,6 +60,7 @@ __all__ = [
     "GuardVerdict",
     "GuestKeyMint",
     "HostPayout",
+    "Invitation",
     "Lease",
     "MemoryChange",
     "MemoryLeafDate",

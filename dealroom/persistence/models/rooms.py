@@ -6,7 +6,18 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    false,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dealroom.persistence.models.base import Base, utc_now
@@ -77,6 +88,38 @@ class Participant(Base):
     """When the participant's current one-minute posting window opened (the rate limit)."""
     posts_in_window: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     """How many posts the participant made in that window."""
+    removed_at: Mapped[datetime | None]
+    """When the participant was removed: its account and guest key are unbound then, so it
+    holds nothing; its pane stays for the host to read."""
+    shared: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Its side's lead let the rest of that side read this pane (access R8)."""
+    may_approve: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """The buying account let this member of its side approve written offers."""
+    invited_by: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    """The participant whose invitation brought this one in (None for the two leads)."""
+
+
+class Invitation(Base):
+    """A single-use, expiring link that adds its bearer to the inviter's side of a room."""
+
+    __tablename__ = "invitations"
+    __table_args__ = (
+        UniqueConstraint("token_hash", name="uq_invitations_token"),
+        Index("ix_invitations_room", "room_id"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    room_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"))
+    side: Mapped[str] = mapped_column(String(16))
+    inviter_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("participants.id", ondelete="CASCADE"))
+    email: Mapped[str] = mapped_column(String(320))
+    token_hash: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]
+    used_by: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="SET NULL")
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
 
 
 class Message(Base):

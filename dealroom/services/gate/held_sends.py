@@ -45,7 +45,7 @@ from dealroom.domain import crossing, firewall, pane_words, visibility
 from dealroom.domain.amounts_in_text import stated_amounts
 from dealroom.domain.firewall_memory import visitor_side_amounts
 from dealroom.domain.limits import limits_of
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.seats import AuthorKind, Seat, on_host_side
 from dealroom.persistence.db import Db
 from dealroom.persistence.dispatches import DispatchLine, DispatchRepository
 from dealroom.persistence.models import Dispatch, Flag, Message
@@ -98,7 +98,7 @@ class Held:
 
 def faces_visitor(ctx: TurnContext, target: Occupant) -> bool:
     """A send from the host's side to a counterparty's pane."""
-    return ctx.pane_key == Seat.HOST.value and visibility.is_visitor_facing(target.key)
+    return on_host_side(ctx.pane_key) and visibility.is_visitor_facing(target.key)
 
 
 async def known_ruling(
@@ -121,7 +121,7 @@ def principal_words(ctx: TurnContext) -> str:
     """The principal's own message this host-pane turn answers ("" for any other trigger): its
     figures are the principal's word before any writer files them (C7)."""
     message = ctx.trigger_message
-    if ctx.pane_key != Seat.HOST.value or message is None:
+    if not on_host_side(ctx.pane_key) or message is None:
         return ""
     if message.author_kind != AuthorKind.PARTICIPANT.value or message.participant_id != ctx.pane.id:
         return ""
@@ -191,10 +191,12 @@ def screener(
     band_percent: Decimal | None = None,
 ) -> effects.Screen:
     """The firewall for the choke point (``effects.Outbound.screen``): a send from the host's
-    pane to a visitor-facing pane is screened against ``memory``; any other send passes."""
+    side (the host's pane or its team's) to a visitor-facing pane is screened against
+    ``memory``; any other send passes (a visitor-side pane's send reaches only the host's
+    pane, and the Guard's correction in a visitor pane is written from that pane's view)."""
 
     def screen_send(send: effects.PaneSend) -> list[str]:
-        if keys.get(send.from_participant_id) != Seat.HOST.value:
+        if not on_host_side(keys.get(send.from_participant_id, "")):
             return []
         if not visibility.is_visitor_facing(keys.get(send.to_participant_id, Seat.HOST.value)):
             return []
@@ -259,7 +261,7 @@ async def confirm(deps: RunnerDeps, run: RunSnapshot, ctx: TurnContext) -> bool:
     False when this turn is not such a yes (the model answers as usual)."""
     trigger = ctx.trigger_message
     if (
-        ctx.pane_key != Seat.HOST.value
+        not on_host_side(ctx.pane_key)
         or trigger is None
         or ctx.trigger_dispatch is not None
         or not is_explicit_yes(trigger.body)

@@ -11,13 +11,21 @@ resyncs this process's listener, which runs a round at once.
 from __future__ import annotations
 
 from dealroom.persistence.db import Db
-from dealroom.realtime.broker import Broker
+from dealroom.realtime.broker import RESYNC, Broker
 from dealroom.services.live.publish import publish_after_commit
 
 ENDED_CHANNEL = "credentials-ended"
-"""Payload: the SHA-256 (``identity.digest``) of the session token or API key that ended."""
+"""Payload: the SHA-256 (``identity.digest``) of the session token or API key that ended, or
+RESYNC: re-check every held stream now."""
 
 
 def end_streams_after_commit(db: Db, broker: Broker, credential_hash: str) -> None:
     """Once ``db`` commits the ending, every process ends the streams that presented it."""
     publish_after_commit(db, broker, [(ENDED_CHANNEL, credential_hash)])
+
+
+def recheck_streams_after_commit(db: Db, broker: Broker) -> None:
+    """Once ``db`` commits a change to who holds a room's panes (a participant removed, a pane
+    unshared), every process re-checks its held streams at once instead of at its next round:
+    a stream that no longer stands ends with its own authorisation's coded error."""
+    publish_after_commit(db, broker, [(ENDED_CHANNEL, RESYNC)])

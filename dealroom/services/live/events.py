@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.seats import AuthorKind, Seat, side_of
 from dealroom.persistence.messages import NewMessage
 from dealroom.persistence.models import Message, OfferEvent
 
 
-def pane_channel(room_id: uuid.UUID, seat: Seat) -> str:
-    return f"pane:{room_id}:{seat.value}"
+def pane_channel(room_id: uuid.UUID, pane: str) -> str:
+    """A pane's channel, by its participant's key (a ``Seat`` names its side's lead)."""
+    return f"pane:{room_id}:{pane}"
 
 
 def offer_channel(offer_id: uuid.UUID) -> str:
@@ -36,19 +37,28 @@ class MessageView:
     id: uuid.UUID
     room_id: uuid.UUID
     seat: Seat
+    """The side of the pane's participant."""
     seq: int
     author_kind: AuthorKind
     body: str
     session_no: int
     client_message_id: str | None
     created_at: datetime
+    pane: str = ""
+    """The pane's participant key ("" reads as the side's lead)."""
+
+    @property
+    def pane_key(self) -> str:
+        return self.pane or self.seat.value
 
     @classmethod
-    def from_row(cls, row: Message, seat: Seat) -> MessageView:
+    def from_row(cls, row: Message, pane: str) -> MessageView:
+        """``pane``: the pane's participant key (a ``Seat`` for a side's lead)."""
         return cls(
             id=row.id,
             room_id=row.room_id,
-            seat=seat,
+            seat=side_of(pane) or Seat.VISITOR,
+            pane=str(pane),
             seq=row.seq,
             author_kind=AuthorKind(row.author_kind),
             body=row.body,
@@ -58,12 +68,13 @@ class MessageView:
         )
 
     @classmethod
-    def from_new(cls, new: NewMessage, seat: Seat, seq: int, session_no: int) -> MessageView:
+    def from_new(cls, new: NewMessage, pane: str, seq: int, session_no: int) -> MessageView:
         """The view of a message an append stored from ``new`` as ``seq`` in ``session_no``."""
         return cls(
             id=new.id,
             room_id=new.room_id,
-            seat=seat,
+            seat=side_of(pane) or Seat.VISITOR,
+            pane=str(pane),
             seq=seq,
             author_kind=AuthorKind(new.author_kind),
             body=new.body,
@@ -80,6 +91,7 @@ class MessageView:
             "id": str(self.id),
             "room_id": str(self.room_id),
             "seat": self.seat,
+            "pane": self.pane,
             "seq": self.seq,
             "author_kind": self.author_kind,
             "body": self.body,
@@ -94,6 +106,7 @@ class MessageView:
             id=uuid.UUID(data["id"]),
             room_id=uuid.UUID(data["room_id"]),
             seat=Seat(data["seat"]),
+            pane=str(data.get("pane", "")),
             seq=int(data["seq"]),
             author_kind=AuthorKind(data["author_kind"]),
             body=data["body"],

@@ -32,7 +32,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.domain import access
 from dealroom.domain.scopes import API_KEY_PREFIX, key_may_call
-from dealroom.domain.seats import Seat
 from dealroom.persistence.standing import KeyStanding, RoomSeats, StandingRepository
 from dealroom.realtime.broker import RESYNC, Broker, Subscription
 from dealroom.services.accounts.identity import Credentials, digest
@@ -63,12 +62,13 @@ class Held:
     act_as: uuid.UUID | None
     field: str
     room_id: uuid.UUID
-    pane: Seat | None
-    """The pane a ``paneEvents`` stream reads; None for a room-wide stream (``offerStage``)."""
+    pane: str | None
+    """The pane (participant key) a ``paneEvents`` stream reads; None for a room-wide stream
+    (``offerStage``)."""
 
     @classmethod
     def of(
-        cls, presented: Credentials, *, field: str, room_id: uuid.UUID, pane: Seat | None
+        cls, presented: Credentials, *, field: str, room_id: uuid.UUID, pane: str | None
     ) -> Held:
         token = presented.token
         by_key = token is not None and token.startswith(API_KEY_PREFIX)
@@ -93,7 +93,7 @@ all in one block of about 20 ms every round, and every request and delivery of t
 meanwhile."""
 
 Standing: TypeAlias = tuple[
-    uuid.UUID | None, frozenset[str] | None, frozenset[Seat], uuid.UUID | None
+    uuid.UUID | None, frozenset[str] | None, frozenset[str], uuid.UUID | None
 ]
 """The effective account, an API key's scopes, the seats held in the room, the pane's id."""
 
@@ -271,13 +271,16 @@ class Rechecks:
             account = held.act_as
         viewer = access.Viewer(account_id=account, guest_key_hash=held.guest_key_hash)
         room = read.rooms.get(held.room_id)
-        seats = access.seats_of(viewer, room.holders) if room is not None else frozenset()
+        keys = access.keys_of(viewer, room.holders) if room is not None else frozenset()
+        readable = access.readable_keys(keys, room.holders) if room is not None else frozenset()
         pane_id = None
         if room is not None and held.pane is not None:
-            pane_id = next((pid for seat, pid in room.panes if seat is held.pane), None)
-        if not access.reaches(seats, held.pane) or (held.pane is not None and pane_id is None):
+            pane_id = next((pid for key, pid in room.panes if key == held.pane), None)
+        if not access.reaches(readable, keys, held.pane) or (
+            held.pane is not None and pane_id is None
+        ):
             return Outcome.CHANGED
-        standing: Standing = (account, scopes, seats, pane_id)
+        standing: Standing = (account, scopes, keys, pane_id)
         if watch.seen is not None and watch.seen != standing:
             return Outcome.CHANGED
         watch.seen = standing

@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import enum
 import uuid
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from dealroom.domain import access
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
-from dealroom.persistence.models import Room
+from dealroom.persistence.models import Participant, Room
 from dealroom.realtime.broker import QUEUE_LIMIT, RESYNC, Broker, Subscription
 from dealroom.services.live.endings import ENDED_CHANNEL
 from dealroom.services.live.events import (
@@ -37,6 +38,7 @@ from dealroom.services.live.publish import publish_after_commit
 
 class ActivityKind(enum.Enum):
     NEW_ROOM = "NEW_ROOM"
+    PEOPLE_CHANGED = "PEOPLE_CHANGED"
     MESSAGE = "MESSAGE"
     STAGE_CHANGED = "STAGE_CHANGED"
     RESYNC = "RESYNC"
@@ -60,21 +62,58 @@ def account_rooms_channel(account_id: uuid.UUID) -> str:
 
 
 def announce_new_room(
-    db: Db, broker: Broker, host_account_id: uuid.UUID, room_id: uuid.UUID
+    db: Db,
+    broker: Broker,
+    account_id: uuid.UUID,
+    room_id: uuid.UUID,
+    panes: Sequence[str] | None = None,
 ) -> None:
-    """After ``db`` commits, tell the host's room-list streams (every process) about the room."""
-    publish_after_commit(db, broker, [(account_rooms_channel(host_account_id), str(room_id))])
+    """After ``db`` commits, tell the account's room-list streams (every process) that its
+    list changed in ``room_id``, and which of its panes to follow there: both leads' in a
+    room it now hosts (``panes`` None), the ones it joined, none in one it left."""
+    payload = str(room_id) if panes is None else " ".join((str(room_id), *panes))
+    publish_after_commit(db, broker, [(account_rooms_channel(account_id), payload)])
 
 
-def followed_panes(rooms: Iterable[Room], account_id: uuid.UUID) -> dict[str, uuid.UUID]:
-    """Pane channel -> room, for the panes the account reads: both in rooms it hosts, its own
-    (the visitor's) elsewhere."""
+def announce_people(
+    db: Db, broker: Broker, account_id: uuid.UUID, room_id: uuid.UUID, panes: Sequence[str]
+) -> None:
+    """After ``db`` commits, tell the account's room-list streams that someone joined or left
+    ``room_id``, and which new panes there to follow (none for one who left)."""
+    payload = " ".join((_PEOPLE + str(room_id), *panes))
+    publish_after_commit(db, broker, [(account_rooms_channel(account_id), payload)])
+
+
+_PEOPLE = "~"
+"""Marks an announcement of people joining or leaving a room already on the list."""
+
+
+def followed_panes(
+    rooms: Iterable[Room], held: Mapping[uuid.UUID, Sequence[Participant]], account_id: uuid.UUID
+) -> dict[str, uuid.UUID]:
+    """Pane channel -> room, for the panes the account reads (access R2, R3, R8): every pane
+    of a room where it sits on the host's side, its own elsewhere (and those its side shared
+    with it); ``held`` is each room's participants."""
     panes: dict[str, uuid.UUID] = {}
     for room in rooms:
-        seats = (Seat.HOST, Seat.VISITOR) if room.host_account_id == account_id else (Seat.VISITOR,)
-        for seat in seats:
-            panes[pane_channel(room.id, seat)] = room.id
+        seats = [
+            access.SeatHolder(p.key, p.account_id, p.guest_key_hash, p.shared)
+            for p in held.get(room.id, ())
+        ]
+        keys = access.keys_of(access.Viewer(account_id=account_id, guest_key_hash=None), seats)
+        if room.host_account_id == account_id:
+            keys |= {Seat.HOST.value, Seat.VISITOR.value}  # R2, also before its rows are read
+        for key in access.readable_keys(keys, seats) | keys:
+            panes[pane_channel(room.id, key)] = room.id
     return panes
+
+
+def _announced(payload: str) -> tuple[uuid.UUID, tuple[str, ...]]:
+    """A room-list announcement: the room and the panes to follow in it."""
+    room, spaced, keys = payload.partition(" ")
+    if not spaced:  # a room the reader now hosts: both leads' panes
+        return uuid.UUID(room), (Seat.HOST.value, Seat.VISITOR.value)
+    return uuid.UUID(room), tuple(keys.split())
 
 
 class _Tagged(Subscription):
@@ -103,10 +142,12 @@ async def room_activity(
     account_id: uuid.UUID,
     rooms: list[Room],
     session_hash: str | None,
+    participants: Mapping[uuid.UUID, Sequence[Participant]] | None = None,
 ) -> AsyncGenerator[Activity, None]:
-    """Activities in ``rooms`` (the reader's newest) and new rooms it hosts, until closed.
-    Raises ``SessionEnded`` when ``session_hash`` signs out."""
-    panes = followed_panes(rooms, account_id)
+    """Activities in ``rooms`` (the reader's newest, with their ``participants``) and rooms it
+    hosts or joins later, until closed. Raises ``SessionEnded`` when ``session_hash`` signs
+    out."""
+    panes = followed_panes(rooms, participants or {}, account_id)
     own = account_rooms_channel(account_id)
     queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
     joined: list[_Tagged] = []
@@ -128,13 +169,15 @@ async def room_activity(
                 if session_hash is not None and payload == session_hash:
                     raise SessionEnded
             elif channel == own:
-                room_id = uuid.UUID(payload)
-                for seat in (Seat.HOST, Seat.VISITOR):  # hosted by the reader: both panes
-                    pane = pane_channel(room_id, seat)
+                people = payload.startswith(_PEOPLE)
+                room_id, keys = _announced(payload.removeprefix(_PEOPLE))
+                for key in keys:
+                    pane = pane_channel(room_id, key)
                     if pane not in panes:
                         panes[pane] = room_id
                         await follow(pane)
-                yield Activity(ActivityKind.NEW_ROOM, room_id)
+                kind = ActivityKind.PEOPLE_CHANGED if people else ActivityKind.NEW_ROOM
+                yield Activity(kind, room_id)
             else:
                 activity = _activity(panes.get(channel), payload)
                 if activity is not None:

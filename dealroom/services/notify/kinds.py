@@ -19,6 +19,8 @@ class Kind(StrEnum):
     ESCALATION = "escalation"
     """The waiting side is told the host has not answered yet."""
     OPERATOR_ALERT = "operator_alert"
+    INVITATION = "invitation"
+    """Someone invited this account into a deal room, to their side."""
     DIGEST = "digest"
     """The daily email carrying the notifications an account digests."""
 
@@ -45,6 +47,7 @@ CHOOSABLE: Final = (
     Kind.REMINDER,
     Kind.ESCALATION,
     Kind.OPERATOR_ALERT,
+    Kind.INVITATION,
 )
 """The kinds an account sets a mode for (a digest is how others arrive, not a kind to pick)."""
 
@@ -55,6 +58,7 @@ DEFAULTS: Final[dict[Kind, Mode]] = {
     Kind.REMINDER: Mode.IMMEDIATE,
     Kind.ESCALATION: Mode.IMMEDIATE,
     Kind.ANSWERED: Mode.IMMEDIATE,
+    Kind.INVITATION: Mode.IMMEDIATE,
     Kind.OPERATOR_ALERT: Mode.OFF,
     Kind.STAGE: Mode.DIGEST,
     Kind.DIGEST: Mode.IMMEDIATE,

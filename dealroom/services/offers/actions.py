@@ -27,6 +27,7 @@ from dealroom.services.live.publish import Publish, RunSignal, publish_after_com
 from dealroom.services.offers.events import record_stage
 from dealroom.services.offers.reads import (
     OfferAccess,
+    approver,
     locked_offer,
     offer_for_reader,
     signed_in_buyer,
@@ -55,6 +56,7 @@ async def approve_offer(
     found = await offer_for_reader(db, identity, offer_id)
     seat = found.room.reader_seat
     signed_in_buyer(found.room, seat, "approve")
+    approver(found.room, seat)
     offer = await locked_offer(db, offer_id, found.offer.room_id)
     outcome = rules.approve(state_of(offer), seat, version)
     now = clock.now()

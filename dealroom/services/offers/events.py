@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from dealroom.agents.models.base import AgentName
 from dealroom.domain import stage_notices
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import side_of
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Offer, OfferEvent, Participant
 from dealroom.persistence.offers import OfferRepository, stage_prevs
@@ -74,7 +74,7 @@ async def record_stage(
     def event(prev: int) -> str:
         return StageChangedEvent(seq, prev, offer.id, stage, offer.version, now).encode()
 
-    published = [(pane_channel(offer.room_id, Seat(key)), event(prev)) for key, prev in panes]
+    published = [(pane_channel(offer.room_id, key), event(prev)) for key, prev in panes]
     published.append((offer_channel(offer.id), event(offer_prev)))
     if notices:
         published.append((RUNS_CHANNEL, "1"))  # every process's runner wakes for them
@@ -84,7 +84,8 @@ async def record_stage(
 async def stage_notice_runs(
     db: Db, event: OfferEvent, participants: Sequence[Participant], now: datetime
 ) -> list[AgentRun]:
-    """One persona run per pane the change concerns (SN1), told the event (SN2)."""
+    """One persona run per pane the change concerns (SN1; every pane of a side it concerns),
+    told the event (SN2)."""
     told = stage_notices.notices(Stage(event.stage), event.version, event.actor)
     return [
         new_run(
@@ -95,7 +96,7 @@ async def stage_notice_runs(
             trigger_event_id=event.id,
         )
         for p in participants
-        if p.key in told
+        if side_of(p.key) in told and p.removed_at is None
     ]
 
 

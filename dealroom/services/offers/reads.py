@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from dealroom.domain import offers as rules
 from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.domain.offer_stage import OfferRow, OfferStatus, Stage, derive_stage
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, is_lead
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Offer
 from dealroom.persistence.offers import OfferRepository
@@ -72,6 +72,25 @@ async def locked_offer(db: Db, offer_id: uuid.UUID, room_id: uuid.UUID) -> Offer
     if offer is None:
         raise not_found("Offer")
     return offer
+
+
+def approver(room: RoomAccess, seat: Seat) -> None:
+    """The written offer names two parties, and they approve it: the host (its manager acting
+    as the host through act-as holds the host's own seat) and the buying account, with the
+    members of the buyer's side it allowed (``may_approve``); anyone on the buyer's side may
+    pay."""
+    if is_lead(key := room.reader_key):
+        return
+    member = room.by_key(key)
+    if seat is Seat.VISITOR and member is not None and member.may_approve:
+        return
+    raise DomainError(
+        ErrorCode.FORBIDDEN,
+        "Only the host books the written offer."
+        if seat is Seat.HOST
+        else "Only the buying account, or someone it allowed, approves the written offer.",
+        reason="NOT_AN_APPROVER",
+    )
 
 
 def signed_in_buyer(room: RoomAccess, seat: Seat, verb: str) -> None:

@@ -102,6 +102,7 @@ async def post_message(
     participant = room.participant(pane)
     if participant is None:
         raise not_found("Pane")
+    key = participant.key
     # The guest cap is decided here and applied in the append: a retry of a post that reached
     # the cap still returns the original (idempotency first, then the rate limit, then the cap).
     refused: DomainError | None = None
@@ -127,7 +128,7 @@ async def post_message(
             counted=counted,
         )
         if stored is not None:
-            view = MessageView.from_new(stored.message, pane, stored.seq, stored.session_no)
+            view = MessageView.from_new(stored.message, key, stored.seq, stored.session_no)
             return _published(db, broker, view, stored.prev, [], announce)
     done = await pane_log.append(
         db,
@@ -143,7 +144,7 @@ async def post_message(
     )
     if isinstance(done, NotStored):
         if done.existing is not None:
-            return MessageView.from_row(done.existing, pane)
+            return MessageView.from_row(done.existing, key)
         if done.retry_after is not None:
             # Rate limit per pane (a retry above is never limited). Raising rolls the
             # sequence number back with the rest.
@@ -156,7 +157,7 @@ async def post_message(
         raise refused
     await _beside(db, room.room.id, participant.id, done.row.id, now, counted)
     await db.insert(gate_runs, later=True)
-    view = MessageView.from_row(done.row, pane)
+    view = MessageView.from_row(done.row, key)
     return _published(db, broker, view, done.prev, gate_events, announce)
 
 
@@ -225,7 +226,7 @@ def _published(
     publish_after_commit(
         db,
         broker,
-        [(pane_channel(view.room_id, view.seat), event.encode()), *also],
+        [(pane_channel(view.room_id, view.pane_key), event.encode()), *also],
         announce=announce,
     )
     return view
@@ -250,14 +251,20 @@ def _writable_pane(room: RoomAccess | WriterAccess, seat: Seat | None) -> Seat:
     return pane
 
 
-def readable_pane(room: RoomAccess, seat: Seat) -> uuid.UUID:
-    """The pane's participant id if the reader may read it (R2, R3)."""
-    if seat not in room.readable:
-        raise forbidden("You cannot read that pane.")
-    participant = room.participant(seat)
-    if participant is None:
+def readable_pane(
+    room: RoomAccess, seat: Seat | None, participant_id: uuid.UUID | None = None
+) -> tuple[uuid.UUID, str]:
+    """The pane's participant id and key if the reader may read it (R2, R3, R8): by side
+    (the reader's own pane there, else the side's lead's) or by participant."""
+    if participant_id is not None:
+        participant = next((p for p in room.participants if p.id == participant_id), None)
+    else:
+        participant = room.participant(seat or room.reader_seat)
+    if participant is None or participant.key not in room.readable:
+        if participant is not None or participant_id is not None:
+            raise forbidden("You cannot read that pane.")
         raise not_found("Pane")
-    return participant.id
+    return participant.id, participant.key
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +277,7 @@ class MessagePage:
 async def page_messages(
     db: Db,
     participant_id: uuid.UUID,
-    seat: Seat,
+    seat: str,
     *,
     first: int | None,
     after: int | None,
@@ -308,7 +315,7 @@ def follow_pane(
     *,
     room_id: uuid.UUID,
     participant_id: uuid.UUID,
-    seat: Seat,
+    seat: str,
     after: int | None,
     started: Callable[[], None] = lambda: None,
     rereads: asyncio.Semaphore | None = None,
@@ -354,7 +361,7 @@ async def _replay(
     sessionmaker: async_sessionmaker[AsyncSession],
     room_id: uuid.UUID,
     participant_id: uuid.UUID,
-    seat: Seat,
+    seat: str,
     after: int,
 ) -> AsyncIterator[StoredEvent]:
     """The pane's stored events after ``after``: its messages and the room's stage changes,

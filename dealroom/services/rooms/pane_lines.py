@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.seats import AuthorKind
 from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Message, Participant
@@ -62,10 +62,9 @@ async def line_at(
     if isinstance(done, NotStored):
         assert done.existing is not None  # nothing refuses a line: only a retry stores nothing
         return done.existing, None
-    seat = Seat(pane.key)
-    view = MessageView.from_row(done.row, seat)
+    view = MessageView.from_row(done.row, pane.key)
     event = MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view)
-    return done.row, (pane_channel(pane.room_id, seat), event.encode())
+    return done.row, (pane_channel(pane.room_id, pane.key), event.encode())
 
 
 async def home_pane(db: Db, account_id: uuid.UUID) -> Participant | None:

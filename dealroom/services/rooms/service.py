@@ -39,18 +39,33 @@ class RoomAccess:
 
     room: Room
     participants: list[Participant]
-    seats: frozenset[Seat]
+    keys: frozenset[str]
+    """The participants (by key) the reader is."""
+
+    @property
+    def seats(self) -> frozenset[Seat]:
+        return access.sides_of(self.keys)
 
     @property
     def reader_seat(self) -> Seat:
         return _reader_seat(self.room.mode, self.seats)
 
     @property
-    def readable(self) -> frozenset[Seat]:
-        return access.readable_panes(self.seats)
+    def reader_key(self) -> str:
+        """The pane the reader writes into by default."""
+        return _own(self.keys, self.reader_seat)
+
+    @property
+    def readable(self) -> frozenset[str]:
+        """The panes (by key) the reader reads (access R2, R3, R8)."""
+        return access.readable_keys(self.keys, holders(self.participants))
 
     def participant(self, seat: Seat) -> Participant | None:
-        return next((p for p in self.participants if p.key == seat), None)
+        """The pane on ``seat`` the reader means: its own there, else that side's lead's."""
+        return self.by_key(access.own_key(self.keys, seat) or seat.value)
+
+    def by_key(self, key: str) -> Participant | None:
+        return next((p for p in self.participants if p.key == key), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,17 +75,23 @@ class WriterAccess:
 
     room: WriterRoom
     participants: list[WriterSeat]
-    seats: frozenset[Seat]
+    keys: frozenset[str]
     guest_posts: Mapping[uuid.UUID, int] = field(default_factory=dict)
     """Posts charged to each unclaimed guest seat's key, when the read counted them
     (``room_for_writer``'s ``count``)."""
+
+    @property
+    def seats(self) -> frozenset[Seat]:
+        return access.sides_of(self.keys)
 
     @property
     def reader_seat(self) -> Seat:
         return _reader_seat(self.room.mode, self.seats)
 
     def participant(self, seat: Seat) -> WriterSeat | None:
-        return next((p for p in self.participants if p.key == seat), None)
+        """The reader's own pane on ``seat`` (a writer writes only its own)."""
+        key = access.own_key(self.keys, seat)
+        return next((p for p in self.participants if p.key == key), None)
 
 
 def _reader_seat(mode: str, seats: frozenset[Seat]) -> Seat:
@@ -79,14 +100,16 @@ def _reader_seat(mode: str, seats: frozenset[Seat]) -> Seat:
     return seat
 
 
-_SEAT_KEYS = frozenset(s.value for s in Seat)
+def _own(keys: frozenset[str], seat: Seat) -> str:
+    key = access.own_key(keys, seat)
+    assert key is not None  # the reader's seat is one of the sides it holds
+    return key
 
 
 def holders(participants: Sequence[Participant | WriterSeat]) -> list[access.SeatHolder]:
     return [
-        access.SeatHolder(Seat(p.key), p.account_id, p.guest_key_hash)
+        access.SeatHolder(p.key, p.account_id, p.guest_key_hash, bool(getattr(p, "shared", False)))
         for p in participants
-        if p.key in _SEAT_KEYS
     ]
 
 
@@ -107,10 +130,10 @@ async def room_for_reader(db: Db, identity: Identity, room_id: uuid.UUID) -> Roo
     if room is None:
         raise not_found("Room")
     participants = await rooms.participants(room.id)
-    seats = access.seats_of(identity.viewer, holders(participants))
-    if not seats:
+    keys = access.keys_of(identity.viewer, holders(participants))
+    if not keys:
         raise not_found("Room")
-    return RoomAccess(room, participants, seats)
+    return RoomAccess(room, participants, keys)
 
 
 async def room_for_writer(
@@ -122,10 +145,10 @@ async def room_for_writer(
     found = await RoomRepository(db).for_writer(room_id, count=count)
     if found is None:
         raise not_found("Room")
-    seats = access.seats_of(identity.viewer, holders(found.participants))
-    if not seats:
+    keys = access.keys_of(identity.viewer, holders(found.participants))
+    if not keys:
         raise not_found("Room")
-    return WriterAccess(found.room, found.participants, seats, found.guest_posts)
+    return WriterAccess(found.room, found.participants, keys, found.guest_posts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +355,17 @@ async def seed_host_memory(
     # value never seeds a room.
     screened, dropped = screen_public(branch, band_percent=band_percent)
     return SeededMemory({"host": screened}, version, tuple(dropped))
+
+
+async def participants_by_room(
+    db: Db, room_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[Participant]]:
+    """Each room's participants, in one statement."""
+    found: dict[uuid.UUID, list[Participant]] = {}
+    if room_ids:
+        for participant in await RoomRepository(db).participants_of(room_ids):
+            found.setdefault(participant.room_id, []).append(participant)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

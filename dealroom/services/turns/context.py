@@ -13,7 +13,7 @@ from dealroom.agents.render import Line, Party
 from dealroom.domain import offer_stage
 from dealroom.domain.locale import reader_locale
 from dealroom.domain.money import DEFAULT_LOCALE
-from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat
+from dealroom.domain.seats import GUEST_NAME, RoomKind, Seat, on_host_side
 from dealroom.persistence import pane_read
 from dealroom.persistence.db import Db
 from dealroom.persistence.dispatches import DispatchLine, DispatchRepository
@@ -141,7 +141,7 @@ class TurnContext:
         rows: list[dict[str, Any]] = []
         for d in self.dispatches:
             source, target = self.key_of(d.from_participant_id), self.key_of(d.to_participant_id)
-            if pane_key != Seat.HOST.value and pane_key not in (source, target):
+            if not on_host_side(pane_key) and pane_key not in (source, target):
                 continue
             if d.status != "delivered" and source != pane_key:
                 continue

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dealroom.agents.models.base import AgentName
 from dealroom.config import Settings
-from dealroom.domain.seats import AuthorKind, Seat
+from dealroom.domain.seats import AuthorKind
 from dealroom.domain.sessions import SessionRule
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import AgentRun, Participant
@@ -130,7 +130,6 @@ async def system_line(
     )
     if not isinstance(done, Stored):
         return None
-    seat = Seat(pane.key)
-    view = MessageView.from_row(done.row, seat)
+    view = MessageView.from_row(done.row, pane.key)
     event = MessageAddedEvent(cursor=done.row.seq, prev=done.prev, message=view)
-    return pane_channel(run.room_id, seat), event.encode()
+    return pane_channel(run.room_id, pane.key), event.encode()

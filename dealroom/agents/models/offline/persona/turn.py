@@ -18,7 +18,7 @@ from dealroom.agents.models.offline.persona.links import with_links
 from dealroom.agents.models.offline.persona.plan import Plan
 from dealroom.agents.persona import GoalRuling, PersonaInput, PersonaOutput, Send, Trigger
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import GUEST_NAME
+from dealroom.domain.seats import GUEST_NAME, on_host_side
 
 NEW_OFFER: Final = "new-offer"
 _NO_NAME: Final = "the visitor"
@@ -60,7 +60,8 @@ class Turn:
 
     @property
     def host_pane(self) -> bool:
-        return self.pane == self.host_key
+        """The host's pane, or a teammate's on the host side (who instructs like the host)."""
+        return self.pane == self.host_key or on_host_side(self.pane)
 
     def participant_lines(self) -> list[str]:
         return [body for author, body in self.session if author == "participant"]
