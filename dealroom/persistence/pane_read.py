@@ -18,7 +18,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol
 
-from sqlalchemy import JSON, Select, Uuid, bindparam, case, func, literal, select, type_coerce
+from sqlalchemy import (
+    JSON,
+    Select,
+    String,
+    Uuid,
+    bindparam,
+    case,
+    func,
+    literal,
+    select,
+    type_coerce,
+)
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import SelectBase
 
@@ -28,6 +39,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
     Account,
     Participant,
+    Room,
     Service,
     UTCDateTime,
 )
@@ -78,6 +90,8 @@ class PaneRead:
     """The room's newest dispatches, oldest first, as ``DISPATCH_COLUMNS`` values."""
     services: list[str] | None
     """The host account's service names in order; None when not asked for or no host account."""
+    room_service: str | None = None
+    """The name of the service the room is about, when asked for services and it has one."""
 
 
 def _array(dialect: str, columns: Sequence[ColumnElement[Any]]) -> ColumnElement[Any]:
@@ -129,6 +143,14 @@ def statement(dialect: str, *, services: bool) -> Select[Any]:
                 "services"
             )
         )
+        # The room's own service (public, like the list): read on the pane's row only.
+        about = (
+            select(Service.name)
+            .join(Room, Room.service_id == Service.id)
+            .where(Room.id == room_id)
+            .scalar_subquery()
+        )
+        columns.append(case((on_pane, about), else_=literal(None, String)).label("room_service"))
     return (
         select(
             Participant.id,
@@ -203,6 +225,7 @@ async def read(
     session: list[tuple[Any, ...]] = []
     dispatches: list[tuple[Any, ...]] = []
     names: list[str] | None = None
+    room_service: str | None = None
     for row in found:
         participant = Seated(row.id, row.room_id, row.key, row.account_id)
         participants.append(participant)
@@ -213,9 +236,10 @@ async def read(
             session = sorted((decode(values) for values in row.session or ()), key=_seq)
             decode = decoder(q.DISPATCH_COLUMNS)
             dispatches = sorted((decode(values) for values in row.dispatches or ()), key=_sent)
+            room_service = row.room_service if services else None
         if services and participant.key == Seat.HOST.value and row.bound is not None:
             names = list(row.services or ())
-    return PaneRead(participants, accounts, session, dispatches, names)
+    return PaneRead(participants, accounts, session, dispatches, names, room_service)
 
 
 _SEQ = [column.key for column in q.SESSION_COLUMNS].index("seq")

@@ -134,6 +134,9 @@ async def test_a_speaking_gig_room_never_reads_the_sponsored_post_floor(
     assert "sponsored_post" not in merged["host"].get("limits", {})
     everything = json.dumps(merged) + "".join(everything_sent(r) for r in model.requests)
     assert model.requests  # the turn did call the models
+    # The agent is told what the room is about (the service's name is public).
+    persona = [r.text for r in model.requests if r.agent.value == "persona"]
+    assert any("room_service" in text and "Speaking gig" in text for text in persona), persona
     for value in (SPONSORED_FLOOR, "4444", secret):
         assert value not in everything, value
 

@@ -217,6 +217,9 @@ async def load(
             "handle": account.handle,
             "services": found.services,
         }
+        if found.room_service is not None:
+            # Public like the list: the service this room is about (its link or the room's pick).
+            facts["room_service"] = found.room_service
     messages = [SessionMessage._make(values) for values in found.session]
     transcript = TranscriptRepository(db)
     trigger_message = next((m for m in messages if m.id == run.trigger_message_id), None)
