@@ -82,8 +82,9 @@ class Settings(BaseSettings):
     filter_model: str = "gemini-2.5-flash-lite"
     # Thinking budgets per agent (agents/models/thinking.py; the choice: docs/DECISIONS.md,
     # "Thinking per agent"). Unset keeps the model's default; -1 is dynamic.
-    thinking_persona: int | None = 512
-    """The reply and its rulings: a little reasoning, bounded (it delays the first word)."""
+    thinking_persona: int | None = 256
+    """The reply and its rulings: a little reasoning, bounded (it delays the first word, and
+    code checks what a ruling carries)."""
     thinking_distil: int | None = 0
     thinking_context_filter: int | None = 0
     thinking_offer_gen: int | None = 1024

@@ -15,7 +15,10 @@ class SessionRule(StrEnum):
     SITTING = "sitting"
     """S2: a participant's post; a pause longer than the limit opens the next session."""
     OPENS = "opens"
-    """S3: an agent reaching out unprompted (a delivery, a stage notice) opens the next one."""
+    """S3: an agent reaching out unprompted (a delivery, a stage notice) into a pane that went
+    quiet for longer than the pause opens the next session; into a live sitting it continues
+    it, since a continuous sitting is never cut (seed 000) and the agent must know what was
+    just said there."""
     CONTINUES = "continues"
     """S4: the agent's reply, a system line, a held send's question or an operator's line
     continues the pane's current session, however long it has been."""
@@ -48,7 +51,7 @@ def next_session(
         case SessionRule.SITTING:
             return session_number(previous_no, previous_at, now, pause)
         case SessionRule.OPENS:
-            return 1 if previous_no is None or previous_at is None else previous_no + 1
+            return session_number(previous_no, previous_at, now, pause)
         case SessionRule.CONTINUES:
             return 1 if previous_no is None or previous_at is None else previous_no
         case _:

@@ -224,6 +224,7 @@ class PersonaTurn:
                 client_message_id=f"run:{run.id}",
                 now=now,
                 session=SessionRule.OPENS if unprompted else SessionRule.CONTINUES,
+                session_pause=deps.settings.session_pause,
                 message_id=message_id,
                 relayed_dispatch_id=dispatch.id if dispatch else None,
                 reading_memory=True,

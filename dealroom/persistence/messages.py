@@ -132,7 +132,7 @@ WITH s AS (
     SELECT :id, :room_id, :participant_id, t.event_seq, :author_kind, :author_account_id,
            :body,
            CASE WHEN t.pane_last_at IS NULL OR t.pane_session_no IS NULL THEN 1
-                WHEN :opens OR (:sitting AND t.pane_last_at < :session_floor)
+                WHEN (:opens OR :sitting) AND t.pane_last_at < :session_floor
                     THEN t.pane_session_no + 1
                 ELSE t.pane_session_no END,
            :client_message_id, :relayed_dispatch_id, :now

@@ -112,9 +112,11 @@ def test_every_rule_opens_session_one_in_an_empty_pane(rule: SessionRule) -> Non
     assert next_session(rule, None, None, T0) == 1
 
 
-def test_an_agent_reaching_out_unprompted_opens_the_next_session() -> None:
-    # S3, even a minute after the last message
-    assert next_session(SessionRule.OPENS, 2, T0, T0 + timedelta(minutes=1)) == 3
+def test_an_agent_reaching_out_unprompted_opens_the_next_session_only_after_a_pause() -> None:
+    # S3: into a pane quiet for longer than the pause, a delivery opens the next session
+    assert next_session(SessionRule.OPENS, 2, T0, T0 + timedelta(minutes=31)) == 3
+    # ... and into a live sitting it continues it: a continuous sitting is never cut
+    assert next_session(SessionRule.OPENS, 2, T0, T0 + timedelta(minutes=1)) == 2
 
 
 def test_a_reply_or_a_system_line_continues_the_session_after_any_pause() -> None:

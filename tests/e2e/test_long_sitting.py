@@ -82,3 +82,40 @@ async def test_a_600_line_sitting_reaches_the_agents_whole(
     )
     # The append-only session comes before what changes every turn.
     assert prompt.index("line 599") < prompt.index("MEMORY") < prompt.index("DEAL STAGE")
+
+
+async def test_a_negotiation_in_one_sitting_stays_one_session_across_the_deliveries(
+    agent_server: Server, db: Db, model: RecordingClient
+) -> None:
+    """The other side's answer, delivered into a live sitting, continues it: the agent that
+    says it reads what was just said in the pane (S3 only opens a session in a quiet pane)."""
+    d = await deal(agent_server)
+    for line in (
+        "Hi, I'm Mara from Acme. We'd like a sponsored post on 15 March 2027.",
+        "We can pay $7,000 for it.",
+    ):
+        await post(d.visitor, d.room_id, line)
+        await agent_server.settle()
+    try:
+        rows = list(
+            await db.scalars(
+                select(Message)
+                .join(Participant, Participant.id == Message.participant_id)
+                .where(Message.room_id == uuid.UUID(d.room_id), Participant.key == "visitor")
+                .order_by(Message.seq)
+            )
+        )
+    finally:
+        await db.close()
+    delivered = [m for m in rows if m.relayed_dispatch_id is not None]
+    assert delivered, [m.body for m in rows]  # the host side's answer reached the pane
+    assert {m.session_no for m in rows} == {rows[0].session_no}, [
+        (m.session_no, m.body) for m in rows
+    ]
+    saying = [
+        r.text
+        for r in model.requests
+        if r.agent is AgentName.PERSONA and "DELIVER NOW" in r.text and r.visitor_facing
+    ]
+    assert saying
+    assert "We can pay $7,000 for it." in saying[-1]

@@ -4,6 +4,7 @@ stage change from its own agent, once, in the stage vocabulary."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
@@ -125,12 +126,15 @@ async def test_one_notice_run_per_pane_and_event_whatever_queues_it(
 async def test_notice_lines_open_a_session_and_never_send_on(agent_server: Server, db: Db) -> None:
     d = await deal(agent_server)
     offer_id = await negotiate_to_offer(agent_server, d)
+    # The host's pane went quiet for longer than the pause: the notice reaches out unprompted.
+    agent_server.clock.advance(agent_server.state.settings.session_pause + timedelta(minutes=1))
     await approve_as_read(d.visitor, offer_id)
     await agent_server.settle()
     host: list[Message] = await messages_in(db, d.room_id, "host")
     told = next(m for m in reversed(host) if "The brand approved the written offer" in m.body)
     earlier = [m for m in host if m.seq < told.seq]
-    assert not earlier or told.session_no == earlier[-1].session_no + 1  # S3: unprompted
+    assert earlier
+    assert told.session_no == earlier[-1].session_no + 1  # S3: unprompted
     try:
         notice_runs = {
             r.id

@@ -212,7 +212,7 @@ async def test_a_participant_returning_after_the_pause_starts_a_new_session_read
     assert sessions == [("participant", 1), ("agent", 1), ("participant", 2), ("agent", 2)]
 
 
-async def test_an_unprompted_delivery_opens_a_new_session_in_the_recipient_pane(
+async def test_a_delivery_into_a_live_sitting_continues_its_session(
     agent_server: Server, db: Db, model: FlakyModel
 ) -> None:
     model.failures = 0
@@ -223,7 +223,9 @@ async def test_an_unprompted_delivery_opens_a_new_session_in_the_recipient_pane(
     delivered = [m for m in pane if m.relayed_dispatch_id is not None]
     assert len(delivered) == 1
     asked = next(m for m in pane if m.author_kind == "participant")
-    assert delivered[0].session_no == asked.session_no + 1
+    # S3 opens a session only in a pane quiet for longer than the pause: the answer to what
+    # was just asked belongs to the sitting it answers (tests/e2e/test_stage_notices.py: quiet)
+    assert delivered[0].session_no == asked.session_no
     dispatch = await db.get(Dispatch, delivered[0].relayed_dispatch_id)
     await db.close()
     assert dispatch is not None

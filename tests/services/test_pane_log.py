@@ -209,7 +209,8 @@ async def test_the_turns_lines_take_their_session_by_rule(
         for gap, rule, author in [
             (timedelta(0), SessionRule.SITTING, AuthorKind.PARTICIPANT),  # S1
             (timedelta(hours=2), SessionRule.CONTINUES, AuthorKind.AGENT),  # S4: a slow reply
-            (timedelta(minutes=1), SessionRule.OPENS, AuthorKind.AGENT),  # S3: a delivery
+            (timedelta(minutes=31), SessionRule.OPENS, AuthorKind.AGENT),  # S3: a quiet pane
+            (timedelta(minutes=1), SessionRule.OPENS, AuthorKind.AGENT),  # S3: a live sitting
             (timedelta(minutes=29), SessionRule.SITTING, AuthorKind.PARTICIPANT),  # S2: no pause
             (timedelta(minutes=31), SessionRule.SITTING, AuthorKind.PARTICIPANT),  # S2: a pause
             (timedelta(hours=5), SessionRule.CONTINUES, AuthorKind.SYSTEM),  # S4
@@ -236,7 +237,7 @@ async def test_the_turns_lines_take_their_session_by_rule(
         )
     finally:
         await db.close()
-    assert sessions == [1, 1, 2, 2, 3, 3]
+    assert sessions == [1, 1, 2, 2, 2, 3, 3]
     assert stored == sessions
 
 
