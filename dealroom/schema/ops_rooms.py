@@ -10,8 +10,9 @@ from typing import Annotated, cast
 import strawberry
 from strawberry.scalars import JSON
 
+from dealroom.domain.errors import bad_input
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, side_of
 from dealroom.persistence import models
 from dealroom.persistence.models import AgentRun
 from dealroom.resolvers import ops_queue
@@ -198,26 +199,43 @@ class OpsRoom:
         rows = await ops_reads.takeovers(info.context.db, identity, self._id)
         return [PaneTakeover.from_row(seat, row) for seat, row in rows]
 
+    @strawberry.field(
+        description="Every pane's participant key, host first (host, host_2 …, visitor, "
+        "visitor_2 …): what `transcript(key:)` reads."
+    )
+    async def pane_keys(self, info: Info) -> list[str]:
+        identity = await info.context.identity()
+        return await room_view.pane_keys(info.context.db, identity, self._id)
+
     @strawberry.field(description="One pane's transcript, newest first, paged by `before`.")
     async def transcript(
         self,
         info: Info,
-        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+        seat: Annotated[
+            Seat | None,
+            strawberry.argument(description="Whose pane, by side (its lead's). Or `key`."),
+        ] = None,
         first: First = 50,
         before: Annotated[
             int | None, strawberry.argument(description="`before` of the previous page.")
         ] = None,
+        key: Annotated[
+            str | None,
+            strawberry.argument(description="Whose pane, by participant key (`paneKeys`)."),
+        ] = None,
     ) -> OpsTranscript:
         identity = await info.context.identity()
+        if (seat is None) == (key is None):
+            raise bad_input("Give seat or key, not both.", "key")
+        pane = key if key is not None else Seat(str(seat)).value
         page = await room_view.transcript(
-            info.context.db, identity, self._id, Seat(seat), first=_cap(info, first), before=before
+            info.context.db, identity, self._id, pane, first=_cap(info, first), before=before
         )
+        side = side_of(pane) or Seat.VISITOR
         return OpsTranscript(
-            seat=Seat(seat).value,
+            seat=pane,
             nodes=[
-                Message.from_view(
-                    MessageView.from_row(m, Seat(seat)), Seat(seat), operator_shown=True
-                )
+                Message.from_view(MessageView.from_row(m, pane), side, operator_shown=True)
                 for m in page.rows
             ],
             has_next_page=page.has_next,

@@ -267,7 +267,7 @@ class PaneTakeover:
         seat = Seat(self.seat)
         size = ops_reads.page_size(first, info.context.app.settings.max_page_size)
         page = await room_view.transcript(
-            info.context.db, identity, self._room_id, seat, first=size, before=before
+            info.context.db, identity, self._room_id, seat.value, first=size, before=before
         )
         return ops_transcript(seat, page)
 

@@ -412,3 +412,33 @@ async def test_a_taken_over_guest_pane_gets_no_login_gate_line(
     assert [m.author_kind for m in lines] == ["participant", "participant"]  # no gate line
     gates = [r for r in await rows(db, AgentRun, d.room_id) if r.agent == "gate"]
     assert [(r.status, r.no_op, r.error) for r in gates] == [("done", True, SILENCED)]
+
+
+async def test_an_operator_reads_every_pane_of_a_room_of_teammates(server: Server, db: Db) -> None:
+    """Operators see what they take over: a teammate's pane is listed and read by its key."""
+    from tests.support.graphql import open_room, post, sign_up
+    from tests.support.team import seat_member
+
+    operator = await make_operator(db, server.client(), "opsjane")
+    await sign_up(server.client(), "devraman", "Dev Raman")
+    brand = server.client()
+    await sign_up(brand, "acmebrand", "Acme Brand")
+    room_id = (await open_room(brand, "devraman"))["room"]["id"]
+    colleague = server.client()
+    lee = (await sign_up(colleague, "leelegal", "Lee Legal"))["account"]
+    await seat_member(db, room_id, "visitor_2", lee["id"])
+    await post(colleague, room_id, "Legal here: usage rights for 6 months only.")
+
+    found = await operator.query(
+        """query($id: ID!) { opsRoom(roomId: $id) {
+             paneKeys
+             transcript(key: "visitor_2") { seat nodes { body } }
+           } }""",
+        {"id": room_id},
+    )
+    ops = found["opsRoom"]
+    assert ops["paneKeys"] == ["host", "visitor", "visitor_2"]
+    assert ops["transcript"]["seat"] == "visitor_2"
+    assert [n["body"] for n in ops["transcript"]["nodes"]] == [
+        "Legal here: usage rights for 6 months only."
+    ]

@@ -15,7 +15,7 @@ from typing import Any
 from dealroom.domain import memory_records
 from dealroom.domain.cursors import parse_room_cursor
 from dealroom.domain.errors import bad_input, not_found
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, on_host_side
 from dealroom.persistence.db import Db
 from dealroom.persistence.links import LinkRepository
 from dealroom.persistence.messages import MessageRepository
@@ -67,12 +67,21 @@ class TranscriptPage:
     has_next: bool
 
 
-async def transcript(
-    db: Db, identity: Identity, room_id: uuid.UUID, seat: Seat, *, first: int, before: int | None
-) -> TranscriptPage:
-    """One pane's lines, newest first, before the pane sequence number ``before``."""
+async def pane_keys(db: Db, identity: Identity, room_id: uuid.UUID) -> list[str]:
+    """Every pane's participant key, the host side first (a removed participant's included:
+    its pane stays)."""
     require_operator(identity)
-    pane = await SeatRepository(db).by_key(room_id, seat.value)
+    keys = [p.key for p in await RoomRepository(db).participants(room_id)]
+    return sorted(keys, key=lambda k: (not on_host_side(k), k != Seat.HOST.value, k))
+
+
+async def transcript(
+    db: Db, identity: Identity, room_id: uuid.UUID, key: str, *, first: int, before: int | None
+) -> TranscriptPage:
+    """One pane's lines (by its participant key), newest first, before the pane sequence
+    number ``before``."""
+    require_operator(identity)
+    pane = await SeatRepository(db).by_key(room_id, key)
     if pane is None:
         raise not_found("Pane")
     if before is not None and before < 1:
