@@ -126,3 +126,18 @@ async def test_a_colleague_joins_by_invitation_and_the_host_reads_every_pane(
     await lee.wait_for_url(f"{server.base_url}/")
     assert set(await _people(brand_api, room_id)) == {"host", "visitor"}
     assert offline.blocked == []
+
+
+async def test_a_room_about_a_service_says_so_in_its_header(
+    server: Server, new_context: NewContext, offline: Offline
+) -> None:
+    """A link naming one of the host's services opens a room about it, and the header says which."""
+    host = server.client()
+    await sign_up(host, "devraman", "Dev Raman")
+    await host.query(
+        "mutation($names: [String!]!) { setServices(names: $names) { key } }",
+        {"names": ["Sponsored post", "Speaking gig"]},
+    )
+    page = await (await new_context()).new_page()
+    await page.goto(f"{server.base_url}/z/devraman/speaking-gig")
+    await page.locator(".room-header .subtitle").get_by_text("Speaking gig").wait_for()

@@ -160,7 +160,10 @@ export function RoomView(props: {
       <header class="room-header">
         <div>
           <h1 tabIndex={-1}>{room.title}</h1>
-          <p class="subtitle">{room.subtitle}</p>
+          <p class="subtitle">
+            {room.subtitle}
+            {room.service && <span class="service-tag"> · {room.service.name}</span>}
+          </p>
         </div>
         <div class="room-meta">
           {room.kind === "DEAL" && <StageChip stage={room.stage} />}
