@@ -11,6 +11,8 @@ from datetime import datetime
 from typing import cast
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import (
@@ -144,6 +146,24 @@ class NotificationRepository:
 
     async def operators(self) -> list[uuid.UUID]:
         return list(await self.db.scalars(select(Account.id).where(Account.is_operator)))
+
+    async def add_once(self, row: Notification) -> bool:
+        """Insert ``row`` unless its source is written already; False then. The unique source
+        decides, so two units writing one source at once write it once and neither rolls back
+        (a check then an insert let the second one's commit fail)."""
+        values = {
+            column.key: getattr(row, column.key)
+            for column in Notification.__table__.columns
+            if getattr(row, column.key, None) is not None
+        }
+        insert = pg_insert if self.db.dialect == "postgresql" else sqlite_insert
+        found = await self.db.execute(
+            insert(Notification)
+            .values(**values)
+            .on_conflict_do_nothing(index_elements=["source"])
+            .returning(Notification.id)
+        )
+        return found.first() is not None
 
     async def written(self, sources: Sequence[str]) -> set[str]:
         """Which of ``sources`` were written already (a notification is written once)."""

@@ -99,7 +99,8 @@ async def write(
         if note.audience == Audience.VISITOR:
             note = await _screened(db, note, facts, held, now, band_percent)
         row = _row(note, recipient, now)
-        await db.add(row)
+        if not await repo.add_once(row):
+            continue  # written meanwhile by a unit that committed first
         done.rows.append(row)
         done.published.append((account_channel(note.account_id), json.dumps({"id": str(row.id)})))
     if any(r.status == "pending" for r in done.rows):
