@@ -10,7 +10,7 @@ from strawberry.scalars import JSON
 
 from dealroom.domain import memory as memdoc
 from dealroom.domain.errors import bad_input
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, side_of
 from dealroom.schema.context import Info
 from dealroom.schema.ops_room_view import (
     MemoryOp,
@@ -253,22 +253,29 @@ async def override_goal(
     )
 
 
-async def take_over_pane(info: Info, room_id: strawberry.ID, seat: Seat) -> PaneTakeover:
+def pane_key(seat: Seat | None, key: str | None) -> str:
+    """The pane an operator names: by side (its lead's) or by participant key."""
+    if (seat is None) == (key is None):
+        raise bad_input("Give seat or key, not both.", "key")
+    return key if key is not None else Seat(str(seat)).value
+
+
+async def take_over_pane(info: Info, room_id: strawberry.ID, key: str) -> PaneTakeover:
     ctx = info.context
     identity = await ctx.identity()
     async with ctx.transaction() as db:
         row = await ops_actions.take_over_pane(
-            db, ctx.app.clock, identity, parse_id(room_id, "room"), Seat(seat)
+            db, ctx.app.clock, identity, parse_id(room_id, "room"), key
         )
-    return PaneTakeover.from_row(Seat(seat).value, row)
+    return PaneTakeover.from_row(key, row)
 
 
-async def release_pane(info: Info, room_id: strawberry.ID, seat: Seat) -> bool:
+async def release_pane(info: Info, room_id: strawberry.ID, key: str) -> bool:
     ctx = info.context
     identity = await ctx.identity()
     async with ctx.transaction() as db:
         released = await ops_actions.release_pane(
-            db, ctx.app.clock, identity, parse_id(room_id, "room"), Seat(seat)
+            db, ctx.app.clock, identity, parse_id(room_id, "room"), key
         )
         if released.publish is not None:
             publish_after_commit(db, ctx.app.broker, [released.publish])
@@ -276,7 +283,7 @@ async def release_pane(info: Info, room_id: strawberry.ID, seat: Seat) -> bool:
 
 
 async def operator_post(
-    info: Info, room_id: strawberry.ID, seat: Seat, body: str, client_message_id: str
+    info: Info, room_id: strawberry.ID, key: str, body: str, client_message_id: str
 ) -> Message:
     ctx = info.context
     identity = await ctx.identity()
@@ -286,7 +293,7 @@ async def operator_post(
             ctx.app.clock,
             identity,
             parse_id(room_id, "room"),
-            Seat(seat),
+            key,
             body=body,
             client_message_id=client_message_id,
         )
@@ -294,5 +301,5 @@ async def operator_post(
             publish_after_commit(db, ctx.app.broker, [publish])
             metrics.POSTS.labels("operator").inc()
     return Message.from_view(
-        MessageView.from_row(message, Seat(seat)), Seat(seat), operator_shown=True
+        MessageView.from_row(message, key), side_of(key) or Seat.VISITOR, operator_shown=True
     )

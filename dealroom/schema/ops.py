@@ -34,6 +34,17 @@ RoomId = Annotated[strawberry.ID, strawberry.argument(description="The room.")]
 First = Annotated[int, strawberry.argument(description="Page size, 1-100.")]
 After = Annotated[str | None, strawberry.argument(description="endCursor of the previous page.")]
 
+PaneSeat = Annotated[
+    Seat | None,
+    strawberry.argument(description="Whose pane, by side (that side's lead's). Or `key`."),
+]
+PaneKey = Annotated[
+    str | None,
+    strawberry.argument(
+        description="Whose pane, by participant key (OpsRoom.paneKeys: host_2, visitor_2 …)."
+    ),
+]
+
 
 @strawberry.type
 class OpsQuery:
@@ -132,9 +143,10 @@ class OpsMutation:
         self,
         info: Info,
         room_id: RoomId,
-        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+        seat: PaneSeat = None,
+        key: PaneKey = None,
     ) -> PaneTakeover:
-        return await ops.take_over_pane(info, room_id, seat)
+        return await ops.take_over_pane(info, room_id, ops.pane_key(seat, key))
 
     @strawberry.mutation(
         description="Operators only: give a taken-over pane back to its agent, with a system "
@@ -145,9 +157,10 @@ class OpsMutation:
         self,
         info: Info,
         room_id: RoomId,
-        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
+        seat: PaneSeat = None,
+        key: PaneKey = None,
     ) -> bool:
-        return await ops.release_pane(info, room_id, seat)
+        return await ops.release_pane(info, room_id, ops.pane_key(seat, key))
 
     @strawberry.mutation(
         description="Operators only: one targeted change to a room's memory, with a reason, "
@@ -197,10 +210,13 @@ class OpsMutation:
         self,
         info: Info,
         room_id: RoomId,
-        seat: Annotated[Seat, strawberry.argument(description="Whose pane.")],
         body: Annotated[str, strawberry.argument(description="The text.")],
         client_message_id: Annotated[
             str, strawberry.argument(description="Idempotency key, 1-64 characters.")
         ],
+        seat: PaneSeat = None,
+        key: PaneKey = None,
     ) -> Message:
-        return await ops.operator_post(info, room_id, seat, body, client_message_id)
+        return await ops.operator_post(
+            info, room_id, ops.pane_key(seat, key), body, client_message_id
+        )

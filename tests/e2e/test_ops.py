@@ -442,3 +442,24 @@ async def test_an_operator_reads_every_pane_of_a_room_of_teammates(server: Serve
     assert [n["body"] for n in ops["transcript"]["nodes"]] == [
         "Legal here: usage rights for 6 months only."
     ]
+
+    # ... and takes over that pane by its key, speaking in its agent's seat.
+    taken = await operator.query(
+        'mutation($id: ID!) { takeOverPane(roomId: $id, key: "visitor_2") { seat } }',
+        {"id": room_id},
+    )
+    assert taken["takeOverPane"]["seat"] == "visitor_2"
+    said = await operator.query(
+        """mutation($id: ID!) { operatorPost(roomId: $id, key: "visitor_2",
+             body: "An operator here: noted.", clientMessageId: "op-1") { body authorKind } }""",
+        {"id": room_id},
+    )
+    assert said["operatorPost"] == {"body": "An operator here: noted.", "authorKind": "OPERATOR"}
+    seen = await colleague.query(
+        "query($id: ID!) { room(id: $id) { pane(seat: VISITOR) { key messages(last: 5) "
+        "{ edges { node { body } } } } } }",
+        {"id": room_id},
+    )
+    pane = seen["room"]["pane"]
+    assert pane["key"] == "visitor_2"
+    assert pane["messages"]["edges"][-1]["node"]["body"] == "An operator here: noted."

@@ -87,8 +87,8 @@ async def _room(db: Db, room_id: uuid.UUID, *, lock: bool) -> Room:
     return room
 
 
-async def _pane(db: Db, room_id: uuid.UUID, seat: Seat) -> Participant:
-    pane = await SeatRepository(db).by_key(room_id, seat.value)
+async def _pane(db: Db, room_id: uuid.UUID, key: str) -> Participant:
+    pane = await SeatRepository(db).by_key(room_id, key)
     if pane is None:
         raise not_found("Pane")
     return pane
@@ -214,13 +214,13 @@ async def override_goal(
 
 
 async def take_over_pane(
-    db: Db, clock: Clock, identity: Identity, room_id: uuid.UUID, seat: Seat
+    db: Db, clock: Clock, identity: Identity, room_id: uuid.UUID, key: str
 ) -> PaneTakeover:
     """From now on the agent stays silent in this pane (its runs there finish as no-ops)
     and the operator speaks in its seat with ``operatorPost``. Idempotent."""
     operator = require_operator(identity)
     await _room(db, room_id, lock=True)
-    pane = await _pane(db, room_id, seat)
+    pane = await _pane(db, room_id, key)
     now = clock.now()
     held = await db.get(PaneTakeover, pane.id)
     if held is None:
@@ -228,7 +228,7 @@ async def take_over_pane(
             participant_id=pane.id, room_id=room_id, operator_account_id=operator.id, taken_at=now
         )
         await db.add(held)
-    await audit(db, operator, "take_over_pane", room_id, {"seat": seat.value}, now)
+    await audit(db, operator, "take_over_pane", room_id, {"seat": key}, now)
     return held
 
 
@@ -246,13 +246,13 @@ class Released:
 
 
 async def release_pane(
-    db: Db, clock: Clock, identity: Identity, room_id: uuid.UUID, seat: Seat
+    db: Db, clock: Clock, identity: Identity, room_id: uuid.UUID, key: str
 ) -> Released:
     """Give the pane back to its agent, with a system line in its transcript. ``was_taken``
     is False (and nothing is written) when it was not taken over."""
     operator = require_operator(identity)
     await _room(db, room_id, lock=True)
-    pane = await _pane(db, room_id, seat)
+    pane = await _pane(db, room_id, key)
     held = await db.get(PaneTakeover, pane.id)
     released = await OpsRepository(db).release_takeover(pane.id)
     publish: Publish | None = None
@@ -267,7 +267,7 @@ async def release_pane(
         operator,
         "release_pane",
         room_id,
-        {"seat": seat.value, "was_taken": released},
+        {"seat": key, "was_taken": released},
         clock.now(),
     )
     return Released(was_taken=released, publish=publish)
@@ -282,7 +282,7 @@ async def operator_post(
     clock: Clock,
     identity: Identity,
     room_id: uuid.UUID,
-    seat: Seat,
+    key: str,
     *,
     body: str,
     client_message_id: str,
@@ -294,7 +294,7 @@ async def operator_post(
     operator = require_operator(identity)
     body = redact_secrets(validation.message_body(body))
     client_message_id = validation.client_message_id(client_message_id)
-    pane = await _pane(db, room_id, seat)
+    pane = await _pane(db, room_id, key)
     if not await taken_over(db, pane.id):
         raise DomainError(ErrorCode.CONFLICT, "Take over the pane before speaking in it.")
     message, publish = await write_line(
@@ -328,7 +328,7 @@ async def operator_post(
         operator,
         "operator_post",
         room_id,
-        {"seat": seat.value, "message_id": str(message.id)},
+        {"seat": key, "message_id": str(message.id)},
         now,
     )
     return message, publish
