@@ -43,8 +43,8 @@ class Settings(BaseSettings):
     ws_ping_seconds: float = Field(default=45.0, ge=0)
     """Seconds between the server's pings on each open websocket (0: none); a peer that has
     not answered one within 20 s is dropped. Every held subscription is pinged, so a short
-    interval is a CPU cost per socket (measured: docs/DECISIONS.md, "The server pings each
-    websocket every 45 s"). 45 s stays under the 60 s idle timeout of common proxies and
+    interval is a CPU cost per socket (measured: docs/DECISIONS.md, "Websocket pings every
+    45 s, no deflate"). 45 s stays under the 60 s idle timeout of common proxies and
     load balancers; the web client also pings every 10 s."""
     log_format: str = "console"
     """``console`` or ``json``."""

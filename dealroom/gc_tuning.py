@@ -6,7 +6,7 @@ them to the permanent generation with ``gc.freeze()`` once start-up is over take
 every later collection. Once serving, what survives a young collection is frozen too
 (``freeze_survivors``) and the young generation is swept on time (``sweep_young``), so no
 collection walks a held subscription's objects twice. Measured in docs/BENCHMARKS.md ("The
-hot path at its floor").
+collector").
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ YOUNG_THRESHOLD: Final = 10_000
 """Net allocations between young collections (CPython's default is 700): fewer collections
 cost less CPU, but a young collection walks every young object still alive, and with
 thousands of subscriptions each event and ping leaves a few dozen live ones (the next waits),
-so a much larger threshold pauses too long (measured in docs/BENCHMARKS.md, "Young
-threshold"). At 2,500 subscriptions per process no threshold bounds the pauses (deallocations
+so a much larger threshold pauses too long (measured in docs/BENCHMARKS.md, "The
+collector"). At 2,500 subscriptions per process no threshold bounds the pauses (deallocations
 of old objects count against it): ``sweep_young`` does, on time."""
 
 
@@ -99,7 +99,7 @@ def freeze_survivors() -> None:
     the settle after the burst freezes what the subscriptions keep and survivors of young
     collections are frozen again from then on. The settle also thaws and collects once, at
     a quiet moment, after many closes (``refreeze_when_settled``).
-    Measured in docs/BENCHMARKS.md ("The hot path at its floor", the idle hold)."""
+    Measured in docs/BENCHMARKS.md ("`bench/realtime.py`", memory per subscription held idle)."""
     if _freeze_after_collection not in gc.callbacks:
         gc.callbacks.append(_freeze_after_collection)
 

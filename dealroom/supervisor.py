@@ -3,7 +3,7 @@
 uvicorn's ``Multiprocess`` gives every child the one listening socket it bound. Each child's
 loop wakes on a new connection and the first to run accepts every connection waiting, so a
 burst of connections lands on one child: one core then serves everything while the others
-idle (measured: docs/DECISIONS.md, "A listening socket per process").
+idle (measured: docs/BENCHMARKS.md, "A listening socket per process").
 
 Here each child gets a socket of its own, all bound to the one port with ``SO_REUSEPORT``:
 the kernel spreads connections over the listening sockets by each connection's addresses, so

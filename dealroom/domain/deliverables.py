@@ -4,7 +4,7 @@ A deliverable is a canonical **kind** (``sponsored_post``, ``reel``, ``video`` â
 **platform** (``instagram``, ``tiktok`` â€¦) and a **quantity**. People write "a sponsored IG
 post", "2 Instagram reels", "three stories", "one TikTok", "a sponserd post on instagarm":
 number words are read with ``text2num`` and misspelt platform and format words are matched
-to the vocabulary with ``rapidfuzz`` (docs/DECISIONS.md "Terms reader").
+to the vocabulary with ``rapidfuzz`` (docs/DECISIONS.md "Libraries", terms reader).
 
 A host's rates are keyed by slug: the kind, with the platform in front when one was named
 (``sponsored_post``, ``instagram_reel``). ``rate_slug`` matches a deliverable to them by kind

@@ -6,7 +6,8 @@ Dates resolve against ``today``: a month or day written without a year is its ne
 occurrence (on or after today). A day is ``YYYY-MM-DD``; a window is
 ``YYYY-MM-DD to YYYY-MM-DD`` ("in March", "mid-March", "early April", "next week"); a
 deadline is ``by YYYY-MM-DD``. Relative days ("next Friday", "in two weeks", "tomorrow")
-are parsed by ``dateparser`` with ``today`` as its base (docs/DECISIONS.md "Terms reader").
+are parsed by ``dateparser`` with ``today`` as its base (docs/DECISIONS.md "Libraries",
+terms reader).
 """
 
 from __future__ import annotations

@@ -257,8 +257,8 @@ def claim_candidate() -> Select[uuid.UUID]:
     the whole queue grows with it. The heads are a window, not :func:`claimable`'s two ``NOT
     EXISTS``: with statistics taken while nothing was queued (a queued run lives
     milliseconds) PostgreSQL would join those by scanning every queued run per queue, just
-    when a backlog formed (measured: docs/DECISIONS.md, "The claim's candidate as a window
-    over each queue" and "The claim reads the queue's oldest runs first").
+    when a backlog formed (measured: docs/BENCHMARKS.md, "The claim reads the oldest runs
+    first"; the choice: docs/DECISIONS.md, "The claim: two statements over the oldest runs").
 
     The claim never waits on a lock. Locking the candidate run's row (``FOR UPDATE SKIP
     LOCKED``) and then waiting for the pane's would close a cycle with a persona's apply: a

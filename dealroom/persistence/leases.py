@@ -79,7 +79,7 @@ _ROOM = "rooms.kind, rooms.mode, rooms.memory, rooms.memory_version"
 # plan meanwhile would otherwise be overwritten) in a LATERAL after the release, so its read is
 # the newest version (see the grant). NO KEY UPDATE, not UPDATE: it still excludes every other
 # memory writer (the persona's append takes NO KEY UPDATE, the Guard FOR UPDATE) but not the
-# KEY SHARE lock of each foreign key to the room (DECISIONS, "postMessage and the pane log").
+# KEY SHARE lock of each foreign key to the room (DECISIONS, "Lock order: room, then pane").
 _PG_RELEASE_LOCKING = text(
     f"""
 WITH f AS ({_RELEASE}

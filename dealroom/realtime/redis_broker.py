@@ -53,8 +53,8 @@ class RedisBroker(Joining):
 
     async def publish_many(self, published: Sequence[tuple[str, str]]) -> None:
         """One pipeline (no MULTI): one write and one read for them all, which costs this
-        process less CPU than one PUBLISH after the other (measured: docs/DECISIONS.md, "a
-        post's publishes in one round trip")."""
+        process less CPU than one PUBLISH after the other (measured: docs/DECISIONS.md, "One
+        Redis pub/sub connection a process, one after-commit publish path")."""
         async with self._redis.pipeline(transaction=False) as pipe:
             for channel, payload in published:
                 pipe.publish(channel, payload)
