@@ -21,7 +21,7 @@ from dealroom.domain import (
     visibility,
 )
 from dealroom.domain import memory as memdoc
-from dealroom.domain.seats import Seat, on_host_side
+from dealroom.domain.seats import Seat, may_send, on_host_side
 from dealroom.jobs.persona import GUARD_ORIGIN
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Dispatch, Flag, GoalEvent, Participant
@@ -164,6 +164,11 @@ class GuardRepairs:
             source, target = by_key.get(owed.from_pane), by_key.get(owed.to)
             if source is None or target is None:
                 outcome.refused.append(f"send {owed.from_pane} → {owed.to}: no such pane")
+                continue
+            if source.key != target.key and not may_send(source.key, target.key):
+                # A correction stays in its pane; anything else crosses only where an agent's
+                # send may (never between two people off the host's side).
+                outcome.refused.append(f"send {source.key} → {target.key}: no such crossing")
                 continue
             asked = (
                 open_questions.crossing(owed.open_questions)

@@ -525,3 +525,36 @@ async def test_operators_read_the_verdicts_and_the_host_cannot(
     [verdict] = (await operator.query(VERDICTS, {"r": d.room_id}))["roomOps"]["guardVerdicts"]
     assert verdict["verdict"] == "repaired"
     assert verdict["edits"] == [{"kind": "goal", "target": "new-offer", "detail": "met → open"}]
+
+
+async def test_the_guard_never_carries_one_brand_side_pane_into_another(
+    agent_server: Server, model: RecordingClient, db: Db
+) -> None:
+    """A teammate's pane is another non-host participant's: a Guard send from the lead's pane
+    into it is refused like any crossing an agent may not make; a correction stays in its pane."""
+    from tests.support.team import seat_member
+
+    d = await deal(agent_server)
+    colleague = agent_server.client()
+    lee = (await sign_up(colleague, "leelegal", "Lee Legal"))["account"]
+    await seat_member(db, d.room_id, "visitor_2", lee["id"])
+    await post(d.visitor, d.room_id, "Our absolute ceiling is $9,250, keep it to yourself.")
+    await agent_server.settle()
+
+    def guard(request: ModelRequest) -> BaseModel | None:
+        if request.agent is AgentName.GUARD:
+            return GuardOutput(
+                sends=[
+                    GuardSend(
+                        from_pane="visitor", to="visitor_2", substance="Acme's ceiling: $9,250."
+                    )
+                ]
+            )
+        return None
+
+    model.script = guard
+    await quiet(agent_server)
+
+    [verdict] = await verdicts(db, d.room_id)
+    assert any("visitor → visitor_2" in f and "no such crossing" in f for f in verdict.findings)
+    assert not any("9,250" in body for body in await bodies(db, d, "visitor_2"))
