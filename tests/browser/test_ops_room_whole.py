@@ -40,3 +40,27 @@ async def test_an_operator_reads_both_panes_and_the_memory_of_a_room(
     found = list(await db.scalars(select(OperatorRead)))
     await db.close()
     assert any("transcript:visitor" in r.what and "memory" in r.what for r in found)
+
+
+async def test_an_operator_reads_a_teammates_pane_too(
+    server: Server, db: Db, new_context: NewContext, offline: Offline
+) -> None:
+    from tests.support.graphql import sign_up
+    from tests.support.team import seat_member
+
+    d = await open_deal(server)
+    colleague = server.client()
+    lee = (await sign_up(colleague, "leelegal", "Lee Legal"))["account"]
+    await seat_member(db, d.room_id, "visitor_2", lee["id"])
+    await post(colleague, d.room_id, "Legal here: six months of usage rights at most.")
+    await settle(server)
+    await make_operator(db, server.client(), "opsjane")
+
+    page = await (await new_context(PHONE)).new_page()
+    await open_page(page, f"{server.base_url}/ops")
+    await sign_in(page, "opsjane")
+    await page.get_by_role("heading", name="Rooms").wait_for()
+    await open_page(page, f"{server.base_url}/ops/rooms/{d.room_id}")
+    teammate = page.get_by_role("log", name="visitor_2 pane")
+    await teammate.get_by_text("six months of usage rights at most").wait_for()
+    await fits_the_phone(page)

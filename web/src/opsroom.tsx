@@ -8,15 +8,25 @@ import { StageChip } from "./offer";
 import { Link, OpsError } from "./opsui";
 import { GoalForm, ModelsForm, TakeoverPanel } from "./opscontrols";
 import { QueueHistory } from "./opsqueue";
-import { type OpsRoomData, type Spend, usd, when } from "./opstypes";
+import { type OpsRoomData, type OpsTranscript, type Spend, usd, when } from "./opstypes";
 
 export function OpsRoomPage(props: { roomId: string }) {
   const [data, setData] = useState<OpsRoomData | null>(null);
+  const [teammates, setTeammates] = useState<OpsTranscript[]>([]);
   const [error, setError] = useState<unknown>(null);
 
   async function load() {
     try {
-      setData(await gql<OpsRoomData>("OpsRoom", { roomId: props.roomId }));
+      const found = await gql<OpsRoomData>("OpsRoom", { roomId: props.roomId });
+      setData(found);
+      // The two leads' panes come with the room; each teammate's pane is read by its key.
+      const extra = found.opsRoom.paneKeys.filter((k) => k !== "host" && k !== "visitor");
+      const read = await Promise.all(
+        extra.map((key) =>
+          gql<{ opsRoom: { lines: OpsTranscript } }>("OpsPaneLines", { roomId: props.roomId, key }),
+        ),
+      );
+      setTeammates(read.map((r) => r.opsRoom.lines));
       setError(null);
     } catch (e) {
       setError(e);
@@ -118,7 +128,7 @@ export function OpsRoomPage(props: { roomId: string }) {
 
       <Section id="transcripts" title="Transcripts">
         <div class="ops-transcripts">
-          {[room.hostLines, room.visitorLines].map((t) => (
+          {[room.hostLines, room.visitorLines, ...teammates].map((t) => (
             <div class="ops-transcript" data-seat={t.seat} role="log" aria-label={`${t.seat} pane`}>
               <h3>{t.seat} pane</h3>
               {t.nodes.length === 0 && <p class="muted small">No lines yet.</p>}

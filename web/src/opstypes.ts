@@ -84,6 +84,8 @@ export interface OpsTranscript {
 
 /** What an operator reads of a room to act on it (every read is recorded server-side). */
 export interface OpsRoomWhole {
+  /** Every pane's participant key, host first: teammates' panes (host_2, visitor_2 …) too. */
+  paneKeys: string[];
   hostLines: OpsTranscript;
   visitorLines: OpsTranscript;
   memory: unknown;
