@@ -637,7 +637,7 @@ async def autovacuum_stand_in(
         done["analyzed"] += 1
         done["runs"].append((began, took, _backend_cpu(backend) - cpu, tables))
 
-    async with _beside(url, start, step, every):
+    async with _polling(url, start, step, every):
         yield done
 
 
@@ -669,12 +669,12 @@ async def backend_census(url: str | None, every: float = 0.1) -> AsyncIterator[d
         seen.update(row["pid"] for row in await conn.fetch(query))
         found["distinct"] = len(seen)
 
-    async with _beside(url, start, step, every):
+    async with _polling(url, start, step, every):
         yield found
 
 
 @contextlib.asynccontextmanager
-async def _beside(
+async def _polling(
     url: str,
     start: Callable[[asyncpg.Connection], Awaitable[bool]],
     step: Callable[[asyncpg.Connection], Awaitable[None]],

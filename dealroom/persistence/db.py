@@ -3,8 +3,8 @@
 Services and repositories ``flush()``; only the boundary (a mutation resolver, a job) commits.
 Side effects such as broker publishes are registered with ``after_commit`` and run only once
 the transaction is durable; a rollback drops them. One exception on PostgreSQL: a unit whose
-only write is one statement may send it with no transaction around it (``write_alone``, a
-participant's post), and that statement commits itself; the after-commit callbacks still wait
+only write is one statement may send it with no transaction around it (``write_autocommit``,
+a participant's post), and that statement commits itself; the after-commit callbacks still wait
 for the boundary's ``commit``.
 """
 
@@ -41,12 +41,13 @@ class Db:
         self._lock = asyncio.Lock()
         self._after_commit: list[AfterCommit] = []
         self._deferred: list[Deferred] = []
-        self._loose: tuple[AsyncConnection, Any] | None = None
-        """A connection of the unit's own, outside any session and never in a transaction:
-        where a unit that may write alone (a guest's post) reads and writes before it needs
-        a session, if it ever does (:meth:`_loose_driver`)."""
-        self._lane: tuple[object, tuple[AsyncConnection, Any, Any]] | None = None
-        """The transaction the raw lane last looked at, with its connection, that
+        self._autocommit_connection: tuple[AsyncConnection, Any] | None = None
+        """A connection of the unit's own, outside any session and never in a transaction,
+        so each statement on it commits by itself: where a unit whose only write may be
+        autocommitted (a guest's post) reads and writes before it needs a session, if it ever
+        does (:meth:`_autocommit_driver`)."""
+        self._session_driver: tuple[object, tuple[AsyncConnection, Any, Any]] | None = None
+        """The session's transaction the raw lane last looked at, with its connection, that
         connection's asyncpg connection and SQLAlchemy's adapter of it (PostgreSQL only).
         Kept, not cleared at the commit: a new transaction is a new object, so the identity
         check in ``_driver`` never hands out a connection of an ended one."""
@@ -72,21 +73,21 @@ class Db:
         operation: Callable[[], Awaitable[T]],
         *,
         deferred_first: bool = True,
-        loose: bool = False,
+        on_autocommit_connection: bool = False,
     ) -> T:
         """Run one session operation under the lock, to completion even if the caller is
         cancelled: graphql-core cancels sibling resolvers when one fails, and a statement cut
         off mid-flight leaves the session needing a rollback (PendingRollbackError, and on
         PostgreSQL a connection discarded per request). Cancellation is re-raised after.
-        The deferred writes go first unless the operation takes them itself. ``loose``: an
-        operation that may run on the unit's loose connection; any other lets it go first
-        (the session takes a connection of its own)."""
+        The deferred writes go first unless the operation takes them itself.
+        ``on_autocommit_connection``: an operation that may run on the unit's autocommit
+        connection; any other releases it first (the session takes a connection of its own)."""
         async with self._lock:
-            let_go = self._loose is not None and not loose
+            release = self._autocommit_connection is not None and not on_autocommit_connection
             send = bool(self._deferred) and deferred_first
             task = asyncio.ensure_future(
-                self._prepared(operation, let_go=let_go, send=send)
-                if let_go or send
+                self._prepared(operation, release=release, send=send)
+                if release or send
                 else operation()
             )
             try:
@@ -98,12 +99,13 @@ class Db:
                 raise
 
     async def _prepared(
-        self, operation: Callable[[], Awaitable[T]], *, let_go: bool, send: bool
+        self, operation: Callable[[], Awaitable[T]], *, release: bool, send: bool
     ) -> T:
-        """``operation`` after returning the loose connection (``let_go``) and sending the
-        deferred writes (``send``), all in the task the caller's cancel cannot cut short."""
-        if let_go:
-            await self._let_loose_go()
+        """``operation`` after returning the autocommit connection to the pool (``release``)
+        and sending the deferred writes (``send``), all in the task the caller's cancel cannot
+        cut short."""
+        if release:
+            await self._release_autocommit_connection()
         if send:
             await self._send_deferred()
         return await operation()
@@ -147,19 +149,22 @@ class Db:
         return await self._run(lambda: self.session.execute(statement, params))
 
     async def rows(
-        self, statement: Executable, params: dict[str, Any], *, alone: bool = False
+        self, statement: Executable, params: dict[str, Any], *, begin: bool = True
     ) -> list[Any]:
         """A Core statement's rows (named tuples, read by attribute or position). On
         PostgreSQL it runs on the session's asyncpg connection directly, inside the
         session's transaction, beginning it when nothing was sent yet (``raw_lane``: about
-        a third of the CPU); on SQLite, and for a statement the lane cannot reproduce,
+        a third of the CPU); on SQLite, and for a statement the raw lane cannot reproduce,
         through the session. For statements built once (``run_statements``', module-level
-        raw SQL): the lane keeps each one's compiled form. ``alone``: a read that, when the
-        unit has begun no transaction yet, runs on its own without beginning one (no BEGIN:
-        READ COMMITTED reads each statement on a snapshot of its own anyway), for a unit
-        that may then write alone (:meth:`write_alone`)."""
+        raw SQL): the raw lane keeps each one's compiled form. ``begin=False``: a read that, when
+        the unit has begun no transaction yet, runs on the autocommit connection without
+        beginning one (no BEGIN: READ COMMITTED reads each statement on a snapshot of its own
+        anyway), for a unit whose only write may then be autocommitted
+        (:meth:`write_autocommit`)."""
 
-        return await self._run(lambda: self._rows(statement, params, begin=not alone), loose=alone)
+        return await self._run(
+            lambda: self._rows(statement, params, begin=begin), on_autocommit_connection=not begin
+        )
 
     async def _rows(
         self, statement: Executable, params: dict[str, Any], *, begin: bool = True
@@ -167,10 +172,10 @@ class Db:
         found = await self._driver(begin=begin) if raw_lane.enabled else None
         if found is not None:
             connection, driver = found
-            lane = raw_lane.compiled(statement, connection.dialect)
-            if lane is not None and lane.takes(params):
-                return await raw_lane.fetch(connection, driver, lane, params)
-        await self._let_loose_go()
+            form = raw_lane.compiled(statement, connection.dialect)
+            if form is not None and form.takes(params):
+                return await raw_lane.fetch(connection, driver, form, params)
+        await self._release_autocommit_connection()
         result = await self.session.execute(statement, params)
         try:
             return list(result.all())
@@ -179,38 +184,39 @@ class Db:
 
     async def _driver(self, *, begin: bool = True) -> tuple[AsyncConnection, Any] | None:
         """The session's connection and its asyncpg connection, inside a transaction begun on
-        it; None on SQLite. When nothing was sent on the connection yet, the lane sends BEGIN
+        it; None on SQLite. When nothing was sent on the connection yet, the raw lane sends BEGIN
         through SQLAlchemy's own asyncpg adapter, as SQLAlchemy does before a transaction's
         first statement (``raw_lane.begin``), so that first statement runs on the lane too
         (most of a turn's statements are one: each run's claim, Distil's lease and its fenced
-        release). ``begin=False``: the connection as it is,
-        in a transaction or not."""
+        release). ``begin=False``: the connection as it is, in a transaction or not (the
+        autocommit connection while the unit has no session)."""
         if self.dialect != "postgresql":
             return None
         if not begin and self._session is None:
-            return await self._loose_driver()
+            return await self._autocommit_driver()
         session = self.session
         transaction = session.sync_session.get_transaction()
-        lane = self._lane
-        if transaction is None or lane is None or lane[0] is not transaction:
+        seen = self._session_driver
+        if transaction is None or seen is None or seen[0] is not transaction:
             connection = await session.connection()  # begins the session's transaction
             raw = await connection.get_raw_connection()
             found = (connection, raw.driver_connection, raw.dbapi_connection)
-            lane = self._lane = (session.sync_session.get_transaction(), found)
-        connection, driver, adapter = lane[1]
+            seen = self._session_driver = (session.sync_session.get_transaction(), found)
+        connection, driver, adapter = seen[1]
         if begin and not driver.is_in_transaction():
             await raw_lane.begin(connection, adapter)
             if not driver.is_in_transaction():
-                return None  # an autocommit connection: nothing for the lane to join
+                return None  # an engine in autocommit mode: no transaction for the raw lane to join
         return connection, driver
 
-    async def _loose_driver(self) -> tuple[AsyncConnection, Any]:
-        """The unit's loose connection and its asyncpg connection, checked out of the engine's
-        pool on first use. A unit that reads and then writes alone never makes a session:
+    async def _autocommit_driver(self) -> tuple[AsyncConnection, Any]:
+        """The unit's autocommit connection and its asyncpg connection, checked out of the
+        engine's pool on first use. A unit that reads and then autocommits its only write never
+        makes a session:
         an ``AsyncSession``'s transaction bookkeeping around a connection it never began a
         transaction on, and its commit that sent nothing, are CPU a busy server spends for
         no work."""
-        if self._loose is None:
+        if self._autocommit_connection is None:
             bind = self._sessionmaker.kw.get("bind")
             if not isinstance(bind, AsyncEngine):
                 raise RuntimeError("Db: a sessionmaker bound to an AsyncEngine")
@@ -220,19 +226,20 @@ class Db:
             except BaseException:
                 await connection.close()
                 raise
-            self._loose = (connection, raw.driver_connection)
-        return self._loose
+            self._autocommit_connection = (connection, raw.driver_connection)
+        return self._autocommit_connection
 
-    async def _let_loose_go(self) -> None:
-        """Return the loose connection to the pool (it never began a transaction: what it
-        wrote committed on its own)."""
-        loose, self._loose = self._loose, None
-        if loose is not None:
-            await loose[0].close()
+    async def _release_autocommit_connection(self) -> None:
+        """Return the autocommit connection to the pool (it never began a transaction: what
+        it wrote committed on its own)."""
+        held, self._autocommit_connection = self._autocommit_connection, None
+        if held is not None:
+            await held[0].close()
 
-    async def alone(self) -> bool:
-        """Whether the unit can still write alone (:meth:`write_alone`): PostgreSQL's raw
-        lane, no transaction begun and nothing deferred."""
+    async def can_write_autocommit(self) -> bool:
+        """Whether the unit can still send its only write as one autocommitted statement
+        (:meth:`write_autocommit`): PostgreSQL's raw lane, no transaction begun and nothing
+        deferred."""
         if not raw_lane.enabled or self.dialect != "postgresql" or self._deferred:
             return False
 
@@ -240,9 +247,9 @@ class Db:
             found = await self._driver(begin=False)
             return found is not None and not found[1].is_in_transaction()
 
-        return await self._run(check, loose=True)
+        return await self._run(check, on_autocommit_connection=True)
 
-    async def write_alone(
+    async def write_autocommit(
         self, statement: Executable, params: dict[str, Any], *, stored: str
     ) -> list[Any] | None:
         """The unit's only write: ``statement`` (a ``WITH`` statement on the raw lane) with
@@ -251,29 +258,31 @@ class Db:
         transaction takes four (BEGIN, the statement, the deferred writes, COMMIT). Its rows
         as the statement's own, or None when its entry ``stored`` returned no row or a
         deferred write's ``refuse`` check failed: then nothing was written, and the deferred
-        writes are dropped. Only after :meth:`alone` answered True, and only for a unit
-        whose every write is in this statement: nothing after it joins it. The after-commit
-        callbacks still run at :meth:`commit`."""
+        writes are dropped. Only after :meth:`can_write_autocommit` answered True, and only for
+        a unit whose every write is in this statement: nothing after it joins it. The
+        after-commit callbacks still run at :meth:`commit`."""
         return await self._run(
-            lambda: self._write_alone(statement, params, stored),
+            lambda: self._write_autocommit(statement, params, stored),
             deferred_first=False,
-            loose=True,
+            on_autocommit_connection=True,
         )
 
-    async def _write_alone(
+    async def _write_autocommit(
         self, statement: Executable, params: dict[str, Any], stored: str
     ) -> list[Any] | None:
         queued, self._deferred = self._deferred, []
         found = await self._driver(begin=False)
         if found is None or found[1].is_in_transaction():
-            raise RuntimeError("write_alone: the unit has begun a transaction (see alone())")
+            raise RuntimeError(
+                "write_autocommit: the unit has begun a transaction (see can_write_autocommit())"
+            )
         connection, driver = found
         fold = deferred.folded(statement, params, queued, connection.dialect, stored)
         if fold is None:
-            raise RuntimeError("write_alone: a statement the raw lane cannot fold")
-        lane, merged = fold
+            raise RuntimeError("write_autocommit: a statement the raw lane cannot fold")
+        form, merged = fold
         try:
-            return await raw_lane.fetch(connection, driver, lane, merged)
+            return await raw_lane.fetch(connection, driver, form, merged)
         except DBAPIError as error:
             if isinstance(error.orig, raw_lane.NOT_WRITTEN):
                 return None
@@ -357,7 +366,7 @@ class Db:
 
     async def commit(self) -> None:
         async with self._lock:
-            await self._let_loose_go()
+            await self._release_autocommit_connection()
             if self._deferred:
                 await self._send_deferred()
             if self._session is not None:
@@ -374,7 +383,7 @@ class Db:
         self._after_commit.clear()
         self._deferred.clear()
         async with self._lock:
-            await self._let_loose_go()
+            await self._release_autocommit_connection()
             if self._session is not None:
                 await self._session.rollback()
 
@@ -382,7 +391,7 @@ class Db:
         self._after_commit.clear()
         self._deferred.clear()
         async with self._lock:
-            await self._let_loose_go()
+            await self._release_autocommit_connection()
             if self._session is not None:
                 await self._session.close()
                 self._session = None

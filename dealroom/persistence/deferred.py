@@ -1,8 +1,8 @@
 """Writes a unit of work sends later (``Db.defer``), and the raw lane's two ways of sending
 several in one statement on PostgreSQL: as a batch before the unit's next statement or at its
-commit (``raw_lane.batch``), or folded into a lone write's ``WITH`` (``raw_lane.folded``,
-``Db.write_alone``). Each write's parameters are renamed ``<index>:<name>`` in the one
-statement."""
+commit (``raw_lane.batch``), or folded into the ``WITH`` of a unit's only write, autocommitted
+(``raw_lane.folded``, ``Db.write_autocommit``). Each write's parameters are renamed
+``<index>:<name>`` in the one statement."""
 
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ class Deferred:
     refuse: Callable[[], BaseException] | None
 
 
-def _lanes(queued: Sequence[Deferred], dialect: Dialect) -> list[raw_lane.Compiled] | None:
-    """Each write's lane form, or None when any of them must go through SQLAlchemy."""
-    lanes: list[raw_lane.Compiled] = []
+def _compiled_all(queued: Sequence[Deferred], dialect: Dialect) -> list[raw_lane.Compiled] | None:
+    """Each write's raw lane form, or None when any of them must go through SQLAlchemy."""
+    forms: list[raw_lane.Compiled] = []
     for write in queued:
-        lane = raw_lane.compiled(write.statement, dialect)
-        if lane is None or not lane.takes(write.params):
+        form = raw_lane.compiled(write.statement, dialect)
+        if form is None or not form.takes(write.params):
             return None
-        lanes.append(lane)
-    return lanes
+        forms.append(form)
+    return forms
 
 
 def _checked(queued: Sequence[Deferred]) -> tuple[int, ...]:
@@ -49,11 +49,11 @@ def _numbered(queued: Sequence[Deferred]) -> dict[str, Any]:
 
 async def send_batched(connection: AsyncConnection, driver: Any, queued: list[Deferred]) -> bool:
     """Send ``queued`` as one statement on ``driver`` (the asyncpg connection under
-    ``connection``, in its transaction); False when the lane cannot (nothing sent then). A
+    ``connection``, in its transaction); False when the raw lane cannot (nothing sent then). A
     write whose ``refuse`` check found no row raises it."""
-    lanes = _lanes(queued, connection.dialect)
+    forms = _compiled_all(queued, connection.dialect)
     checked = _checked(queued)
-    batch = raw_lane.batch(lanes, checked) if lanes is not None else None
+    batch = raw_lane.batch(forms, checked) if forms is not None else None
     if batch is None:
         return False
     rows = await raw_lane.fetch(connection, driver, batch, _numbered(queued))
@@ -71,11 +71,11 @@ def folded(
     dialect: Dialect,
     stored: str,
 ) -> tuple[raw_lane.Compiled, dict[str, Any]] | None:
-    """``statement`` (a ``WITH`` on the lane) with ``queued`` folded into it, and the
-    parameters of them all; None when the lane cannot fold them."""
+    """``statement`` (a ``WITH`` on the raw lane) with ``queued`` folded into it, and the
+    parameters of them all; None when the raw lane cannot fold them."""
     lead = raw_lane.compiled(statement, dialect)
-    lanes = _lanes(queued, dialect)
-    if lead is None or not lead.takes(params) or lanes is None:
+    forms = _compiled_all(queued, dialect)
+    if lead is None or not lead.takes(params) or forms is None:
         return None
-    fold = raw_lane.folded(lead, lanes, _checked(queued), stored)
+    fold = raw_lane.folded(lead, forms, _checked(queued), stored)
     return None if fold is None else (fold, {**params, **_numbered(queued)})

@@ -327,13 +327,13 @@ class MessageRepository:
         (row,) = await self.db.rows(statement, _append_params(message, rules))
         return _appended(row, reading_memory)
 
-    async def append_alone(self, message: NewMessage, rules: AppendRules) -> Appended | None:
+    async def append_autocommit(self, message: NewMessage, rules: AppendRules) -> Appended | None:
         """:meth:`append_pg` as the unit's only write, with the unit's deferred writes
-        folded into its statement and committed with it (``Db.write_alone``): None when it
+        folded into its statement and committed with it (``Db.write_autocommit``): None when it
         stored nothing (a retry, the rate limit, a deferred write's refusal), and then
         nothing at all was written."""
         params = _append_params(message, rules)
-        found = await self.db.write_alone(_PG_APPEND, params, stored="m")
+        found = await self.db.write_autocommit(_PG_APPEND, params, stored="m")
         if found is None:
             return None
         (row,) = found

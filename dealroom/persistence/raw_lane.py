@@ -1,5 +1,6 @@
-"""PostgreSQL's raw lane: a Core statement run on the session's own asyncpg
-connection, inside the session's transaction, without SQLAlchemy's execution path. When the
+"""The raw lane: on PostgreSQL, a Core statement sent straight to the session's own asyncpg
+connection, inside the session's transaction, bypassing SQLAlchemy's execution path (the
+"lane" a statement takes instead of ``AsyncSession.execute``). When the
 statement is the transaction's first, BEGIN is sent first through SQLAlchemy's own asyncpg
 adapter (:func:`begin`), as SQLAlchemy sends it before its own first statement, so the
 adapter's commit and rollback end it.
@@ -13,7 +14,7 @@ against about 280 µs through ``AsyncSession.execute``.
 
 Only statements built once belong here (``run_statements``'s, and the module-level raw SQL
 of the pane log's append and the memory lease's grant and fenced release): the compiled form
-is kept for the statement object's life. A statement the lane cannot reproduce exactly
+is kept for the statement object's life. A statement the raw lane cannot reproduce exactly
 (expanding ``IN`` parameters, a column default or ``onupdate`` SQLAlchemy computes in Python,
 a result type whose processor needs the driver's type) is left to SQLAlchemy:
 :func:`compiled` answers None for it.
@@ -41,14 +42,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 Processor = Callable[[Any], Any]
 
 enabled = os.environ.get("DEALROOM_RAW_LANE", "1") != "0"
-"""Whether ``Db.rows`` may take the lane (``DEALROOM_RAW_LANE=0`` at start-up turns it off:
-an escape hatch should a SQLAlchemy or asyncpg release change what the lane relies on;
+"""Whether ``Db.rows`` may take the raw lane (``DEALROOM_RAW_LANE=0`` at start-up turns it off:
+an escape hatch should a SQLAlchemy or asyncpg release change what the raw lane relies on;
 ``bench/turns.py --lane-ab`` alternates it to compare the two in one process)."""
 
 
 @dataclass(slots=True)
 class Compiled:
-    """A statement as the lane runs it."""
+    """A statement compiled for the raw lane: its SQL, parameters and processors."""
 
     sql: str
     names: tuple[str, ...]
@@ -67,7 +68,7 @@ class Compiled:
     """The named tuple of the result's columns, made from the first result's names."""
 
     def takes(self, params: Mapping[str, Any]) -> bool:
-        """Whether the lane runs exactly what SQLAlchemy would with ``params``."""
+        """Whether the raw lane runs exactly what SQLAlchemy would with ``params``."""
         return not self.columns or all(
             name in self.names or name not in self.columns for name in params
         )
@@ -103,14 +104,14 @@ class Compiled:
 _cache: dict[tuple[int, int], tuple[Any, Dialect, Compiled | None]] = {}
 _cache_lock = threading.Lock()
 CACHE_LIMIT = 512
-"""Entries kept at most: the lane is for statements built once (a few dozen), and an entry
+"""Entries kept at most: the raw lane is for statements built once (a few dozen), and an entry
 keeps its statement alive, so a caller handing in a fresh statement per call would otherwise
 grow the cache without end. Past the limit the cache starts over (recompiling is correct,
 only slower)."""
 
 
 def compiled(statement: Any, dialect: Dialect) -> Compiled | None:
-    """The lane's form of ``statement`` for ``dialect`` (cached on the statement object),
+    """The raw lane's form of ``statement`` for ``dialect`` (cached on the statement object),
     or None when SQLAlchemy must run it."""
     key = (id(statement), id(dialect))
     found = _cache.get(key)
@@ -127,7 +128,7 @@ def compiled(statement: Any, dialect: Dialect) -> Compiled | None:
 
 def _compile(statement: Any, dialect: Dialect) -> Compiled | None:
     if any(isinstance(d.get("type"), type) for d in getattr(statement, "column_descriptions", ())):
-        return None  # a select of ORM entities: SQLAlchemy returns objects, the lane could not
+        return None  # a select of ORM entities: SQLAlchemy returns objects, the raw lane cannot
     form = statement.compile(dialect=dialect)
     if getattr(form, "insert_prefetch", None) or getattr(form, "update_prefetch", None):
         return None  # columns whose default SQLAlchemy computes in Python at execution
@@ -163,7 +164,7 @@ _batches: dict[tuple[int, ...], tuple[tuple[Compiled, ...], Compiled | None]] = 
 """Batches built, by their writes' ids and the positions checked."""
 
 
-def batch(lanes: Sequence[Compiled], checked: tuple[int, ...] = ()) -> Compiled | None:
+def batch(writes: Sequence[Compiled], checked: tuple[int, ...] = ()) -> Compiled | None:
     """Several writes as one statement, so the lot costs one round trip: every one but the
     last a data-modifying ``WITH`` entry, the last the statement itself; or, with
     ``checked`` (positions of writes whose ``RETURNING`` must give a row), every one an
@@ -174,15 +175,15 @@ def batch(lanes: Sequence[Compiled], checked: tuple[int, ...] = ()) -> Compiled 
     ``i`` is named ``"i:n"``. None when a write cannot be nested (one with its own
     ``WITH``, or a quoted literal the renumbering could misread) or a checked one returns
     nothing: the caller sends them one by one."""
-    key = (*(id(lane) for lane in lanes), -1, *checked)
+    key = (*(id(write) for write in writes), -1, *checked)
     found = _batches.get(key)
-    if found is not None and all(a is b for a, b in zip(found[0], lanes, strict=True)):
+    if found is not None and all(a is b for a, b in zip(found[0], writes, strict=True)):
         return found[1]
-    built = _batch(lanes, checked)
+    built = _batch(writes, checked)
     with _cache_lock:
         if len(_batches) >= CACHE_LIMIT:
             _batches.clear()
-        _batches[key] = (tuple(lanes), built)
+        _batches[key] = (tuple(writes), built)
     return built
 
 
@@ -197,9 +198,9 @@ class _Nested:
 
 
 def _nested(
-    lanes: Sequence[Compiled], checked: tuple[int, ...], after: Compiled | None = None
+    writes: Sequence[Compiled], checked: tuple[int, ...], after: Compiled | None = None
 ) -> _Nested | None:
-    """``lanes``' SQL with their parameters numbered after ``after``'s (if any), write ``i``'s
+    """``writes``' SQL with their parameters numbered after ``after``'s (if any), write ``i``'s
     parameter ``n`` named ``"i:n"``; None when one cannot be nested (not a plain
     ``INSERT``/``UPDATE``/``DELETE``, a quoted literal the renumbering could misread, or a
     checked one without ``RETURNING``)."""
@@ -209,20 +210,20 @@ def _nested(
         dict(after.defaults) if after else {},
         list(after.binders) if after else [],
     )
-    for index, lane in enumerate(lanes):
-        if not _DML.match(lane.sql) or "'" in lane.sql or "$$" in lane.sql:
+    for index, write in enumerate(writes):
+        if not _DML.match(write.sql) or "'" in write.sql or "$$" in write.sql:
             return None
-        if index in checked and not _RETURNING.search(lane.sql):
+        if index in checked and not _RETURNING.search(write.sql):
             return None
-        nested.parts.append(_renumbered(lane.sql, len(nested.names)))
-        nested.names.extend(f"{index}:{name}" for name in lane.names)
-        nested.defaults.update({f"{index}:{name}": v for name, v in lane.defaults.items()})
-        nested.binders.extend(lane.binders)
+        nested.parts.append(_renumbered(write.sql, len(nested.names)))
+        nested.names.extend(f"{index}:{name}" for name in write.names)
+        nested.defaults.update({f"{index}:{name}": v for name, v in write.defaults.items()})
+        nested.binders.extend(write.binders)
     return nested
 
 
-def _batch(lanes: Sequence[Compiled], checked: tuple[int, ...]) -> Compiled | None:
-    nested = _nested(lanes, checked)
+def _batch(writes: Sequence[Compiled], checked: tuple[int, ...]) -> Compiled | None:
+    nested = _nested(writes, checked)
     if nested is None:
         return None
     parts = nested.parts
@@ -249,10 +250,10 @@ def folded(
     were, each with one more column, ``written``, that fails the whole statement unless the
     lead's entry ``stored`` and each checked write returned a row: one over the product of
     their row counts, a division by zero otherwise (``NOT_WRITTEN``). A single statement is
-    atomic, so a refusal anywhere in it writes nothing. For ``Db.write_alone``: the writes
+    atomic, so a refusal anywhere in it writes nothing. For ``Db.write_autocommit``: the writes
     as :func:`batch` requires them, independent of each other and of the lead's writes.
     None when the lead has no ``WITH`` or a write cannot be nested."""
-    key = (id(lead), *(id(lane) for lane in writes), -1, *checked, stored)
+    key = (id(lead), *(id(write) for write in writes), -1, *checked, stored)
     found = _folds.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], (lead, *writes), strict=True)):
         return found[1]
@@ -338,40 +339,44 @@ async def begin(connection: AsyncConnection, adapter: Any) -> None:
 async def fetch(
     connection: AsyncConnection,
     driver: asyncpg.Connection,
-    lane: Compiled,
+    statement: Compiled,
     params: Mapping[str, Any],
 ) -> list[Any]:
-    """Run ``lane`` with ``params`` on ``driver``, the asyncpg connection under
+    """Run ``statement`` with ``params`` on ``driver``, the asyncpg connection under
     ``connection`` (inside its transaction). The engine's ``before_cursor_execute`` and
     ``after_cursor_execute`` listeners hear the statement as through SQLAlchemy, with the
-    connection but without a cursor or execution context (``cursor is None`` tells a lane
+    connection but without a cursor or execution context (``cursor is None`` tells a raw lane
     statement). A connection the driver lost or left mid-operation is invalidated before the
     error is raised, as SQLAlchemy does, so the unit's rollback does not fail on it."""
-    values = lane.parameters(params)
+    values = statement.parameters(params)
     sync = connection.sync_connection
     dispatch = sync.engine.dispatch if sync is not None else None
     if dispatch is not None:
         for listener in dispatch.before_cursor_execute:
-            listener(sync, None, lane.sql, values, None, False)
+            listener(sync, None, statement.sql, values, None, False)
     try:
-        records = await driver.fetch(lane.sql, *values)
+        records = await driver.fetch(statement.sql, *values)
     except asyncpg.exceptions.IntegrityConstraintViolationError as error:
-        raise exc.IntegrityError(lane.sql, values, error) from error
+        raise exc.IntegrityError(statement.sql, values, error) from error
     except asyncpg.exceptions.PostgresConnectionError as error:
         await connection.invalidate(error)
-        raise exc.OperationalError(lane.sql, values, error, connection_invalidated=True) from error
+        raise exc.OperationalError(
+            statement.sql, values, error, connection_invalidated=True
+        ) from error
     except asyncpg.exceptions.PostgresError as error:  # the server refused the statement
-        raise exc.DBAPIError(lane.sql, values, error) from error
+        raise exc.DBAPIError(statement.sql, values, error) from error
     except Exception as error:
         # The driver or its connection failed (closed, or left mid-operation): nothing more
         # can be trusted on it, so it is let go, as SQLAlchemy does with a disconnect, and
         # the unit's rollback does not fail on it.
         await connection.invalidate(error)
-        raise exc.OperationalError(lane.sql, values, error, connection_invalidated=True) from error
+        raise exc.OperationalError(
+            statement.sql, values, error, connection_invalidated=True
+        ) from error
     if dispatch is not None:
         for listener in dispatch.after_cursor_execute:
-            listener(sync, None, lane.sql, values, None, False)
-    return lane.rows(records)
+            listener(sync, None, statement.sql, values, None, False)
+    return statement.rows(records)
 
 
 __all__ = ["NOT_WRITTEN", "Compiled", "batch", "begin", "compiled", "fetch", "folded"]

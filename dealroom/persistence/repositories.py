@@ -116,10 +116,12 @@ class SessionRepository:
 
     async def account_for_live_token(self, token_hash: str, now: datetime) -> Account | None:
         """The account of a live (unexpired, unrevoked) session, in one statement built once
-        and read alone: it begins no transaction and loads no entity into the session, so a
-        signed-in post can still write alone (``Db.write_alone``) as a guest's does. The
+        and read without beginning a transaction, loading no entity into the session, so a
+        signed-in post can still be autocommitted (``Db.write_autocommit``) as a guest's is. The
         account comes back detached: read it, never write through it."""
-        rows = await self.db.rows(_LIVE_SESSION, {"token_hash": token_hash, "now": now}, alone=True)
+        rows = await self.db.rows(
+            _LIVE_SESSION, {"token_hash": token_hash, "now": now}, begin=False
+        )
         if not rows:
             return None
         row = rows[0]
@@ -243,9 +245,9 @@ class RoomRepository:
         params: dict[str, object] = {"room_id": room_id}
         if count is not None:
             params.update(cap=count.cap, since=count.since)
-        # Read on its own when the unit has begun nothing: the post may then write alone.
+        # No BEGIN when the unit has begun nothing: the post may then be autocommitted.
         statement = _FOR_WRITER if count is None else _FOR_GUEST_WRITER
-        rows = await self.db.rows(statement, params, alone=True)
+        rows = await self.db.rows(statement, params, begin=False)
         if not rows:
             return None
         room = WriterRoom(rows[0].room_id, rows[0].mode)

@@ -63,7 +63,7 @@ async def post_message(info: Info, input: PostMessageInput) -> Message:
             announce=ctx.app.runner.signal,
             guest_cap=ctx.app.settings.guest_message_cap,
             counted=lambda db, now: abuse.count_post(db, ctx.app.settings, identity, now),
-            alone=True,
+            sole_write=True,
         )
     metrics.POSTS.labels("participant").inc()
     # The author reads its own message from the pane it wrote into.

@@ -22,12 +22,12 @@ POST_MESSAGE_BUDGET = {"postgresql": 2, "sqlite": 6}
 which also counts the guest key's posts (the guest cap). Then:
 
 * on PostgreSQL, one statement that commits on its own, with no transaction around the post
-  (``Db.write_alone``): the pane log's append (the sequence bump, the pane's tail under the room's
-  lock, the insert with the idempotency check in ``ON CONFLICT``), with the two runs' INSERT, the
-  room's watch re-armed and the cross-room throttle's capped upsert (with its key's older windows
-  removed) folded into its ``WITH``. A post that stores nothing there (a retry, a refusal) writes
-  nothing and goes the transaction path: the read, the append, and the rest as one statement at the
-  commit (``Db.defer``);
+  (``Db.write_autocommit``): the pane log's append (the sequence bump, the pane's tail under the
+  room's lock, the insert with the idempotency check in ``ON CONFLICT``), with the two runs'
+  INSERT, the room's watch re-armed and the cross-room throttle's capped upsert (with its key's
+  older windows removed) folded into its ``WITH``. A post that stores nothing there (a retry, a
+  refusal) writes nothing and goes the transaction path: the read, the append, and the rest as one
+  statement at the commit (``Db.defer``);
 * on SQLite, the bump and the insert, the runs' INSERT, the watch's upsert and the throttle's
   upsert.
 

@@ -40,7 +40,7 @@ from tests.support.turns import ledger_row
 
 def statements(engine: AsyncEngine) -> AbstractContextManager[list[tuple[str, bool]]]:
     """Each statement heard, with whether it came by the raw lane; BEGIN left out."""
-    return heard(engine, lambda statement, by_lane: (statement, by_lane))
+    return heard(engine, lambda statement, by_raw_lane: (statement, by_raw_lane))
 
 
 async def _room(engine: AsyncEngine, clock: ManualClock, handle: str) -> uuid.UUID:
@@ -92,8 +92,8 @@ async def test_deferred_writes_go_as_one_statement_at_the_commit(
         assert len(seen) == 1  # nothing sent yet
         await pg_db.commit()
     assert len(seen) == 2, seen
-    batch, by_lane = seen[1]
-    assert by_lane
+    batch, by_raw_lane = seen[1]
+    assert by_raw_lane
     assert batch.startswith("WITH w0 AS (INSERT INTO room_watches")
     assert await _stored(pg_engine, room_id) == _one_more_each(before)
 
@@ -169,7 +169,7 @@ async def test_a_few_rows_of_one_kind_go_as_one_insert_on_the_lane(
         await pg_db.insert(runs[2:], later=True)
         WatchRepository(pg_db).arm_later(room_id, clock.now())
         await pg_db.commit()
-    assert [by_lane for _, by_lane in seen] == [False, True, True]
+    assert [by_raw_lane for _, by_raw_lane in seen] == [False, True, True]
     assert seen[1][0].startswith("INSERT INTO agent_runs")
     assert seen[1][0].count("), (") == 1
     assert seen[2][0].startswith("WITH w0 AS (INSERT INTO agent_runs")

@@ -50,7 +50,7 @@ T = TypeVar("T")
 def lanes(engine: AsyncEngine) -> AbstractContextManager[list[bool]]:
     """For each statement the engine's listeners hear: True when it came by the raw lane
     (no cursor), False through SQLAlchemy. BEGIN is left out."""
-    return heard(engine, lambda _statement, by_lane: by_lane)
+    return heard(engine, lambda _statement, by_raw_lane: by_raw_lane)
 
 
 @contextmanager
@@ -191,18 +191,18 @@ async def test_the_lane_reads_back_what_sqlalchemy_reads(
     await pg_db.rows(q.write_memory(), _write(room_id, clock))  # a non-empty memory
     await pg_db.commit()
     params = {"run_id": run_id, "now": clock.now(), "until": clock.now() + timedelta(seconds=15)}
-    by_lane, by_sqlalchemy, seen = await _both_ways(
+    by_raw_lane, by_sqlalchemy, seen = await _both_ways(
         pg_engine, lambda db: db.rows(claims.claim_by_id(), params)
     )
     assert seen == [False, True, False, False]  # SELECT 1, claim; SELECT 1, claim
-    assert len(by_lane) == len(by_sqlalchemy) == 1
-    lane_row, sqlalchemy_row = by_lane[0], by_sqlalchemy[0]
-    assert lane_row._fields == tuple(sqlalchemy_row._fields)
-    assert tuple(lane_row) == tuple(sqlalchemy_row)
-    assert [type(v) for v in lane_row] == [type(v) for v in sqlalchemy_row]
-    assert lane_row.id == run_id
-    assert lane_row.room_memory == {"note": "kept?"}
-    assert lane_row.lease_until.utcoffset() == timedelta(0)
+    assert len(by_raw_lane) == len(by_sqlalchemy) == 1
+    raw_lane_row, sqlalchemy_row = by_raw_lane[0], by_sqlalchemy[0]
+    assert raw_lane_row._fields == tuple(sqlalchemy_row._fields)
+    assert tuple(raw_lane_row) == tuple(sqlalchemy_row)
+    assert [type(v) for v in raw_lane_row] == [type(v) for v in sqlalchemy_row]
+    assert raw_lane_row.id == run_id
+    assert raw_lane_row.room_memory == {"note": "kept?"}
+    assert raw_lane_row.lease_until.utcoffset() == timedelta(0)
 
 
 async def test_a_constraint_broken_on_the_lane_is_sqlalchemys_integrity_error(
@@ -494,15 +494,17 @@ async def test_the_pane_logs_append_goes_by_the_lane_and_stores_what_sqlalchemy_
         )
         return appended, tuple(stored.one())
 
-    (by_lane, stored_by_lane), (by_sqlalchemy, stored_by_sqlalchemy), seen = await _both_ways(
-        pg_engine, append
-    )
+    (
+        (by_raw_lane, stored_by_raw_lane),
+        (by_sqlalchemy, stored_by_sqlalchemy),
+        seen,
+    ) = await _both_ways(pg_engine, append)
     assert seen == [False, True, False, False, False, False]  # SELECT 1, append, read; x2
-    assert by_lane == by_sqlalchemy
-    assert by_lane.memory == {"note": "kept?"}
-    assert by_lane.session_no == 1
-    assert stored_by_lane == stored_by_sqlalchemy
-    assert stored_by_lane[3] == message.created_at
+    assert by_raw_lane == by_sqlalchemy
+    assert by_raw_lane.memory == {"note": "kept?"}
+    assert by_raw_lane.session_no == 1
+    assert stored_by_raw_lane == stored_by_sqlalchemy
+    assert stored_by_raw_lane[3] == message.created_at
 
 
 async def test_the_memory_leases_grant_and_release_go_by_the_lane_reading_what_sqlalchemy_reads(
@@ -520,10 +522,10 @@ async def test_the_memory_leases_grant_and_release_go_by_the_lane_reading_what_s
         assert granted is not None
         return granted, await leases.release_locking(room_id, granted.token, now)
 
-    by_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, lease)
+    by_raw_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, lease)
     assert seen == [False, True, True, False, False, False]  # SELECT 1, grant, release; x2
-    assert by_lane == by_sqlalchemy
-    granted, locked = by_lane
+    assert by_raw_lane == by_sqlalchemy
+    granted, locked = by_raw_lane
     assert granted.room.memory == {"note": "kept?"}
     assert locked is not None
     assert locked.memory == {"note": "kept?"}
@@ -546,15 +548,15 @@ async def test_a_turns_pane_read_goes_by_the_lane_reading_what_sqlalchemy_reads(
     async def read(db: Db) -> pane_read.PaneRead:
         return await pane_read.read(db, room_id, pane, dispatch_cap=8, services=True)
 
-    by_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, read)
+    by_raw_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, read)
     assert seen == [False, True, False, False]  # SELECT 1, the read; x2
-    assert by_lane == by_sqlalchemy
-    assert [p.key for p in by_lane.participants] == ["host", "visitor"]
-    assert [values[4] for values in by_lane.session] == ["Two posts in March?"]
-    host = by_lane.participants[0]
+    assert by_raw_lane == by_sqlalchemy
+    assert [p.key for p in by_raw_lane.participants] == ["host", "visitor"]
+    assert [values[4] for values in by_raw_lane.session] == ["Two posts in March?"]
+    host = by_raw_lane.participants[0]
     assert host.account_id is not None
-    assert by_lane.accounts[host.account_id].handle == "lanepane"
-    assert by_lane.services == []
+    assert by_raw_lane.accounts[host.account_id].handle == "lanepane"
+    assert by_raw_lane.services == []
 
 
 async def test_a_posts_room_read_and_throttle_go_by_the_lane_reading_what_sqlalchemy_reads(
@@ -570,12 +572,12 @@ async def test_a_posts_room_read_and_throttle_go_by_the_lane_reading_what_sqlalc
         hits = await ThrottleRepository(db).increment("lanewriter:ip", clock.now(), clock.now())
         return found, hits
 
-    by_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, post_reads)
+    by_raw_lane, by_sqlalchemy, seen = await _both_ways(pg_engine, post_reads)
     # SELECT 1, the room, the upsert and (a window's first hit) the prune of older windows;
     # then the same through SQLAlchemy
     assert seen == [False, True, True, False, False, False, False, False]
-    assert by_lane == by_sqlalchemy
-    found, hits = by_lane
+    assert by_raw_lane == by_sqlalchemy
+    found, hits = by_raw_lane
     assert found is not None
     assert hits == 1
     assert found.room.mode == opened.room.mode

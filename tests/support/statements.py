@@ -15,7 +15,7 @@ T = TypeVar("T")
 
 @contextmanager
 def heard(engine: AsyncEngine, keep: Callable[[str, bool], T]) -> Iterator[list[T]]:
-    """``keep(statement, by_lane)`` of each statement heard while inside; BEGIN left out."""
+    """``keep(statement, by_raw_lane)`` of each statement heard while inside; BEGIN left out."""
     seen: list[T] = []
 
     def record(conn: Any, cursor: Any, statement: str, *_args: Any) -> None:

@@ -39,8 +39,8 @@ def sign_in_failures(settings: Settings) -> Backoff:
 async def count_post(db: Db, settings: Settings, identity: Identity, now: datetime) -> None:
     """Last in postMessage's unit, for a post stored (a retry is not counted): RATE_LIMITED past
     the cross-room limit, which rolls the post back. On PostgreSQL counted at the commit, in one
-    statement with the post's runs and its room's watch, and on a post that writes alone in its
-    append's statement (``Db.write_alone``)."""
+    statement with the post's runs and its room's watch, and on an autocommitted post in its
+    append's statement (``Db.write_autocommit``)."""
     viewer = identity.viewer
     subject = f"a:{viewer.account_id}" if viewer.account_id else f"g:{viewer.guest_key_hash}"
     limit = posts_across_rooms(settings)

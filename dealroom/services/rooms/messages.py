@@ -81,15 +81,15 @@ async def post_message(
     announce: RunSignal | None = None,
     guest_cap: int | None = None,
     counted: Callable[[Db, datetime], Awaitable[None]] | None = None,
-    alone: bool = False,
+    sole_write: bool = False,
 ) -> MessageView:
     """Store a participant's message in its own pane and publish it after commit.
 
     Idempotent on ``client_message_id`` per pane: a retry returns the original and stores
     nothing new. The mutation never waits for a model (ARCHITECTURE "The turn", step 1).
     ``counted``: the caller's count of the post (``abuse.count_post``), last in the unit (its
-    refusal rolls the post back). ``alone``: the post is its unit's only write, so on
-    PostgreSQL it may be one statement committed on its own (``pane_log.append_alone``)."""
+    refusal rolls the post back). ``sole_write``: the post is its unit's only write, so on
+    PostgreSQL it may be one statement committed on its own (``pane_log.append_autocommit``)."""
     # RD1: a card number typed into chat is removed before anything stores it (agents never
     # collect cards; payment is made in the offer). RD3: so is an API key (K3).
     body = redact_secrets(validation.message_body(body))
@@ -115,8 +115,8 @@ async def post_message(
             )
         except DomainError as error:
             refused = error
-    if alone and refused is None and not gate_runs and await db.alone():
-        stored = await _post_alone(
+    if sole_write and refused is None and not gate_runs and await db.can_write_autocommit():
+        stored = await _post_autocommit(
             db,
             room.room.id,
             participant,
@@ -155,13 +155,13 @@ async def post_message(
             )
         assert refused is not None
         raise refused
-    await _beside(db, room.room.id, participant.id, done.row.id, now, counted)
+    await _defer_post_writes(db, room.room.id, participant.id, done.row.id, now, counted)
     await db.insert(gate_runs, later=True)
     view = MessageView.from_row(done.row, key)
     return _published(db, broker, view, done.prev, gate_events, announce)
 
 
-async def _beside(
+async def _defer_post_writes(
     db: Db,
     room_id: uuid.UUID,
     participant_id: uuid.UUID,
@@ -169,18 +169,19 @@ async def _beside(
     now: datetime,
     counted: Callable[[Db, datetime], Awaitable[None]] | None,
 ) -> None:
-    """What a stored post writes beside its message, all deferred (``Db.defer``): on
-    PostgreSQL one statement at the commit, or folded into the append when the post writes
-    alone. The turn is queued with the message: a crash after commit loses neither, and the
-    mutation never waits for it (first_spoke_at is stamped by the pane log). QW1: the room
-    is not quiet. Last, the caller's count, whose refusal rolls the post back."""
+    """The writes that go with a stored post's message, all deferred (``Db.defer``): on
+    PostgreSQL one statement at the commit, or folded into the append when the post is
+    autocommitted (:func:`_post_autocommit`). The turn is queued with the message: a crash
+    after commit loses neither, and the mutation never waits for it (first_spoke_at is
+    stamped by the pane log). QW1: the room is not quiet. Last, the caller's count, whose
+    refusal rolls the post back."""
     await queue_for_message(db, room_id, participant_id, message_id, now)
     WatchRepository(db).arm_later(room_id, now)  # QW1: every post re-arms the room watch
     if counted is not None:
         await counted(db, now)
 
 
-async def _post_alone(
+async def _post_autocommit(
     db: Db,
     room_id: uuid.UUID,
     participant: Occupant,
@@ -191,9 +192,9 @@ async def _post_alone(
     now: datetime,
     limits: PostLimits,
     counted: Callable[[Db, datetime], Awaitable[None]] | None,
-) -> pane_log.StoredAlone | None:
+) -> pane_log.StoredAutocommit | None:
     """The post as one statement committed on its own: its runs, its room's watch and the
-    caller's count deferred first, then folded into the append (``pane_log.append_alone``).
+    caller's count deferred first, then folded into the append (``pane_log.append_autocommit``).
     None when it stored nothing; then nothing was written, and the post goes the usual way,
     which says why (a retry's original, the pane's or the cross-room rate limit)."""
     new = NewMessage(
@@ -206,8 +207,8 @@ async def _post_alone(
         client_message_id=client_message_id,
         created_at=now,
     )
-    await _beside(db, room_id, participant.id, new.id, now, counted)
-    return await pane_log.append_alone(
+    await _defer_post_writes(db, room_id, participant.id, new.id, now, counted)
+    return await pane_log.append_autocommit(
         db, new, per_minute=limits.per_minute, session_pause=limits.session_pause
     )
 

@@ -102,8 +102,8 @@ async def append(
 
 
 @dataclass(frozen=True, slots=True)
-class StoredAlone:
-    """A post :func:`append_alone` stored: what it was given, the event number and session the
+class StoredAutocommit:
+    """A post :func:`append_autocommit` stored: what it was given, the event number and session the
     statement decided, and the cursor of the pane's event before it. No ORM row: the post only
     reads these back, and building a ``Message`` entity (its instance state and an attribute event
     per column) would cost about 1 % of a server's CPU under ``bench/realtime.py``."""
@@ -114,19 +114,20 @@ class StoredAlone:
     prev: int
 
 
-async def append_alone(
+async def append_autocommit(
     db: Db, new: NewMessage, *, per_minute: int, session_pause: timedelta
-) -> StoredAlone | None:
+) -> StoredAutocommit | None:
     """:func:`append` of a participant's post as its unit's only write, with the unit's
-    deferred writes in the same statement, committed with it (PostgreSQL, after
-    ``db.alone()`` answered True: ``Db.write_alone``). None when it stored nothing, for any
-    reason (a retry, the rate limit, a deferred write's refusal): then nothing at all was
-    written, and the caller posts through :func:`append` to learn why."""
+    deferred writes in the same statement, committed with it, no transaction around it
+    (PostgreSQL, after ``db.can_write_autocommit()`` answered True: ``Db.write_autocommit``).
+    None when it stored nothing, for any reason (a retry, the rate limit, a deferred write's
+    refusal): then nothing at all was written, and the caller posts through :func:`append` to
+    learn why."""
     rules = _rules(new.created_at, SessionRule.SITTING, session_pause, per_minute, True)
-    done = await MessageRepository(db).append_alone(new, rules)
+    done = await MessageRepository(db).append_autocommit(new, rules)
     if done is None or done.session_no is None:
         return None
-    return StoredAlone(new, done.seq, done.session_no, done.prev)
+    return StoredAutocommit(new, done.seq, done.session_no, done.prev)
 
 
 def _rules(

@@ -1,7 +1,7 @@
-"""``Db.write_alone``: a post that is its unit's only write goes to PostgreSQL as one statement,
-its deferred writes (the runs, the room's watch, the cross-room count) folded into the pane log's
-append (``raw_lane.folded``), without BEGIN or COMMIT. The statement commits on its own; when it
-stores nothing, nothing in it is kept."""
+"""``Db.write_autocommit``: a post that is its unit's only write goes to PostgreSQL as one
+statement, its deferred writes (the runs, the room's watch, the cross-room count) folded into the
+pane log's append (``raw_lane.folded``), without BEGIN or COMMIT. The statement commits on its
+own; when it stores nothing, nothing in it is kept."""
 
 from __future__ import annotations
 
@@ -55,11 +55,11 @@ async def _stored(engine: AsyncEngine, pane: Participant) -> tuple[int, int, int
         await db.close()
 
 
-async def _post_alone(
+async def _post_autocommit(
     db: Db, pane: Participant, clock: ManualClock, client_id: str
-) -> pane_log.StoredAlone | None:
+) -> pane_log.StoredAutocommit | None:
     """What ``postMessage`` does on its one-statement path (``services/rooms/messages``)."""
-    assert await db.alone()
+    assert await db.can_write_autocommit()
     now = clock.now()
     new = NewMessage(
         id=uuid.uuid4(),
@@ -73,24 +73,26 @@ async def _post_alone(
     )
     await queue_for_message(db, pane.room_id, pane.id, new.id, now)
     watches.arm(db, pane.room_id, now)
-    await throttle.hit_at_commit(db, LIMIT, "g:alone", now, "too many")
-    return await pane_log.append_alone(db, new, per_minute=10, session_pause=timedelta(minutes=30))
+    await throttle.hit_at_commit(db, LIMIT, "g:autocommit", now, "too many")
+    return await pane_log.append_autocommit(
+        db, new, per_minute=10, session_pause=timedelta(minutes=30)
+    )
 
 
-async def test_a_post_alone_is_one_statement_committed_before_the_unit_commits(
+async def test_an_autocommitted_post_is_one_statement_committed_before_the_unit_commits(
     pg_engine: AsyncEngine, clock: ManualClock
 ) -> None:
-    pane = await guest_pane(pg_engine, clock, "alonepost")
+    pane = await guest_pane(pg_engine, clock, "autopost")
     seq, messages, runs, generation, counted = await _stored(pg_engine, pane)
     db = Db(create_sessionmaker(pg_engine))
     try:
-        with heard(pg_engine, lambda statement, by_lane: (statement, by_lane)) as seen:
-            stored = await _post_alone(db, pane, clock, "c1")
+        with heard(pg_engine, lambda statement, by_raw_lane: (statement, by_raw_lane)) as seen:
+            stored = await _post_autocommit(db, pane, clock, "c1")
         assert stored is not None
         assert stored.seq == seq + 1
         assert len(seen) == 1, seen
-        statement, by_lane = seen[0]
-        assert by_lane
+        statement, by_raw_lane = seen[0]
+        assert by_raw_lane
         assert statement.startswith("WITH s AS (")
         # Another connection sees it all while this unit has neither committed nor begun.
         assert await _stored(pg_engine, pane) == (
@@ -105,15 +107,15 @@ async def test_a_post_alone_is_one_statement_committed_before_the_unit_commits(
         await db.close()
 
 
-_ROOM_SEQ = select(Room.event_seq).where(Room.id.is_(None))  # built once, as the lane wants
+_ROOM_SEQ = select(Room.event_seq).where(Room.id.is_(None))  # built once, as the raw lane wants
 
 
-async def test_a_unit_that_reads_and_writes_alone_makes_no_session_and_one_checkout(
+async def test_a_unit_that_reads_and_autocommits_makes_no_session_and_one_checkout(
     pg_engine: AsyncEngine, clock: ManualClock
 ) -> None:
     """The room's read and the post run on one connection of the unit's own, outside any
-    ORM session (``Db._loose_driver``), and it goes back to the pool at the commit."""
-    pane = await guest_pane(pg_engine, clock, "aloneloose")
+    ORM session (``Db._autocommit_driver``), and it goes back to the pool at the commit."""
+    pane = await guest_pane(pg_engine, clock, "autoconn")
     sessions: list[object] = []
     checkouts: list[object] = []
 
@@ -129,8 +131,8 @@ async def test_a_unit_that_reads_and_writes_alone_makes_no_session_and_one_check
     event.listen(pool, "checkout", checked_out)
     db = Db(create_sessionmaker(pg_engine))
     try:
-        await db.rows(_ROOM_SEQ, {}, alone=True)
-        assert await _post_alone(db, pane, clock, "c1") is not None
+        await db.rows(_ROOM_SEQ, {}, begin=False)
+        assert await _post_autocommit(db, pane, clock, "c1") is not None
         assert pool.checkedout() == 1
         await db.commit()
         assert pool.checkedout() == 0
@@ -146,20 +148,20 @@ async def test_a_unit_that_reads_and_writes_alone_makes_no_session_and_one_check
     [(("c1",), "c1"), (("c1", "c2"), "c3")],
     ids=["a retry", "past the cross-room count"],
 )
-async def test_a_post_alone_that_stores_nothing_writes_nothing_not_even_its_sequence_number(
+async def test_an_autocommitted_post_that_stores_nothing_writes_nothing_not_even_its_seq_number(
     pg_engine: AsyncEngine, clock: ManualClock, posted: tuple[str, ...], refused: str
 ) -> None:
     """A retry of a stored post, or a post past ``LIMIT`` (two): the runs, the watch, the
     count and the room's sequence number all stay as they were."""
-    pane = await guest_pane(pg_engine, clock, "alonenothing")
+    pane = await guest_pane(pg_engine, clock, "autonothing")
     db = Db(create_sessionmaker(pg_engine))
     try:
         for client_id in posted:
-            assert await _post_alone(db, pane, clock, client_id) is not None
+            assert await _post_autocommit(db, pane, clock, client_id) is not None
             await db.commit()
         before = await _stored(pg_engine, pane)
 
-        assert await _post_alone(db, pane, clock, refused) is None
+        assert await _post_autocommit(db, pane, clock, refused) is None
 
         assert await _stored(pg_engine, pane) == before
         await db.commit()  # nothing deferred is left to send
@@ -168,18 +170,18 @@ async def test_a_post_alone_that_stores_nothing_writes_nothing_not_even_its_sequ
         await db.close()
 
 
-async def test_a_unit_that_has_begun_or_deferred_cannot_write_alone(
+async def test_a_unit_that_has_begun_or_deferred_cannot_write_autocommit(
     engine: AsyncEngine, clock: ManualClock
 ) -> None:
     """Nor can any unit on SQLite, whose writes always go in a transaction."""
-    pane = await guest_pane(engine, clock, "alonebegun")
+    pane = await guest_pane(engine, clock, "autobegun")
     db = Db(create_sessionmaker(engine))
     try:
-        assert await db.alone() is (engine.dialect.name == "postgresql")
+        assert await db.can_write_autocommit() is (engine.dialect.name == "postgresql")
         watches.arm(db, pane.room_id, clock.now())
-        assert not await db.alone()
+        assert not await db.can_write_autocommit()
         await db.rollback()
         await db.execute(text("SELECT 1"))
-        assert not await db.alone()
+        assert not await db.can_write_autocommit()
     finally:
         await db.close()
