@@ -1,6 +1,7 @@
 """The package's layers, read from its imports: dependencies flow one way
-(ARCHITECTURE "Layout"), no module imports itself back through another, and services and jobs
-build no SQL (every query lives in a repository)."""
+(ARCHITECTURE "Layout"), no module imports itself back through another, services and jobs
+build no SQL (every query lives in a repository), and ``schema/`` holds types and loaders: its
+fields call resolvers, never a service or a repository."""
 
 from __future__ import annotations
 
@@ -27,6 +28,34 @@ ALLOWED: dict[str, set[str]] = {
 }
 COMPOSITION = {"app", "cli", "worker", "webapp", "server", "supervisor"}
 """The composition root: it wires every layer together and nothing imports it back."""
+
+
+SCHEMA_MAY_IMPORT: dict[str, str] = {
+    "dealroom.persistence.models": "the rows the types are built from",
+    "dealroom.services.live.events": "MessageView and StageChangedEvent, which the types convert",
+    "dealroom.services.notify.kinds": "Kind and Mode, enums the schema exposes as they are",
+    "dealroom.services.ops.metrics": "the counters the schema's extensions count requests with",
+}
+"""What any ``schema/`` module may import at run time from ``services`` and ``persistence``:
+value types and counters, never a function that reads or writes (a resolver calls those)."""
+SCHEMA_WIRING: dict[str, frozenset[str]] = {
+    "dealroom.schema.context": frozenset(
+        {
+            "dealroom.persistence.db",
+            "dealroom.services.accounts.identity",
+            "dealroom.services.clock",
+            "dealroom.services.live.admission",
+            "dealroom.services.live.heartbeats",
+            "dealroom.services.live.rechecks",
+            "dealroom.services.offers.provider",
+            "dealroom.services.turns.runs",
+            "dealroom.services.unit_of_work",
+        }
+    ),
+}
+"""Beyond :data:`SCHEMA_MAY_IMPORT`: the request context, which holds the app's parts and
+resolves the caller. The loaders (``schema/loaders.py``) may read through any repository."""
+SCHEMA_LOADERS = "dealroom.schema.loaders"
 
 
 def _module_name(path: Path) -> str:
@@ -129,6 +158,23 @@ def _layer(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
+def _schema_reaches_in(graph: dict[str, frozenset[str]]) -> list[str]:
+    """The run-time imports of ``schema/`` modules into ``services`` or ``persistence`` beyond
+    :data:`SCHEMA_MAY_IMPORT` and :data:`SCHEMA_WIRING`."""
+    found = []
+    for source, targets in graph.items():
+        if _layer(source) != "schema":
+            continue
+        allowed = SCHEMA_MAY_IMPORT.keys() | SCHEMA_WIRING.get(source, frozenset())
+        for target in targets:
+            layer = _layer(target)
+            if source == SCHEMA_LOADERS and layer == "persistence":
+                continue
+            if layer in {"services", "persistence"} and target not in allowed:
+                found.append(f"{source} -> {target}")
+    return sorted(found)
+
+
 def _cycles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan's algorithm)."""
     index: dict[str, int] = {}
@@ -187,6 +233,35 @@ def test_the_graph_is_read_from_every_module() -> None:
 
 def test_dependencies_flow_one_way() -> None:
     assert _wrong_way(_graph()) == []
+
+
+def test_schema_calls_no_service_or_repository() -> None:
+    assert _schema_reaches_in(_graph()) == []
+
+
+def test_the_schema_allow_list_names_modules_that_exist() -> None:
+    modules = _modules()
+    named = SCHEMA_MAY_IMPORT.keys() | {m for wired in SCHEMA_WIRING.values() for m in wired}
+    assert sorted(m for m in named if m not in modules) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "flagged"),
+    [
+        ("dealroom.schema.room_types", "dealroom.services.offers.reads", True),
+        ("dealroom.schema.pane_types", "dealroom.persistence.links", True),
+        ("dealroom.schema.types", "dealroom.services.clock", True),
+        ("dealroom.schema.room_types", "dealroom.services.live.events", False),
+        ("dealroom.schema.room_types", "dealroom.persistence.models", False),
+        ("dealroom.schema.room_types", "dealroom.resolvers.room_fields", False),
+        ("dealroom.schema.context", "dealroom.services.clock", False),
+        ("dealroom.schema.loaders", "dealroom.persistence.offers", False),
+        ("dealroom.schema.loaders", "dealroom.services.offers.reads", True),
+        ("dealroom.resolvers.rooms", "dealroom.services.offers.reads", False),
+    ],
+)
+def test_a_schema_reach_into_services_is_found(source: str, target: str, flagged: bool) -> None:
+    assert bool(_schema_reaches_in({source: frozenset({target})})) is flagged
 
 
 def test_no_import_cycles() -> None:

@@ -17,13 +17,13 @@ from dealroom.schema.ops_room_view import (
     RoomMemoryChange,
     RoomMemoryChangeConnection,
     RoomMemoryWrite,
+    memory_history_connection,
 )
 from dealroom.schema.ops_rooms import (
     OpsAccount,
     OpsRoom,
     OpsRoomConnection,
     OpsRoomFilter,
-    memory_history_connection,
     room_connection,
 )
 from dealroom.schema.ops_types import (

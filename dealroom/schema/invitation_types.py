@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import strawberry
 
 from dealroom.schema.enums import Seat
-from dealroom.services.rooms.invitations import Issued
+
+if TYPE_CHECKING:
+    from dealroom.services.rooms.invitations import Issued
 
 
 @strawberry.type(

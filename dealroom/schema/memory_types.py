@@ -4,15 +4,18 @@ history (the kind of a system line, MEMORY_MERGED for a merge, is in ``schema/en
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.domain import durable
+from dealroom.domain.cursors import memory_change_cursor
 from dealroom.persistence import models
 from dealroom.schema.paging import DEPRECATED_FLAT, PageInfo, forward_page_info
-from dealroom.services.memory.durable import DurableView, history_cursor
+
+if TYPE_CHECKING:
+    from dealroom.services.memory.durable import DurableView
 
 
 @strawberry.type(description="One leaf of the durable document and when it last changed.")
@@ -87,7 +90,9 @@ class MemoryChangeEdge:
 
     @classmethod
     def from_row(cls, row: models.MemoryChange) -> MemoryChangeEdge:
-        return cls(cursor=history_cursor(row), node=MemoryChange.from_row(row))
+        return cls(
+            cursor=memory_change_cursor(row.created_at, row.id), node=MemoryChange.from_row(row)
+        )
 
 
 @strawberry.type(description="A page of durable-memory changes, newest first.")

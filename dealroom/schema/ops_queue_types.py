@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import strawberry
 
 from dealroom.domain.ops_queue import ItemKind, Level, item_key
 from dealroom.persistence import models
-from dealroom.persistence.ops_queue import QueueRow
 from dealroom.schema.paging import PageInfo
+
+if TYPE_CHECKING:
+    from dealroom.persistence.ops_queue import QueueRow
 
 strawberry.enum(
     ItemKind,

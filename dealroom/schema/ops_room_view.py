@@ -9,17 +9,21 @@ import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from enum import Enum
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
+from dealroom.domain.cursors import room_cursor
 from dealroom.domain.offer_stage import OfferRow, OfferStatus, Stage, derive_stage
 from dealroom.domain.seats import Seat
 from dealroom.persistence import models
 from dealroom.schema.pane_types import Message
 from dealroom.services.live.events import MessageView
-from dealroom.services.ops import room_view
+
+if TYPE_CHECKING:
+    from dealroom.services.ops.reads import Page
+    from dealroom.services.ops.room_view import TranscriptPage
 
 
 def _json(value: object) -> JSON:
@@ -36,7 +40,7 @@ class OpsTranscript:
     )
 
 
-def ops_transcript(seat: Seat, page: room_view.TranscriptPage) -> OpsTranscript:
+def ops_transcript(seat: Seat, page: TranscriptPage) -> OpsTranscript:
     """A page of one pane's lines as an operator reads them (operators' lines marked)."""
     return OpsTranscript(
         seat=seat.value,
@@ -197,6 +201,15 @@ class RoomMemoryChangeConnection:
     nodes: list[RoomMemoryChange] = strawberry.field(description="The changes.")
     has_next_page: bool = strawberry.field(description="More follow.")
     end_cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
+
+
+def memory_history_connection(page: Page[models.RoomMemoryChange]) -> RoomMemoryChangeConnection:
+    end = page.rows[-1] if page.rows else None
+    return RoomMemoryChangeConnection(
+        nodes=[RoomMemoryChange.from_row(c) for c in page.rows],
+        has_next_page=page.has_next,
+        end_cursor=room_cursor(end.created_at, end.id) if end else None,
+    )
 
 
 @strawberry.type(description="What a memory edit or revert wrote.")

@@ -5,53 +5,37 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
-from dealroom.domain.errors import bad_input
+from dealroom.domain.cursors import room_cursor
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import Seat, side_of
-from dealroom.persistence import models
-from dealroom.persistence.models import AgentRun
-from dealroom.resolvers import ops_queue
+from dealroom.domain.seats import Seat
+from dealroom.resolvers import ops_queue, ops_room, ops_transcripts
 from dealroom.schema.context import Info
 from dealroom.schema.link_types import OpsLink
 from dealroom.schema.ops_queue_types import OpsQueueHistory
 from dealroom.schema.ops_room_view import (
-    OpsDispatch,
     OpsDispatchConnection,
     OpsOffer,
-    OpsRoomRead,
     OpsRoomReadConnection,
     OpsTranscript,
-    RoomMemoryChange,
     RoomMemoryChangeConnection,
 )
 from dealroom.schema.ops_types import (
-    Flag,
     OpsFlagConnection,
-    OpsGoalEvent,
     OpsGoalEventConnection,
-    OpsRun,
     OpsRunConnection,
-    OpsVerdict,
     OpsVerdictConnection,
     PaneTakeover,
     Spend,
     SpendBy,
 )
-from dealroom.schema.pane_types import Message
-from dealroom.services.live.events import MessageView
-from dealroom.services.ops import reads as ops_reads
-from dealroom.services.ops import room_memory, room_view
-from dealroom.services.ops import spend as spend_reads
-from dealroom.services.ops.spend import SpendBy as SpendGrouping
 
-
-def _cap(info: Info, first: int) -> int:
-    return ops_reads.page_size(first, info.context.app.settings.max_page_size)
+if TYPE_CHECKING:
+    from dealroom.services.ops.reads import OpsRoomRow, Page
 
 
 First = Annotated[int, strawberry.argument(description="Page size, 1-100.")]
@@ -75,7 +59,7 @@ class OpsRoom:
     _id: strawberry.Private[uuid.UUID]
 
     @classmethod
-    def from_row(cls, row: ops_reads.OpsRoomRow) -> OpsRoom:
+    def from_row(cls, row: OpsRoomRow) -> OpsRoom:
         return cls(
             id=strawberry.ID(str(row.room.id)),
             title=row.room.title,
@@ -90,15 +74,6 @@ class OpsRoom:
             _id=row.room.id,
         )
 
-    async def _runs(
-        self, info: Info, first: int, after: str | None, agent: str | None
-    ) -> tuple[ops_reads.Page[ops_reads.RunRow], AgentRun | None]:
-        identity = await info.context.identity()
-        page = await ops_reads.runs(
-            info.context.db, identity, self._id, first=_cap(info, first), after=after, agent=agent
-        )
-        return page, page.rows[-1].run if page.rows else None
-
     @strawberry.field(description="Every agent run, newest first (optionally one agent's).")
     async def runs(
         self,
@@ -109,27 +84,13 @@ class OpsRoom:
             str | None, strawberry.argument(description="Only this agent's runs.")
         ] = None,
     ) -> OpsRunConnection:
-        page, end = await self._runs(info, first, after, agent)
-        return OpsRunConnection(
-            nodes=[OpsRun.from_row(r) for r in page.rows],
-            has_next_page=page.has_next,
-            end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
-        )
+        return await ops_room.runs(info, self._id, first, after, agent)
 
     @strawberry.field(description="Goal status flips, newest first.")
     async def goal_events(
         self, info: Info, first: First = 20, after: After = None
     ) -> OpsGoalEventConnection:
-        identity = await info.context.identity()
-        page = await ops_reads.goal_events(
-            info.context.db, identity, self._id, first=_cap(info, first), after=after
-        )
-        end = page.rows[-1] if page.rows else None
-        return OpsGoalEventConnection(
-            nodes=[OpsGoalEvent.from_row(r) for r in page.rows],
-            has_next_page=page.has_next,
-            end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
-        )
+        return await ops_room.goal_events(info, self._id, first, after)
 
     @strawberry.field(
         description="Each run's verdict, newest first (optionally one agent's): a Guard "
@@ -144,68 +105,28 @@ class OpsRoom:
             str | None, strawberry.argument(description="Only this agent's verdicts.")
         ] = None,
     ) -> OpsVerdictConnection:
-        page, end = await self._runs(info, first, after, agent)
-        return OpsVerdictConnection(
-            nodes=[
-                OpsVerdict(
-                    run_id=strawberry.ID(str(r.run.id)),
-                    agent=r.run.agent,
-                    pane=r.pane,
-                    verdict=ops_reads.verdict_of(r.run, r.guard),
-                    detail=ops_reads.verdict_detail(r.run, r.guard),
-                    at=r.run.finished_at or r.run.created_at,
-                )
-                for r in page.rows
-            ],
-            has_next_page=page.has_next,
-            end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
-        )
+        return await ops_room.verdicts(info, self._id, first, after, agent)
 
     @strawberry.field(description="Frustration flags, newest first.")
     async def flags(self, info: Info, first: First = 20, after: After = None) -> OpsFlagConnection:
-        identity = await info.context.identity()
-        page = await ops_reads.flags(
-            info.context.db, identity, self._id, first=_cap(info, first), after=after
-        )
-        end = page.rows[-1] if page.rows else None
-        return OpsFlagConnection(
-            nodes=[
-                Flag(
-                    id=strawberry.ID(str(f.id)),
-                    level=f.level,
-                    evidence=f.evidence,
-                    created_at=f.created_at,
-                )
-                for f in page.rows
-            ],
-            has_next_page=page.has_next,
-            end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
-        )
+        return await ops_room.flags(info, self._id, first, after)
 
     @strawberry.field(description="Spend grouped by agent, model or UTC day.")
     async def spend(
         self, info: Info, by: Annotated[SpendBy, strawberry.argument(description="Grouping.")]
     ) -> list[Spend]:
-        identity = await info.context.identity()
-        ops_reads.require_operator(identity)
-        rows = await spend_reads.spend(
-            info.context.db, by=SpendGrouping(by.value), room_id=self._id
-        )
-        return [Spend.from_spend(r, r.key) for r in rows]
+        return await ops_room.spend(info, by, room_id=self._id)
 
     @strawberry.field(description="Panes an operator has taken over.")
     async def takeovers(self, info: Info) -> list[PaneTakeover]:
-        identity = await info.context.identity()
-        rows = await ops_reads.takeovers(info.context.db, identity, self._id)
-        return [PaneTakeover.from_row(seat, row) for seat, row in rows]
+        return await ops_room.takeovers(info, self._id)
 
     @strawberry.field(
         description="Every pane's participant key, host first (host, host_2 …, visitor, "
         "visitor_2 …): what `transcript(key:)` reads."
     )
     async def pane_keys(self, info: Info) -> list[str]:
-        identity = await info.context.identity()
-        return await room_view.pane_keys(info.context.db, identity, self._id)
+        return await ops_room.pane_keys(info, self._id)
 
     @strawberry.field(description="One pane's transcript, newest first, paged by `before`.")
     async def transcript(
@@ -224,91 +145,46 @@ class OpsRoom:
             strawberry.argument(description="Whose pane, by participant key (`paneKeys`)."),
         ] = None,
     ) -> OpsTranscript:
-        identity = await info.context.identity()
-        if (seat is None) == (key is None):
-            raise bad_input("Give seat or key, not both.", "key")
-        pane = key if key is not None else Seat(str(seat)).value
-        page = await room_view.transcript(
-            info.context.db, identity, self._id, pane, first=_cap(info, first), before=before
-        )
-        side = side_of(pane) or Seat.VISITOR
-        return OpsTranscript(
-            seat=pane,
-            nodes=[
-                Message.from_view(MessageView.from_row(m, pane), side, operator_shown=True)
-                for m in page.rows
-            ],
-            has_next_page=page.has_next,
-            before=page.rows[-1].seq if page.rows else None,
-        )
+        return await ops_transcripts.room_transcript(info, self._id, seat, key, first, before)
 
     @strawberry.field(description="The whole room memory, every branch (never an agent's view).")
     async def memory(self, info: Info) -> JSON:
-        identity = await info.context.identity()
-        document, _ = await room_view.memory(info.context.db, identity, self._id)
+        document, _ = await ops_room.memory(info, self._id)
         return cast(JSON, document)  # an opaque NewType
 
     @strawberry.field(description="The room memory's version.")
     async def memory_version(self, info: Info) -> int:
-        identity = await info.context.identity()
-        _, version = await room_view.memory(info.context.db, identity, self._id)
+        _, version = await ops_room.memory(info, self._id)
         return version
 
     @strawberry.field(description="Room memory's changed leaves, newest first.")
     async def memory_history(
         self, info: Info, first: First = 20, after: After = None
     ) -> RoomMemoryChangeConnection:
-        identity = await info.context.identity()
-        ops_reads.require_operator(identity)
-        page = await room_memory.history(
-            info.context.db, identity, self._id, first=_cap(info, first), after=after
-        )
-        return memory_history_connection(page)
+        return await ops_room.memory_history(info, self._id, first, after)
 
     @strawberry.field(description="The dispatch record (what each pane sent), newest first.")
     async def dispatches(
         self, info: Info, first: First = 20, after: After = None
     ) -> OpsDispatchConnection:
-        identity = await info.context.identity()
-        page, seats = await room_view.dispatches(
-            info.context.db, identity, self._id, first=_cap(info, first), after=after
-        )
-        end = page.rows[-1] if page.rows else None
-        return OpsDispatchConnection(
-            nodes=[OpsDispatch.from_row(d, seats) for d in page.rows],
-            has_next_page=page.has_next,
-            end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
-        )
+        return await ops_room.dispatches(info, self._id, first, after)
 
     @strawberry.field(description="The room's offers, newest first, with their payments.")
     async def offers(self, info: Info, first: First = 10) -> list[OpsOffer]:
-        identity = await info.context.identity()
-        found = await room_view.offers(info.context.db, identity, self._id, first=_cap(info, first))
-        return [OpsOffer.from_row(offer, payments) for offer, payments in found]
+        return await ops_room.offers(info, self._id, first)
 
     @strawberry.field(
         description="Links pasted in the room's panes, newest read first: what each pane's "
         "agent could read of them and why not (never the pages' text)."
     )
     async def links(self, info: Info, first: First = 50) -> list[OpsLink]:
-        identity = await info.context.identity()
-        found = await room_view.links(info.context.db, identity, self._id, first=_cap(info, first))
-        return [OpsLink.from_row(row, seat) for row, seat in found]
+        return await ops_room.links(info, self._id, first)
 
     @strawberry.field(description="Operators' reads of this room (who, when, what), newest first.")
     async def reads(
         self, info: Info, first: First = 20, after: After = None
     ) -> OpsRoomReadConnection:
-        identity = await info.context.identity()
-        page = await room_view.reads(
-            info.context.db, identity, self._id, first=_cap(info, first), after=after
-        )
-        end = page.rows[-1] if page.rows else None
-        return OpsRoomReadConnection(
-            nodes=[OpsRoomRead.from_row(r) for r in page.rows],
-            has_next_page=page.has_next,
-            end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
-        )
+        return await ops_room.reads(info, self._id, first, after)
 
     @strawberry.field(
         description="Queue items operators resolved about this room, newest first: each "
@@ -318,17 +194,6 @@ class OpsRoom:
         self, info: Info, first: First = 20, after: After = None
     ) -> OpsQueueHistory:
         return await ops_queue.room_history(info, self._id, first, after)
-
-
-def memory_history_connection(
-    page: ops_reads.Page[models.RoomMemoryChange],
-) -> RoomMemoryChangeConnection:
-    end = page.rows[-1] if page.rows else None
-    return RoomMemoryChangeConnection(
-        nodes=[RoomMemoryChange.from_row(c) for c in page.rows],
-        has_next_page=page.has_next,
-        end_cursor=ops_reads.cursor_of(end.created_at, end.id) if end else None,
-    )
 
 
 @strawberry.type(description="A page of rooms, most recently active first.")
@@ -362,30 +227,18 @@ class OpsAccount:
     async def spend(
         self, info: Info, by: Annotated[SpendBy, strawberry.argument(description="Grouping.")]
     ) -> list[Spend]:
-        identity = await info.context.identity()
-        ops_reads.require_operator(identity)
-        rows = await spend_reads.spend(
-            info.context.db, by=SpendGrouping(by.value), account_id=self._id
-        )
-        return [Spend.from_spend(r, r.key) for r in rows]
+        return await ops_room.spend(info, by, account_id=self._id)
 
     @strawberry.field(description="The rooms it hosts, most recently active first.")
     async def rooms(self, info: Info, first: First = 20, after: After = None) -> OpsRoomConnection:
-        identity = await info.context.identity()
-        page = await ops_reads.ops_rooms(
-            info.context.db,
-            identity,
-            ops_reads.RoomFilter(host_handle=self.handle),
-            first=_cap(info, first),
-            after=after,
-        )
+        page = await ops_room.account_rooms(info, self.handle, first, after)
         return room_connection(page)
 
 
-def room_connection(page: ops_reads.Page[ops_reads.OpsRoomRow]) -> OpsRoomConnection:
+def room_connection(page: Page[OpsRoomRow]) -> OpsRoomConnection:
     end = page.rows[-1].room if page.rows else None
     return OpsRoomConnection(
         nodes=[OpsRoom.from_row(r) for r in page.rows],
         has_next_page=page.has_next,
-        end_cursor=ops_reads.cursor_of(end.last_activity_at, end.id) if end else None,
+        end_cursor=room_cursor(end.last_activity_at, end.id) if end else None,
     )

@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from decimal import Decimal
 from enum import Enum
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -15,11 +15,13 @@ from strawberry.scalars import JSON
 from dealroom.domain import money
 from dealroom.domain.seats import Seat
 from dealroom.persistence import models
+from dealroom.resolvers import ops_transcripts
 from dealroom.schema.context import Info
-from dealroom.schema.ops_room_view import OpsTranscript, ops_transcript
-from dealroom.services.ops import reads as ops_reads
-from dealroom.services.ops import room_view
-from dealroom.services.ops import spend as spend_reads
+from dealroom.schema.ops_room_view import OpsTranscript
+
+if TYPE_CHECKING:
+    from dealroom.services.ops.reads import RunRow
+    from dealroom.services.ops.spend import Spend as SpendRow
 
 # --- a room's operator view (roomOps) -----------------------------------------------------
 
@@ -105,7 +107,7 @@ class Spend:
         return money.display(price.quantize(step), "USD", await info.context.locale())
 
     @classmethod
-    def from_spend(cls, spend: spend_reads.Spend | None, key: str = "total") -> Spend:
+    def from_spend(cls, spend: SpendRow | None, key: str = "total") -> Spend:
         if spend is None:
             return cls(
                 key=key,
@@ -152,7 +154,7 @@ class OpsRun:
     usage: Spend = strawberry.field(description="Its model calls: tokens and price.")
 
     @classmethod
-    def from_row(cls, row: ops_reads.RunRow) -> OpsRun:
+    def from_row(cls, row: RunRow, verdict: str) -> OpsRun:
         run = row.run
         return cls(
             id=strawberry.ID(str(run.id)),
@@ -162,7 +164,7 @@ class OpsRun:
             attempts=run.attempts,
             no_op=run.no_op,
             error=run.error,
-            verdict=ops_reads.verdict_of(run, row.guard),
+            verdict=verdict,
             created_at=run.created_at,
             finished_at=run.finished_at,
             model_latency_ms=row.latency_ms,
@@ -263,21 +265,16 @@ class PaneTakeover:
             int | None, strawberry.argument(description="`before` of the previous page.")
         ] = None,
     ) -> OpsTranscript:
-        identity = await info.context.identity()
-        seat = Seat(self.seat)
-        size = ops_reads.page_size(first, info.context.app.settings.max_page_size)
-        page = await room_view.transcript(
-            info.context.db, identity, self._room_id, seat.value, first=size, before=before
+        return await ops_transcripts.pane_transcript(
+            info, self._room_id, Seat(self.seat), first, before
         )
-        return ops_transcript(seat, page)
 
     @strawberry.field(
         description="The plan the pane's agent wrote on its last turn (what it meant to do "
         "next), or null."
     )
     async def last_plan(self, info: Info) -> str | None:
-        identity = await info.context.identity()
-        return await room_view.last_plan(info.context.db, identity, self._room_id, Seat(self.seat))
+        return await ops_transcripts.last_plan(info, self._room_id, Seat(self.seat))
 
     @classmethod
     def from_row(cls, seat: str, row: models.PaneTakeover) -> PaneTakeover:

@@ -10,18 +10,16 @@ from typing import Annotated
 
 import strawberry
 
-from dealroom.domain.cursors import event_cursor, parse_event_cursor
+from dealroom.domain.cursors import event_cursor
 from dealroom.domain.durable import system_line_kind
-from dealroom.domain.errors import bad_input
 from dealroom.domain.seats import Seat, message_alignment
-from dealroom.persistence.links import LinkRepository
+from dealroom.resolvers import room_fields
 from dealroom.schema.context import Info
 from dealroom.schema.enums import Alignment, AuthorKind, SystemLineKind
 from dealroom.schema.link_types import MessageLink
 from dealroom.schema.offer_types import StageChanged
 from dealroom.schema.paging import PageInfo
 from dealroom.services.live.events import MessageView
-from dealroom.services.rooms import messages as message_service
 
 
 @strawberry.type(description="A message in a pane, projected for the reader.")
@@ -55,13 +53,7 @@ class Message:
     async def links(self, info: Info) -> list[MessageLink]:
         if not self._own or self.author_kind is not AuthorKind.PARTICIPANT:
             return []
-        message_id = uuid.UUID(str(self.id))
-        if info.context.is_websocket:
-            # A socket holds no request transaction: a short read of its own.
-            async with info.context.reading() as db:
-                rows = await LinkRepository(db).by_messages([message_id])
-        else:
-            rows = await info.context.loaders.links.load(message_id)
+        rows = await room_fields.message_links(info, uuid.UUID(str(self.id)))
         return [MessageLink.from_row(row) for row in rows]
 
     @classmethod
@@ -104,10 +96,6 @@ class MessageConnection:
     page_info: PageInfo = strawberry.field(description="Paging state.")
 
 
-def _optional_cursor(value: str | None) -> int | None:
-    return parse_event_cursor(value) if value is not None else None
-
-
 @strawberry.type(description="One participant's side of a room: its conversation with its agent.")
 class Pane:
     seat: Seat = strawberry.field(description="The side of the participant whose pane this is.")
@@ -133,20 +121,8 @@ class Pane:
         last: Annotated[int | None, strawberry.argument(description="Page backward.")] = None,
         before: Annotated[str | None, strawberry.argument(description="End before.")] = None,
     ) -> MessageConnection:
-        limit_cap = info.context.app.settings.max_page_size
-        for name, value in (("first", first), ("last", last)):
-            if value is not None and not 0 < value <= limit_cap:
-                raise bad_input(f"{name} must be between 1 and {limit_cap}.", name)
-        if first is not None and last is not None:
-            raise bad_input("Pass first or last, not both.", "last")
-        page = await message_service.page_messages(
-            info.context.db,
-            self._participant_id,
-            self.key,
-            first=first,
-            after=_optional_cursor(after),
-            last=last,
-            before=_optional_cursor(before),
+        page = await room_fields.pane_messages(
+            info, self._participant_id, self.key, first, after, last, before
         )
         edges = [
             MessageEdge(cursor=event_cursor(m.seq), node=Message.from_view(m, self._reader_seat))

@@ -10,6 +10,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.persistence import models
+from dealroom.resolvers import partner_fields
 from dealroom.schema.context import Info
 from dealroom.schema.paging import DEPRECATED_FLAT, PageInfo
 
@@ -126,9 +127,7 @@ class WebhookDelivery:
 
     @strawberry.field(description="Its HTTP attempts, oldest first.")
     async def attempt_log(self, info: Info) -> list[WebhookAttempt]:
-        from dealroom.services.partners import webhooks
-
-        rows = await webhooks.attempts_of(info.context.db, self._id)
+        rows = await partner_fields.webhook_attempts(info, self._id)
         return [WebhookAttempt.from_row(r) for r in rows]
 
     @classmethod

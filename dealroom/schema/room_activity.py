@@ -4,11 +4,14 @@ what it says; the client re-reads the room (``node``, ``room``, ``rooms``)."""
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import strawberry
 
 from dealroom.domain.cursors import event_cursor
-from dealroom.services.live.room_activity import Activity, ActivityKind
+
+if TYPE_CHECKING:
+    from dealroom.services.live.room_activity import Activity
 
 
 @strawberry.enum(description="What changed in the reader's room list.")
@@ -55,4 +58,4 @@ class RoomActivity:
         )
 
 
-__all__ = ["ActivityKind", "RoomActivity", "RoomActivityKind"]
+__all__ = ["RoomActivity", "RoomActivityKind"]

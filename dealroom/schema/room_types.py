@@ -15,7 +15,7 @@ import strawberry
 
 from dealroom.domain import access, pane_words
 from dealroom.domain import offers as rules
-from dealroom.domain.cursors import parse_room_cursor, room_cursor
+from dealroom.domain.cursors import room_cursor
 from dealroom.domain.errors import bad_input, forbidden
 from dealroom.domain.offer_stage import GLOSSES, Stage
 from dealroom.domain.seats import (
@@ -32,7 +32,7 @@ from dealroom.domain.seats import (
 )
 from dealroom.domain.terms import deliverable_label
 from dealroom.persistence import models
-from dealroom.persistence.offers import OfferRepository
+from dealroom.resolvers import room_fields
 from dealroom.schema.account_types import Account
 from dealroom.schema.context import Info
 from dealroom.schema.node import Node
@@ -47,12 +47,10 @@ from dealroom.schema.paging import DEPRECATED_FLAT, PageInfo, forward_page_info
 from dealroom.schema.pane_types import Message, Pane
 from dealroom.schema.service_types import OfferedService
 from dealroom.services.live.events import MessageView
-from dealroom.services.offers import payments as offer_payments
-from dealroom.services.offers import reads as offer_service
-from dealroom.services.rooms.service import RoomAccess, holders
 
 if TYPE_CHECKING:
     from dealroom.schema.ops_rooms import OpsRoom
+    from dealroom.services.rooms.service import RoomAccess
 
 
 @strawberry.type(description="A seat in a room, as the reader may see it.")
@@ -136,10 +134,7 @@ class Room(Node):
 
     async def _access(self, info: Info) -> RoomAccess:
         """The room as this reader sees it (the same projection the services use)."""
-        participants = await info.context.loaders.participants.load(self._row.id)
-        identity = await info.context.identity()
-        keys = access.keys_of(identity.viewer, holders(participants))
-        return RoomAccess(self._row, participants, keys)
+        return await room_fields.room_access(info, self._row)
 
     async def _names(self, info: Info, participants: list[models.Participant]) -> RoomNames:
         by_seat = {p.key: p for p in participants}
@@ -283,7 +278,7 @@ class Room(Node):
     )
     async def stage(self, info: Info) -> Stage:
         offer = await info.context.loaders.current_offer.load(self._row.id)
-        return offer_service.stage_of(offer)
+        return room_fields.offer_stage(offer)
 
     @strawberry.field(description="The room's current written offer, if any.")
     async def offer(self, info: Info) -> Offer | None:
@@ -304,13 +299,7 @@ class Room(Node):
             str | None, strawberry.argument(description="endCursor of the previous page.")
         ] = None,
     ) -> OfferConnection:
-        cap = info.context.app.settings.max_page_size
-        if not 0 < first <= cap:
-            raise bad_input(f"first must be between 1 and {cap}.", "first")
-        seat = (await self._access(info)).reader_seat
-        rows = await OfferRepository(info.context.db).page(
-            self._row.id, before=parse_room_cursor(after) if after else None, limit=first + 1
-        )
+        seat, rows = await room_fields.room_offers(info, self._row, first, after)
         edges = [
             OfferEdge(cursor=room_cursor(row.created_at, row.id), node=Offer.for_reader(row, seat))
             for row in rows[:first]
@@ -426,11 +415,11 @@ class Offer(Node):
 
     @strawberry.field(description="The stage, derived from the offer's status and approvals.")
     def stage(self) -> Stage:
-        return offer_service.stage_of(self._row)
+        return room_fields.offer_stage(self._row)
 
     @strawberry.field(description="What the stage means, in words.")
     def stage_gloss(self) -> str:
-        return GLOSSES[offer_service.stage_of(self._row)]
+        return GLOSSES[room_fields.offer_stage(self._row)]
 
     @strawberry.field(description="The terms.")
     def terms(self) -> OfferTerms:
@@ -441,19 +430,19 @@ class Offer(Node):
         "the offer holds no payable fee."
     )
     def payment(self) -> PaymentQuote | None:
-        quote = offer_payments.quote_for(self._row)
+        quote = room_fields.offer_quote(self._row)
         if quote is None:
             return None
         return PaymentQuote.from_quote(quote, not (self._row.terms or {}).get("dueSlicePercent"))
 
     @strawberry.field(description="Payments made against this offer, oldest first.")
     async def payments(self, info: Info) -> list[Payment]:
-        rows = await OfferRepository(info.context.db).payments(self._row.id)
+        rows = await room_fields.offer_payments(info, self._row.id)
         return [Payment.from_row(row) for row in rows]
 
     @strawberry.field(description="The newest agreement draft; null until one is drawn.")
     async def agreement(self, info: Info) -> Agreement | None:
-        row = await OfferRepository(info.context.db).latest_agreement(self._row.id)
+        row = await room_fields.latest_agreement(info, self._row.id)
         if row is None:
             return None
         return Agreement(
@@ -466,20 +455,19 @@ class Offer(Node):
 
     @strawberry.field(description="What the reader may do now, from its seat.")
     def viewer_actions(self) -> list[rules.Action]:
-        return rules.viewer_actions(offer_service.state_of(self._row), self._seat)
+        return room_fields.offer_actions(self._row, self._seat)
 
     @strawberry.field(
         description="The buttons the reader may press now, with the labels the card shows "
         "and the agents name them by (one source)."
     )
     def viewer_buttons(self) -> list[OfferButton]:
-        actions = rules.viewer_actions(offer_service.state_of(self._row), self._seat)
+        actions = room_fields.offer_actions(self._row, self._seat)
         return [OfferButton(action=a, label=pane_words.button(a)) for a in actions]
 
     @strawberry.field(description="The room the offer belongs to.")
     async def room(self, info: Info) -> Room:
-        row = await info.context.db.get(models.Room, self._row.room_id)
-        assert row is not None
+        row = await room_fields.offer_room(info, self._row.room_id)
         return Room.for_reader(row)
 
 

@@ -7,7 +7,7 @@ of a ``KEY_BLOCKED_TYPES`` type resolves for a key however it is reached."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLResolveInfo
 from strawberry.extensions import SchemaExtension
@@ -19,7 +19,9 @@ from dealroom.domain.scopes import (
     UNSEEN_WHEN_REFUSED,
     key_may_call,
 )
-from dealroom.services.accounts.identity import Identity
+
+if TYPE_CHECKING:
+    from dealroom.services.accounts.identity import Identity
 
 _FLAG = "_presents_api_key"
 

@@ -11,7 +11,7 @@ import strawberry
 
 from dealroom.domain.locale import reader_locale
 from dealroom.persistence import models
-from dealroom.persistence.repositories import AccountRepository, RoomRepository
+from dealroom.resolvers import account_fields
 from dealroom.resolvers import memory as memory_resolvers
 from dealroom.resolvers import services as service_resolvers
 from dealroom.schema.account_types import Account, AccountConnection, AccountEdge
@@ -57,8 +57,7 @@ class Me:
 
     @strawberry.field(description="The email the account signs in with.")
     async def email(self, info: Info) -> str | None:
-        credential = await AccountRepository(info.context.db).credential_for(self._account_id)
-        return credential.email if credential else None
+        return await account_fields.email(info, self._account_id)
 
     @strawberry.field(description="The account that holds the session (differs when acting).")
     async def signed_in_as(self, info: Info) -> Account:
@@ -68,7 +67,7 @@ class Me:
 
     @strawberry.field(description="The account's one home room, where it talks with its agent.")
     async def home_room(self, info: Info) -> Room | None:
-        row = await RoomRepository(info.context.db).home_room(self._account_id)
+        row = await account_fields.home_room(info, self._account_id)
         return Room.for_reader(row) if row else None
 
     @strawberry.field(
@@ -77,7 +76,7 @@ class Me:
         "removed in the next release.",
     )
     async def managed_accounts(self, info: Info) -> list[Account]:
-        rows = await AccountRepository(info.context.db).managed_by(self._signed_in_id)
+        rows = await account_fields.managed_accounts(info, self._signed_in_id)
         return [Account.from_row(row) for row in rows]
 
     @strawberry.field(

@@ -107,6 +107,7 @@ def _own(keys: frozenset[str], seat: Seat) -> str:
 
 
 def holders(participants: Sequence[Participant | WriterSeat]) -> list[access.SeatHolder]:
+    # A writer's row carries no ``shared``: a writer writes only its own pane (R6), never by R8.
     return [
         access.SeatHolder(p.key, p.account_id, p.guest_key_hash, bool(getattr(p, "shared", False)))
         for p in participants
