@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
+
 from dealroom.persistence.db import Db
+from dealroom.persistence.models import Notification
 from tests.conftest import Server
 from tests.e2e.test_invitations import ACCEPT, INVITE, token_of
 from tests.support.gate import room_offers
@@ -71,6 +74,10 @@ async def test_two_brand_side_people_negotiate_and_the_buyer_approves_one_offer(
     assert len(offers) == 1, (lee, host)
     assert offers[0].terms["fee"]["amount"].replace(",", "") == "8000.00"
     offer_id = str(offers[0].id)
+    # Both people on the buyer's side are told the written offer is ready (in-app and email).
+    told = await db.scalars(select(Notification.source).where(Notification.source.like("stage:%")))
+    await db.close()
+    assert {source.rsplit(":", 1)[1] for source in told} >= {"visitor", "visitor_2"}
     terms = (await offer_as(room.visitor, offer_id))["terms"]
     assert (terms["seller"]["handle"], terms["buyer"]["handle"]) == ("devraman", "acmebrand")
 

@@ -22,7 +22,7 @@ from decimal import Decimal
 from dealroom.domain.locale import reader_locale_of
 from dealroom.domain.money import display
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, side_of
 from dealroom.persistence.db import Db
 from dealroom.persistence.dispatches import DispatchLine
 from dealroom.persistence.models import Dispatch, Offer, OfferEvent
@@ -224,18 +224,31 @@ async def stage_recorded(
                 wait=approval_wait if kind == Kind.APPROVAL else None,
             )
         )
-    visitor = facts.seats.get(Seat.VISITOR.value)
-    if visitor_says is not None and visitor is not None and visitor != facts.host_account_id:
-        kind, text = visitor_says
+    if visitor_says is not None:
+        notes += _buyer_side_notes(facts, offer, change, stage, visitor_says)
+    written = await write(db, change.created_at, notes, facts, band_percent=band_percent)
+    return written.published
+
+
+def _buyer_side_notes(
+    facts: RoomFacts, offer: Offer, change: OfferEvent, stage: Stage, says: tuple[Kind, str]
+) -> list[Note]:
+    """Everyone on the buyer's side hears the stage change: the buying account and its
+    teammates (a demo room's visitor seat is its host's, who heard it as the host)."""
+    kind, text = says
+    notes: list[Note] = []
+    for key, account in facts.seats.items():
+        if side_of(key) is not Seat.VISITOR or account is None or account == facts.host_account_id:
+            continue
         price = ""
         if stage is Stage.WRITTEN_AWAITING_BRAND:
-            price = _price_line(offer, reader_locale_of(facts.locales.get(Seat.VISITOR.value)))
+            price = _price_line(offer, reader_locale_of(facts.locales.get(key)))
         notes.append(
             Note(
-                account_id=visitor,
+                account_id=account,
                 kind=kind,
                 audience=Audience.VISITOR,
-                source=f"stage:{change.id}:visitor",
+                source=f"stage:{change.id}:{key}",
                 title=f"{facts.host_name}: {text}",
                 body=f"In your conversation with {facts.host_name}: {text}{price}",
                 link=visitor_link(facts.host_handle, facts.room_id),
@@ -243,8 +256,7 @@ async def stage_recorded(
                 room_id=facts.room_id,
             )
         )
-    written = await write(db, change.created_at, notes, facts, band_percent=band_percent)
-    return written.published
+    return notes
 
 
 def _price_line(offer: Offer, locale: str) -> str:
