@@ -220,6 +220,9 @@ class PersonaInput(BaseModel):
     locale: str = DEFAULT_LOCALE
     """L3 (``domain/locale.py``): the locale of the pane's account, in which lines composed
     by code (the price told whole) write money."""
+    people: Mapping[str, str] = {}
+    """A host-side pane of a room with teammates: every other participant's name by key, so
+    the host's agent knows whose news it hears (a visitor-side pane learns no one's)."""
 
     @field_validator("trigger", mode="before")
     @classmethod
@@ -337,6 +340,8 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         context["links"] = [quote.model_dump(mode="json") for quote in inputs.links]
     if inputs.guest:
         context["guest"] = True
+    if inputs.people:
+        context["people"] = dict(inputs.people)
     if inputs.locale != DEFAULT_LOCALE:
         context["locale"] = inputs.locale
     trigger = inputs.trigger
@@ -372,6 +377,8 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
         [
             f"ROOM: {inputs.room_kind}. YOUR PANE: {inputs.pane}.",
             f"ACCOUNT FACTS ({inputs.represents.name}):\n{document(context['account_facts'])}",
+            # Only in a room with teammates: who each pane's person is (changes when one joins).
+            *([f"PEOPLE BY PANE:\n{document(context['people'])}"] if inputs.people else []),
             "CURRENT SESSION:\n"
             + transcript(inputs.session, participant=inputs.speaking_with.name, agent="you"),
             f"MEMORY (what you may know):\n{document(context['memory'])}",

@@ -30,7 +30,15 @@ from dealroom.domain import (
 )
 from dealroom.domain import memory as memdoc
 from dealroom.domain.offer_stage import Stage
-from dealroom.domain.seats import AuthorKind, RoomKind, Seat, may_send, on_host_side, side_of
+from dealroom.domain.seats import (
+    GUEST_NAME,
+    AuthorKind,
+    RoomKind,
+    Seat,
+    may_send,
+    on_host_side,
+    side_of,
+)
 from dealroom.domain.sessions import SessionRule
 from dealroom.jobs import persona_outbound, persona_stream, watches
 from dealroom.jobs.perceive import Perception
@@ -145,6 +153,11 @@ class PersonaTurn:
             and trigger is None
             and ctx.trigger_event is None  # a stage notice tells both sides itself
         ]
+        people = (
+            {p.key: ctx.names.get(p.key, GUEST_NAME) for p in ctx.participants if p.key != pane}
+            if on_host_side(pane) and len(ctx.participants) > 2
+            else {}
+        )
         inputs = PersonaInput(
             room_kind=ctx.kind.value,
             pane=pane,
@@ -161,6 +174,7 @@ class PersonaTurn:
             links=links,
             guest=is_guest_pane(ctx),
             locale=ctx.pane_locale,
+            people=people,
         )
         return persona.build(inputs, model=model_for(self.deps, AgentName.PERSONA, ctx.model_picks))
 

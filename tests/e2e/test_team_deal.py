@@ -69,7 +69,8 @@ async def test_two_brand_side_people_negotiate_and_the_buyer_approves_one_offer(
     lee = [m.body for m in await messages_in(db, room.room_id, "visitor_2")]
     host = [m.body for m in await messages_in(db, room.room_id, "host")]
     assert any("$8,000" in line for line in lee), lee  # the host's counter reached its pane
-    assert any("$7,000" in line for line in host), host  # the host's agent reconciled there
+    # The host's agent reconciled in the host's pane, naming whose proposal it was.
+    assert any("Lee Legal" in line and "$7,000" in line for line in host), host
     offers = await room_offers(db, room.room_id)
     assert len(offers) == 1, (lee, host)
     assert offers[0].terms["fee"]["amount"].replace(",", "") == "8000.00"

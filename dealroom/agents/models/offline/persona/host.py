@@ -132,7 +132,7 @@ def host_ruling(turn: Turn) -> PersonaOutput:
     """A delivery from the visitor's side reaches the host pane: rule on it with the host's
     private rules in view, tell the principal, and send only the ruling across."""
     sender = turn.trigger.sender or "visitor"
-    visitor = party_name(turn.memory, sender)
+    visitor = party_name(turn.memory, sender, turn.people)
     text = _strip_names(turn.body, turn.memory, sender)
     amounts = find_amounts(text, default_currency=turn.currency)
     stated = amounts  # as the note says them: a replay's note names every figure, in order

@@ -334,7 +334,7 @@ def _principal_shortcut(turn: Turn, shortcut: Shortcut) -> PersonaOutput:
             sends = []
             if can_send:
                 sends.append(Send(to=to, substance=request_notice(shortcut, host)))
-                name = party_name(turn.memory, to)
+                name = party_name(turn.memory, to, turn.people)
                 who = "them" if name == "The visitor" else name
                 reply = f"Understood — I'll put that change to {who}."
             else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from dealroom.agents.models.offline.common import _at, _house_currency, _list, _map, _str
@@ -42,6 +42,8 @@ class Turn:
     """This pane's counterparty has not signed in: a send waits on the login gate."""
     locale: str = "en_US"
     """The pane's reader's locale: the price line is written in it (L3)."""
+    people: Mapping[str, str] = field(default_factory=dict)
+    """A host-side pane's view of who each other pane's person is (a room with teammates)."""
 
     @property
     def body(self) -> str:
@@ -103,6 +105,7 @@ def read_turn(inputs: PersonaInput) -> Turn:
         stage=inputs.stage,
         guest=inputs.guest,
         locale=inputs.locale,
+        people=dict(inputs.people),
     )
 
 
@@ -133,13 +136,14 @@ def reopen(turn: Turn, reason: str) -> list[GoalRuling]:
     return [GoalRuling(key=NEW_OFFER, status="open", reason=reason)]
 
 
-def party_name(memory: Mapping[str, Any], key: str) -> str:
+def party_name(memory: Mapping[str, Any], key: str, people: Mapping[str, str] = {}) -> str:
     branch = _map(memory.get(key))
-    for field in ("name", "company"):
-        value = _str(branch.get(field)).strip()
+    for name in ("name", "company"):
+        value = _str(branch.get(name)).strip()
         if value:
             return value
-    return "The visitor"
+    known = people.get(key)
+    return known if known and known != GUEST_NAME else "The visitor"
 
 
 def visitor_key(turn: Turn) -> str:
