@@ -241,4 +241,10 @@ async def test_no_canary_reaches_any_visitor_surface_under_a_leaking_model(
     assert offers, "no offer was drawn"
     assert surfaces["agreement drafts"], "no agreement was drawn"
     assert surfaces["webhook payloads"], "the webhook outbox wrote nothing"
-    assert {name: n for name, n in found.items() if n} == {}
+    # On a leak, the texts that carried it: what the next person needs to find the path.
+    leaked = {
+        name: [text[:600] for text in texts if canaries(text)][:3]
+        for name, texts in surfaces.items()
+        if found[name]
+    }
+    assert {name: n for name, n in found.items() if n} == {}, leaked

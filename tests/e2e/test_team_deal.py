@@ -68,6 +68,11 @@ async def test_two_brand_side_people_negotiate_and_the_buyer_approves_one_offer(
 
     lee = [m.body for m in await messages_in(db, room.room_id, "visitor_2")]
     host = [m.body for m in await messages_in(db, room.room_id, "host")]
+    # Its pane opened with the host's agent greeting it, before it said anything.
+    assert (
+        lee[0] == "Hi! Acme Brand added you to this room. I'm Dev Raman's agent; this "
+        "conversation is yours with me."
+    ), lee
     assert any("$8,000" in line for line in lee), lee  # the host's counter reached its pane
     # The host's agent reconciled in the host's pane, naming whose proposal it was.
     assert any("Lee Legal" in line and "$7,000" in line for line in host), host

@@ -19,6 +19,7 @@ from dealroom.domain import access, validation
 from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.domain.seats import (
     VISITOR_KEY,
+    AuthorKind,
     RoomKind,
     RoomMode,
     Seat,
@@ -41,6 +42,7 @@ from dealroom.services.live.room_activity import announce_new_room, announce_peo
 from dealroom.services.notify import render
 from dealroom.services.notify.kinds import Audience, Kind
 from dealroom.services.notify.outbox import Note, write
+from dealroom.services.rooms import pane_lines
 from dealroom.services.rooms.guests import LOGIN_REQUIRED
 from dealroom.services.rooms.service import RoomAccess, holders, room_for_reader
 
@@ -247,24 +249,51 @@ async def accept_invitation(
         raise _room_full(max_participants)
     # Removed participants keep their keys: a key names one pane for the room's life.
     key = member_key(side, (p.key for p in participants))
-    await invitations.add_participant(
-        Participant(
-            id=uuid.uuid4(),
-            room_id=room.id,
-            key=key,
-            account_id=account.id,
-            invited_by=inviter.id,
-            created_at=now,
-        )
+    member = Participant(
+        id=uuid.uuid4(),
+        room_id=room.id,
+        key=key,
+        account_id=account.id,
+        invited_by=inviter.id,
+        created_at=now,
     )
+    await invitations.add_participant(member)
     await invitations.mark_used(invitation, account.id, now)
+    # The new pane opens with the agent's greeting, as a new room does: a pane is never empty,
+    # so a reader who opens it before the member speaks follows it from a stored cursor.
+    _, published = await pane_lines.line_at(
+        db,
+        member,
+        await _joined_line(db, room, inviter, side),
+        author=AuthorKind.AGENT,
+        key=f"joined:{member.id}",
+        now=now,
+    )
     if broker is not None:
         # Its room list follows what it now reads: every pane on the host side, else its own.
         follows = [p.key for p in participants] + [key] if side is Seat.HOST else [key]
         announce_new_room(db, broker, account.id, room.id, follows)
         announce_people(db, broker, room.host_account_id, room.id, [key])
+        if published is not None:
+            publish_after_commit(db, broker, [published])
     log.info("room_invitation_accepted", room_id=str(room.id), side=side.value)
     return room
+
+
+async def _joined_line(db: Db, room: Room, inviter: Participant, side: Seat) -> str:
+    """The first line of a new member's pane, the host's agent greeting it the way a new room's
+    welcome does: who added it and what this conversation is."""
+    accounts = AccountRepository(db)
+    host = await accounts.by_id(room.host_account_id)
+    by = await accounts.by_id(inviter.account_id) if inviter.account_id else None
+    host_name = host.display_name if host is not None else "the host"
+    added = f"{by.display_name} added you to this room" if by is not None else "You joined"
+    if side is Seat.HOST:
+        return (
+            f"Hi! {added} on {host_name}'s side: you can read every conversation here. I'm "
+            f"{host_name}'s agent; tell me here what {host_name} wants done."
+        )
+    return f"Hi! {added}. I'm {host_name}'s agent; this conversation is yours with me."
 
 
 def _invalid() -> DomainError:
