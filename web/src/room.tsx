@@ -114,6 +114,28 @@ export function RoomView(props: {
     else setGate(required);
   }
 
+  // The event that raises a guest's gate passes once and is not replayed: a stream that started
+  // just after it missed it. Every line a guest's own pane receives (the gate's own line among
+  // them, and stored lines are never missed) re-reads the room's word on it while it is down.
+  const gateRef = useRef(gate);
+  gateRef.current = gate;
+  const gateReads = useRef(0);
+  function guestLine() {
+    const r = roomRef.current;
+    const me = r?.participants.find((p) => p.isYou);
+    if (gateRef.current || signedInRef.current || !r || r.kind !== "DEAL" || !me?.isGuest) return;
+    const n = ++gateReads.current;
+    window.setTimeout(async () => {
+      if (n !== gateReads.current || gateRef.current || signedInRef.current) return;
+      try {
+        const data = await gql<{ room: { loginRequired: boolean } }>("RoomGate", { id: roomId });
+        if (n === gateReads.current && data.room.loginRequired && !signedInRef.current) setGate(true);
+      } catch {
+        // the next line tries again
+      }
+    }, 300);
+  }
+
   // Signed up or in from the gate, with the guest cookie: the server claimed this room. Re-read
   // it (loginRequired false, the new title); the streams move to a socket that carries the new
   // session, and what was held replays into the panes live.
@@ -215,7 +237,10 @@ export function RoomView(props: {
             name={nameOf(pane)}
             onStage={onStage}
             onLoginRequired={pane === own ? gateChanged : undefined}
-            onActivity={(cursor) => props.onActivity?.(room.id, cursor)}
+            onActivity={(cursor) => {
+              props.onActivity?.(room.id, cursor);
+              if (pane === own) guestLine();
+            }}
           />
         ))}
       </div>
