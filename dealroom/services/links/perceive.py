@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING
 
 import structlog
@@ -51,6 +52,18 @@ FETCH_ENGINE = "http"
 _IN_FLIGHT: dict[uuid.UUID, asyncio.Future[list[PerceivedLink]]] = {}
 """A message's links being read in this process (a process-local saving only: another
 process reading the same message at once stores nothing twice, the unique key sees to it)."""
+_SHARED_FOR = 60.0
+"""Seconds a message's finished read is still shared with a run that asks for it late."""
+
+
+def _settled(message_id: uuid.UUID, done: asyncio.Future[list[PerceivedLink]]) -> None:
+    """A read that stored its links stays shared a while: the other run of the turn may have
+    read the stored links before this one stored them, and must then find this read rather
+    than start its own. A failed read is forgotten at once, so a retry reads again."""
+    if done.cancelled() or done.exception() is not None:
+        _IN_FLIGHT.pop(message_id, None)
+        return
+    asyncio.get_running_loop().call_later(_SHARED_FOR, _IN_FLIGHT.pop, message_id, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +177,7 @@ class Perceiver:
                 self._perceive(room_id, pane_id, run_id, message_id, wanted, missing, cached, reads)
             )
             _IN_FLIGHT[message_id] = running
-            running.add_done_callback(lambda _done: _IN_FLIGHT.pop(message_id, None))
+            running.add_done_callback(partial(_settled, message_id))
         return await asyncio.shield(running)
 
     async def _perceive(
