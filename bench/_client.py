@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
@@ -31,6 +31,8 @@ import httpx
 import psutil
 import uvicorn
 import websockets
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
 from websockets.asyncio.client import ClientConnection
 
 from dealroom.server import start_in_background
@@ -775,3 +777,45 @@ def profile_summary(path: Path, top: int = 14) -> list[str]:
     for group, seconds in sorted(groups.items(), key=lambda item: -item[1])[:top]:
         lines.append(f"  {group:<40} {seconds:7.2f}s {100 * seconds / max(busy, 1e-9):5.1f}%")
     return lines
+
+
+# --- counting SQL -------------------------------------------------------------------------------
+
+
+@dataclass
+class StatementLog:
+    """Every statement the engine sends while ``recording``, folded to one line (``seen``),
+    and as sent with its parameters (``sent``: to replay a statement under EXPLAIN)."""
+
+    engine: AsyncEngine
+    seen: list[str] = field(default_factory=list)
+    sent: list[tuple[str, Any]] = field(default_factory=list)
+    recording: bool = False
+
+    def _record(self, _conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        if self.recording:
+            self.seen.append(" ".join(statement.split()))
+            self.sent.append((statement, parameters))
+
+    def __enter__(self) -> StatementLog:
+        event.listen(self.engine.sync_engine, "before_cursor_execute", self._record)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        event.remove(self.engine.sync_engine, "before_cursor_execute", self._record)
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[list[str]]:
+        self.seen = []
+        self.sent = []
+        self.recording = True
+        try:
+            yield self.seen
+        finally:
+            self.recording = False
+
+
+def queries_only(statements: Sequence[str]) -> list[str]:
+    """Without transaction control and connection set-up (BEGIN, PRAGMA, COMMIT...)."""
+    control = ("BEGIN", "PRAGMA", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+    return [s for s in statements if not s.upper().startswith(control)]

@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -52,6 +52,7 @@ import httpx
 import uvicorn
 from _client import (
     UNTHROTTLED,
+    StatementLog,
     create_pg_database,
     drop_pg_database,
     gql,
@@ -63,11 +64,12 @@ from _client import (
     percentile,
     post_body,
     prepare_run,
+    queries_only,
     remove_tree,
     sign_up,
     start_uvicorn,
 )
-from sqlalchemy import event, insert, select, text, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -419,40 +421,6 @@ def _item(
 
 
 # --- measuring -------------------------------------------------------------------------------
-
-
-@dataclass
-class StatementLog:
-    """Every statement the engine sends while ``recording``."""
-
-    engine: AsyncEngine
-    seen: list[str] = field(default_factory=list)
-    recording: bool = False
-
-    def _record(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if self.recording:
-            self.seen.append(" ".join(statement.split()))
-
-    def __enter__(self) -> StatementLog:
-        event.listen(self.engine.sync_engine, "before_cursor_execute", self._record)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        event.remove(self.engine.sync_engine, "before_cursor_execute", self._record)
-
-    @contextlib.contextmanager
-    def capture(self) -> Iterator[list[str]]:
-        self.seen = []
-        self.recording = True
-        try:
-            yield self.seen
-        finally:
-            self.recording = False
-
-
-def queries_only(statements: Sequence[str]) -> list[str]:
-    control = ("BEGIN", "PRAGMA", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
-    return [s for s in statements if not s.upper().startswith(control)]
 
 
 @dataclass

@@ -22,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -33,6 +33,7 @@ import uvicorn
 from _client import (
     DEFAULT_PG_URL,
     UNTHROTTLED,
+    StatementLog,
     create_pg_database,
     drop_pg_database,
     gql,
@@ -42,11 +43,12 @@ from _client import (
     other_test_runs,
     percentile,
     prepare_run,
+    queries_only,
     remove_tree,
     sign_up,
     start_uvicorn,
 )
-from sqlalchemy import event, text, update
+from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -112,42 +114,6 @@ def searches(now: datetime) -> list[tuple[str, str, str, dict[str, Any]]]:
         ("accounts, handle prefix", ACCOUNTS, "opsSearchAccounts", {"query": "v01"}),
         ("accounts, email", ACCOUNTS, "opsSearchAccounts", {"query": "v0042@b.example"}),
     ]
-
-
-@dataclass
-class StatementLog:
-    engine: AsyncEngine
-    seen: list[str] = field(default_factory=list)
-    sent: list[tuple[str, Any]] = field(default_factory=list)
-    """The statements as sent, with their parameters (to replay the search's own)."""
-    recording: bool = False
-
-    def _record(self, _conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if self.recording:
-            self.seen.append(" ".join(statement.split()))
-            self.sent.append((statement, parameters))
-
-    def __enter__(self) -> StatementLog:
-        event.listen(self.engine.sync_engine, "before_cursor_execute", self._record)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        event.remove(self.engine.sync_engine, "before_cursor_execute", self._record)
-
-    @contextlib.contextmanager
-    def capture(self) -> Iterator[list[str]]:
-        self.seen = []
-        self.sent = []
-        self.recording = True
-        try:
-            yield self.seen
-        finally:
-            self.recording = False
-
-
-def queries_only(statements: Sequence[str]) -> list[str]:
-    control = ("BEGIN", "PRAGMA", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
-    return [s for s in statements if not s.upper().startswith(control)]
 
 
 async def populate(engine: AsyncEngine, rooms: int, now: datetime, seed: int) -> None:

@@ -19,8 +19,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import uvicorn
 from _client import (
     DEFAULT_PG_URL,
     UNTHROTTLED,
+    StatementLog,
     create_pg_database,
     drop_pg_database,
     gql,
@@ -40,11 +41,11 @@ from _client import (
     percentile,
     post_body,
     prepare_run,
+    queries_only,
     remove_tree,
     sign_up,
     start_uvicorn,
 )
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.app import create_app
@@ -67,41 +68,6 @@ query($first: Int!) {
   }
 }
 """
-
-
-@dataclass
-class StatementLog:
-    """Every statement the engine sends while ``recording``."""
-
-    engine: AsyncEngine
-    seen: list[str] = field(default_factory=list)
-    recording: bool = False
-
-    def _record(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if self.recording:
-            self.seen.append(" ".join(statement.split()))
-
-    def __enter__(self) -> StatementLog:
-        event.listen(self.engine.sync_engine, "before_cursor_execute", self._record)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        event.remove(self.engine.sync_engine, "before_cursor_execute", self._record)
-
-    @contextlib.contextmanager
-    def capture(self) -> Iterator[list[str]]:
-        self.seen = []
-        self.recording = True
-        try:
-            yield self.seen
-        finally:
-            self.recording = False
-
-
-def queries_only(statements: Sequence[str]) -> list[str]:
-    """Without transaction control and connection set-up (BEGIN, PRAGMA, COMMIT...)."""
-    control = ("BEGIN", "PRAGMA", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
-    return [s for s in statements if not s.upper().startswith(control)]
 
 
 async def populate(http: httpx.AsyncClient, rooms: int, messages: int) -> dict[str, str]:
