@@ -108,8 +108,13 @@ class OpsSearchRepository:
         if query.host_handle is not None:
             statement = statement.where(Account.handle == query.host_handle)
         if query.visitor is not None:
+            # The visitor side by key: ``visitor`` and its teammates, never the host's team.
+            on_visitor_side = or_(
+                Participant.key == Seat.VISITOR.value,
+                Participant.key.startswith(f"{Seat.VISITOR.value}_", autoescape=True),
+            )
             visited = select(Participant.room_id).where(
-                _visitor_accounts(query.visitor), Participant.key != Seat.HOST.value
+                _visitor_accounts(query.visitor), on_visitor_side
             )
             statement = statement.where(Room.id.in_(visited.scalar_subquery()))
         if query.stage is not None:

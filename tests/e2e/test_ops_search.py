@@ -300,3 +300,21 @@ async def test_a_page_costs_the_same_statements_whatever_its_size(server: Server
         counts.append(len([s for s in seen if s.lstrip().upper().startswith(("SELECT", "INSERT"))]))
     # The session, the audit record, the page and its rooms' spend.
     assert counts == [4, 4]
+
+
+async def test_a_visitor_teammate_is_a_visitor_and_a_hosts_manager_is_not(
+    server: Server, db: Db
+) -> None:
+    from tests.support.team import seat_member
+
+    w = await world(server)
+    operator = await make_operator(db, server.client(), "opsjane")
+    ids = await add_accounts(
+        server.engine,
+        [("leelegal", "Lee Legal", None), ("manny", "Manny Ager", None)],
+        server.clock.now(),
+    )
+    await seat_member(db, w.r2, "visitor_2", str(ids["leelegal"]))
+    await seat_member(db, w.r2, "host_2", str(ids["manny"]))
+    assert await found(operator, {"visitor": "leelegal"}) == [w.r2]
+    assert await found(operator, {"visitor": "manny"}) == []  # the host's team is no visitor
