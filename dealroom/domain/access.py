@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 from uuid import UUID
 
 from dealroom.domain.seats import RoomMode, Seat, is_lead, on_host_side, side_of
@@ -36,6 +37,26 @@ class SeatHolder:
     @property
     def seat(self) -> Seat | None:
         return side_of(self.key)
+
+
+class Seated(Protocol):
+    """A participant row as access reads it (a model row, a writer's plain row, …)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def account_id(self) -> UUID | None: ...
+    @property
+    def guest_key_hash(self) -> str | None: ...
+
+
+def holders(rows: Iterable[Seated]) -> list[SeatHolder]:
+    """The seat holders of a room's participant rows. A row without ``shared`` (a writer's:
+    a writer writes only its own pane, R6) shares nothing."""
+    return [
+        SeatHolder(r.key, r.account_id, r.guest_key_hash, bool(getattr(r, "shared", False)))
+        for r in rows
+    ]
 
 
 def keys_of(viewer: Viewer, holders: Sequence[SeatHolder]) -> frozenset[str]:

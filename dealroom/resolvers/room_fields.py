@@ -19,14 +19,14 @@ from dealroom.schema.context import Info
 from dealroom.services.offers import reads as offer_reads
 from dealroom.services.offers.quotes import quote_for
 from dealroom.services.rooms import messages as message_service
-from dealroom.services.rooms.service import RoomAccess, holders
+from dealroom.services.rooms.service import RoomAccess
 
 
 async def room_access(info: Info, room: models.Room) -> RoomAccess:
     """The room as this reader sees it (the same projection the services use)."""
     participants = await info.context.loaders.participants.load(room.id)
     identity = await info.context.identity()
-    keys = access.keys_of(identity.viewer, holders(participants))
+    keys = access.keys_of(identity.viewer, access.holders(participants))
     return RoomAccess(room, participants, keys)
 
 

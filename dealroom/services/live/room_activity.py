@@ -96,10 +96,7 @@ def followed_panes(
     with it); ``held`` is each room's participants."""
     panes: dict[str, uuid.UUID] = {}
     for room in rooms:
-        seats = [
-            access.SeatHolder(p.key, p.account_id, p.guest_key_hash, p.shared)
-            for p in held.get(room.id, ())
-        ]
+        seats = access.holders(held.get(room.id, ()))
         keys = access.keys_of(access.Viewer(account_id=account_id, guest_key_hash=None), seats)
         if room.host_account_id == account_id:
             keys |= {Seat.HOST.value, Seat.VISITOR.value}  # R2, also before its rows are read

@@ -44,7 +44,7 @@ from dealroom.services.notify.kinds import Audience, Kind
 from dealroom.services.notify.outbox import Note, write
 from dealroom.services.rooms import pane_lines
 from dealroom.services.rooms.guests import LOGIN_REQUIRED
-from dealroom.services.rooms.service import RoomAccess, holders, room_for_reader
+from dealroom.services.rooms.service import RoomAccess, room_for_reader
 
 log = structlog.get_logger(__name__)
 
@@ -193,7 +193,7 @@ async def _locked(db: Db, identity: Identity, room_id: uuid.UUID) -> RoomAccess:
     view = await room_for_reader(db, identity, room_id)
     await RoomRepository(db).lock(room_id)
     participants = await InvitationRepository(db).participants(room_id)
-    keys = access.keys_of(identity.viewer, holders(participants))
+    keys = access.keys_of(identity.viewer, access.holders(participants))
     if not keys:
         raise not_found("Room")  # removed while the lock was awaited
     return RoomAccess(view.room, participants, keys)

@@ -58,7 +58,7 @@ class RoomAccess:
     @property
     def readable(self) -> frozenset[str]:
         """The panes (by key) the reader reads (access R2, R3, R8)."""
-        return access.readable_keys(self.keys, holders(self.participants))
+        return access.readable_keys(self.keys, access.holders(self.participants))
 
     def participant(self, seat: Seat) -> Participant | None:
         """The pane on ``seat`` the reader means: its own there, else that side's lead's."""
@@ -106,14 +106,6 @@ def _own(keys: frozenset[str], seat: Seat) -> str:
     return key
 
 
-def holders(participants: Sequence[Participant | WriterSeat]) -> list[access.SeatHolder]:
-    # A writer's row carries no ``shared``: a writer writes only its own pane (R6), never by R8.
-    return [
-        access.SeatHolder(p.key, p.account_id, p.guest_key_hash, bool(getattr(p, "shared", False)))
-        for p in participants
-    ]
-
-
 def parse_id(raw: str, what: str) -> uuid.UUID:
     try:
         return uuid.UUID(raw)
@@ -131,7 +123,7 @@ async def room_for_reader(db: Db, identity: Identity, room_id: uuid.UUID) -> Roo
     if room is None:
         raise not_found("Room")
     participants = await rooms.participants(room.id)
-    keys = access.keys_of(identity.viewer, holders(participants))
+    keys = access.keys_of(identity.viewer, access.holders(participants))
     if not keys:
         raise not_found("Room")
     return RoomAccess(room, participants, keys)
@@ -146,7 +138,7 @@ async def room_for_writer(
     found = await RoomRepository(db).for_writer(room_id, count=count)
     if found is None:
         raise not_found("Room")
-    keys = access.keys_of(identity.viewer, holders(found.participants))
+    keys = access.keys_of(identity.viewer, access.holders(found.participants))
     if not keys:
         raise not_found("Room")
     return WriterAccess(found.room, found.participants, keys, found.guest_posts)
