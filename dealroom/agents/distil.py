@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dealroom.agents.models.base import AgentName, ModelRequest
-from dealroom.agents.render import Line, Party, document, transcript
+from dealroom.agents.render import Line, Party, dispatch_record, memory_view, transcript
 from dealroom.domain import offer_stage
 from dealroom.domain.seats import on_host_side
 
@@ -126,8 +126,9 @@ def build(inputs: DistilInput, *, model: str) -> ModelRequest:
             f"{inputs.speaking_with.name}.",
             "CURRENT SESSION:\n"
             + transcript(inputs.session, participant=inputs.speaking_with.name, agent="agent"),
-            f"MEMORY:\n{document(context['memory'])}",
-            f"DISPATCH RECORD (ground truth of deliveries):\n{document(context['dispatches'])}",
+            f"MEMORY:\n{memory_view(context['memory'])}",
+            "DISPATCH RECORD (ground truth of deliveries):\n"
+            + dispatch_record(context["dispatches"]),
             f"YOU MAY WRITE UNDER: {', '.join(inputs.writable)}",
             offer_stage.deal_stage_block(inputs.stage),
         ]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from dealroom.agents import links as link_quotes
 from dealroom.agents.links import LinkQuote
 from dealroom.agents.models.base import AgentName, ModelRequest
-from dealroom.agents.render import Line, Party, document, transcript
+from dealroom.agents.render import Line, Party, dispatch_record, document, memory_view, transcript
 from dealroom.domain import offer_stage, pane_words
 from dealroom.domain.money import DEFAULT_LOCALE, display
 from dealroom.domain.seats import on_host_side
@@ -381,9 +381,9 @@ def build(inputs: PersonaInput, *, model: str) -> ModelRequest:
             *([f"PEOPLE BY PANE:\n{document(context['people'])}"] if inputs.people else []),
             "CURRENT SESSION:\n"
             + transcript(inputs.session, participant=inputs.speaking_with.name, agent="you"),
-            f"MEMORY (what you may know):\n{document(context['memory'])}",
+            f"MEMORY (what you may know):\n{memory_view(context['memory'])}",
             f"YOUR PLAN:\n{inputs.plan or '(none)'}",
-            f"DELIVERED RECENTLY (dispatch record):\n{document(context['deliveries'])}",
+            f"DELIVERED RECENTLY (dispatch record):\n{dispatch_record(context['deliveries'])}",
             # Links: quoted material with its own rule, only in a turn that has any.
             *([link_quotes.block(inputs.links)] if inputs.links else []),
             now,

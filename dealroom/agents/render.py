@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dealroom.domain.memory import RULINGS
+
 
 @dataclass(frozen=True, slots=True)
 class Line:
@@ -59,4 +61,36 @@ def transcript(lines: Sequence[Line], *, participant: str, agent: str) -> str:
     return "\n".join(
         f"{f'[{line.id}] ' if line.id else ''}{names.get(line.author, line.author)}: {line.shown}"
         for line in lines
+    )
+
+
+def memory_view(memory: Mapping[str, Any]) -> str:
+    """The memory document as an agent reads it. A ruling's ``dispatchId`` joins to a dispatch
+    row that no agent's record shows by id, so the prompt leaves it out (a UUID costs some
+    twenty tokens at every turn's uncached tail and tells the model nothing)."""
+    rulings = memory.get(RULINGS)
+    if not isinstance(rulings, Mapping):
+        return document(memory)
+    shown = {
+        pane: [
+            {k: v for k, v in entry.items() if k != "dispatchId"}
+            if isinstance(entry, Mapping)
+            else entry
+            for entry in entries
+        ]
+        if isinstance(entries, list)
+        else entries
+        for pane, entries in rulings.items()
+    }
+    return document({**memory, RULINGS: shown})
+
+
+def dispatch_record(entries: Sequence[Mapping[str, Any]]) -> str:
+    """The dispatch record, one crossing a line, oldest first: ``sender → recipient (status):
+    what crossed`` (the same facts as the rows' JSON at half the tokens)."""
+    if not entries:
+        return "(nothing has crossed yet)"
+    return "\n".join(
+        f"{entry.get('from')} → {entry.get('to')} ({entry.get('status')}): {entry.get('substance')}"
+        for entry in entries
     )
