@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -72,7 +72,7 @@ from dealroom.agents.models.base import (
 from dealroom.agents.models.gemini import GeminiClient
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.models.pricing import price
-from dealroom.agents.render import document
+from dealroom.agents.render import dispatch_record, document, memory_view
 from dealroom.app import create_app
 from dealroom.config import Settings
 from dealroom.domain.double_texts import DoubleText
@@ -208,9 +208,9 @@ class RecordingClient:
         session = context.get("session") or []
         trigger = context.get("trigger")
         sections = {
-            "memory": estimate_tokens(document(context.get("memory"))),
+            "memory": estimate_tokens(memory_view(context.get("memory") or {})),
             "deliveries": estimate_tokens(
-                document(context.get("deliveries", context.get("dispatches")))
+                dispatch_record(context.get("deliveries", context.get("dispatches")) or [])
             ),
             "session": estimate_tokens(
                 "\n".join(f"{line['author']}: {line['body']}" for line in session)
@@ -539,18 +539,28 @@ def usd(value: Decimal) -> str:
     return f"${value:.4f}"
 
 
-def prefix_reuse(calls: Sequence[Call]) -> dict[str, tuple[float, int]]:
-    """Per agent: the share of each request's tokens that equals the previous request's
-    prefix (same agent, same pane), over every request but the first of each pane; and how
-    many requests that is."""
-    shares: dict[str, list[float]] = {}
+def prefix_reuse(
+    calls: Sequence[Call], by: Callable[[Call], str] = lambda call: call.agent
+) -> dict[str, tuple[float, int, float]]:
+    """Per agent (or per ``by``): the mean share of each request's tokens that equals the
+    previous request's prefix (same agent, same pane), over every request but the first of
+    each pane; how many requests that is; and the same share weighted by tokens (what the bill
+    sees: long requests late in a sitting count for more)."""
+    shares: dict[str, list[tuple[int, int]]] = {}
     seen: set[tuple[str, str, str]] = set()
     for call in calls:
         key = (call.agent, call.room_kind, call.pane)
         if key in seen and call.input_tokens:
-            shares.setdefault(call.agent, []).append(call.prefix_tokens / call.input_tokens)
+            shares.setdefault(by(call), []).append((call.prefix_tokens, call.input_tokens))
         seen.add(key)
-    return {agent: (sum(v) / len(v), len(v)) for agent, v in sorted(shares.items())}
+    return {
+        name: (
+            sum(p / n for p, n in v) / len(v),
+            len(v),
+            sum(p for p, _ in v) / sum(n for _, n in v),
+        )
+        for name, v in sorted(shares.items())
+    }
 
 
 def window(found: Sequence[Exchange], first: int, last: int) -> Decimal:
@@ -575,8 +585,22 @@ def report_scenario(result: ScenarioResult, scenario: Scenario) -> list[str]:
     )
     reuse = prefix_reuse(result.calls)
     lines.append(
-        "prefix reuse (share of each request equal to the previous one's prefix): "
-        + ", ".join(f"{agent} {share:.3f} (n={n})" for agent, (share, n) in reuse.items())
+        "prefix reuse (share of each request equal to the previous one's prefix; mean per "
+        "request, and weighted by tokens): "
+        + ", ".join(
+            f"{agent} {share:.3f}/{weighted:.3f} (n={n})"
+            for agent, (share, n, weighted) in reuse.items()
+        )
+    )
+    panes = prefix_reuse(
+        [c for c in result.calls if c.agent == "persona"], by=lambda call: call.pane
+    )
+    lines.append(
+        "persona prefix reuse by pane: "
+        + ", ".join(
+            f"{pane} {share:.3f}/{weighted:.3f} (n={n})"
+            for pane, (share, n, weighted) in panes.items()
+        )
     )
     if scenario.burst:
         per_burst = len(result.calls) / max(1, len(found))
