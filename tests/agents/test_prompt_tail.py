@@ -8,6 +8,7 @@ from typing import Any
 
 from dealroom.agents import distil, persona
 from dealroom.agents.distil import DistilInput
+from dealroom.agents.models.base import ModelRequest
 from dealroom.agents.persona import PersonaInput, Trigger
 from dealroom.agents.render import Line, Party
 from dealroom.domain.offer_stage import Stage
@@ -45,7 +46,7 @@ RECORD = [
 SESSION = [Line("participant", "Would $5,800 work for two stories?"), Line("agent", "Let me ask.")]
 
 
-def _persona(deliveries: list[dict[str, Any]]) -> str:
+def _persona(deliveries: list[dict[str, Any]]) -> ModelRequest:
     return persona.build(
         PersonaInput(
             room_kind=RoomKind.DEAL.value,
@@ -62,7 +63,7 @@ def _persona(deliveries: list[dict[str, Any]]) -> str:
             stage=Stage.NO_WRITTEN_OFFER,
         ),
         model="gemini-test",
-    ).prompt
+    )
 
 
 def _distil() -> str:
@@ -83,32 +84,16 @@ def _distil() -> str:
 
 
 def test_the_dispatch_record_reads_one_crossing_a_line_in_order() -> None:
-    for prompt in (_persona(RECORD), _distil()):
+    for prompt in (_persona(RECORD).prompt, _distil()):
         first = "visitor → host (delivered): Northwind Running proposes 2 stories for $5,800."
         second = "host → visitor (delivered): Dev Raman agrees to the story at $5,800."
         assert f"{first}\n{second}" in prompt
         assert '"substance"' not in prompt
-    assert "(nothing has crossed yet)" in _persona([])
+    assert "(nothing has crossed yet)" in _persona([]).prompt
 
 
 def test_rulings_reach_the_model_without_the_dispatch_id_the_engine_keeps() -> None:
-    request = persona.build(
-        PersonaInput(
-            room_kind=RoomKind.DEAL.value,
-            pane="visitor",
-            represents=Party("host", "Dev Raman"),
-            speaking_with=Party("visitor", "Northwind Running"),
-            memory=MEMORY,
-            plan="",
-            account_facts=None,
-            session=SESSION,
-            trigger=Trigger("message", "Great, talk soon!"),
-            send_to=["host"],
-            deliveries=RECORD,
-            stage=Stage.NO_WRITTEN_OFFER,
-        ),
-        model="gemini-test",
-    )
+    request = _persona(RECORD)
     for prompt in (request.prompt, _distil()):
         assert '"decision": "settle"' in prompt
         assert DISPATCH_ID not in prompt
