@@ -195,7 +195,7 @@ class NotifyWorker(OutboxLoop):
                         reason="no SMTP configured",
                     )
                     continue
-                if row.kind != Kind.DIGEST.value and window:
+                if row.kind != Kind.DIGEST.value and window and row.account_id is not None:
                     last = await repo.last_email_at(row.account_id, row.room_id, now - window)
                     if last is not None:
                         row.next_attempt_at = last + window  # ND2: after the window
@@ -216,24 +216,28 @@ class NotifyWorker(OutboxLoop):
                 claimed.append(row)
             await db.flush()
             carried = await repo.carried([r.id for r in claimed])
-            recipients = await repo.recipients([r.account_id for r in claimed])
+            recipients = await repo.recipients([r.account_id for r in claimed if r.account_id])
             claims = []
             for row in claimed:
-                recipient = recipients.get(row.account_id)
+                recipient = recipients.get(row.account_id) if row.account_id else None
                 to = row.email_to or (recipient.email if recipient else None)
-                if recipient is None or to is None:
+                if to is None or (recipient is None and row.account_id is not None):
                     row.status, row.lease_until = "kept", None
                     continue
-                prefs = recipient.settings or await preferences.ensure(db, row.account_id, now)
-                kind = tokens_kind(row)
-                url = render.unsubscribe_url(
-                    settings.public_url, preferences.unsubscribe_token(prefs, kind, now)
-                )
+                url: str | None = None  # an address with no account has nothing to turn off
+                if recipient is not None:
+                    prefs = recipient.settings or await preferences.ensure(
+                        db, recipient.account_id, now
+                    )
+                    url = render.unsubscribe_url(
+                        settings.public_url,
+                        preferences.unsubscribe_token(prefs, tokens_kind(row), now),
+                    )
                 mine = [c for c in carried if c.carried_by == row.id]
                 rendered = render.render(
                     row,
                     mine,
-                    name=recipient.display_name,
+                    name=recipient.display_name if recipient else None,
                     public_url=settings.public_url,
                     unsubscribe=url,
                 )

@@ -254,7 +254,7 @@ class NotificationRepository:
             )
         )
 
-    async def hold_room(self, account_id: uuid.UUID, room_id: uuid.UUID | None) -> bool:
+    async def hold_room(self, account_id: uuid.UUID | None, room_id: uuid.UUID | None) -> bool:
         """Take, for this transaction, the right to decide the emails to this account about
         this room; False if another worker holds it now. On PostgreSQL a transaction-scoped
         advisory lock (claims of different rooms never wait on each other, so never
@@ -316,15 +316,14 @@ class NotificationRepository:
 
     async def digests_due(self, before: datetime, limit: int) -> list[uuid.UUID]:
         """Accounts whose oldest digested notification is older than ``before``."""
-        return list(
-            await self.db.scalars(
-                select(Notification.account_id)
-                .where(Notification.status == "digest")
-                .group_by(Notification.account_id)
-                .having(func.min(Notification.created_at) <= before)
-                .limit(limit)
-            )
+        found = await self.db.scalars(
+            select(Notification.account_id)
+            .where(Notification.status == "digest")
+            .group_by(Notification.account_id)
+            .having(func.min(Notification.created_at) <= before)
+            .limit(limit)
         )
+        return [account_id for account_id in found if account_id is not None]
 
     async def digested(self, account_id: uuid.UUID) -> list[Notification]:
         return list(

@@ -18,8 +18,9 @@ from dealroom.schema.room_types import Room
 class InvitationsMutation:
     @strawberry.mutation(
         description="Invite someone by email to the reader's side of a deal room: a "
-        "single-use link that expires (DEALROOM_INVITATION_DAYS). An invitee who has an "
-        "account is also notified. UNAUTHENTICATED (reason LOGIN_REQUIRED) when anonymous; "
+        "single-use link that expires (DEALROOM_INVITATION_DAYS), emailed to the address "
+        "(and shown in the app of an invitee who has an account). UNAUTHENTICATED (reason "
+        "LOGIN_REQUIRED) when anonymous; "
         "FORBIDDEN (GUEST_CANNOT_INVITE) for a guest; NOT_FOUND for a room the reader holds "
         "no pane in; BAD_USER_INPUT for a bad email, the reader's own (INVITE_SELF) or a "
         "home room (NOT_A_DEAL_ROOM); CONFLICT (ROOM_FULL) when the room holds "

@@ -59,7 +59,7 @@ async def test_a_colleague_joins_by_invitation_and_the_host_reads_every_pane(
     await panel.get_by_role("alert").get_by_text("That is your own email address").wait_for()
     await panel.get_by_label("Invite someone to your side").fill("lee@example.com")
     await panel.get_by_role("button", name="Invite", exact=True).click()
-    link_box = panel.get_by_label("Send this link to lee@example.com", exact=False)
+    link_box = panel.get_by_label("Invitation emailed to lee@example.com", exact=False)
     await link_box.wait_for()
     link = urlparse(await link_box.input_value())
     assert link.path.startswith("/invite/"), link

@@ -22,7 +22,7 @@ from dealroom.persistence.models import Account, Notification
 from dealroom.realtime import Broker
 from tests.conftest import Server, serving
 from tests.support.clock import ManualClock
-from tests.support.graphql import Client, post
+from tests.support.graphql import Client, post, sign_up
 from tests.support.mailbox import Mailbox, mailbox
 from tests.support.offers import negotiate_to_offer, open_deal, settle
 from tests.support.partners import make_operator
@@ -222,3 +222,42 @@ async def test_an_answered_decision_cancels_its_reminder(
     assert "ESCALATION" not in await _kinds(deal.visitor)
     waits = await notifications_of(db, "devraman")
     assert [w.wait_state for w in waits if w.kind == "decision"] == ["settled"]
+
+
+INVITE = """
+mutation($roomId: ID!, $email: String!) {
+  inviteToRoom(roomId: $roomId, email: $email) { link }
+}
+"""
+JOIN = "mutation($token: String!) { acceptInvitation(token: $token) { id readerSeat } }"
+
+
+async def test_an_invitation_to_an_address_with_no_account_reaches_that_inbox_and_joins(
+    mail_server: Server, box: Mailbox, db: Db
+) -> None:
+    """The brand invites a colleague who has no account: the colleague's inbox gets the link
+    (no account, so no list to leave), the email states nothing private of the host, and the
+    link joins the brand's side once the colleague signs up with that address."""
+    deal = await open_deal(mail_server)
+    invited = await deal.visitor.query(
+        INVITE, {"roomId": deal.room_id, "email": "Legal@Example.com"}
+    )
+    link = invited["inviteToRoom"]["link"]
+    (email,) = await box.wait_for(1)
+    assert email.recipients == ["legal@example.com"]
+    assert email.subject.startswith("Acme Brand invited you to")
+    assert deep_link(email.text) == link
+    assert email.text.splitlines()[0] == "Hello,"
+    assert email.message["List-Unsubscribe"] is None
+    assert "Stop these emails" not in email.text + email.html
+    memory = await room_memory(db, deal.room_id)
+    assert firewall.check(memory, "never below $6,000"), "the canary is planted"
+    for text in email.readable():
+        assert firewall.check(memory, text) == [], text
+    await settle(mail_server)
+    assert len(box.received) == 1  # exactly one, and nothing kept for a missing account
+
+    colleague = mail_server.client()
+    await sign_up(colleague, "legal")
+    joined = await colleague.query(JOIN, {"token": link.rsplit("/invite/", 1)[1]})
+    assert joined["acceptInvitation"] == {"id": deal.room_id, "readerSeat": "VISITOR"}

@@ -297,7 +297,7 @@ function InviteForm(props: { roomId: string; id: string }) {
       {sent && (
         <div class="invite-link" role="status">
           <label for={`${props.id}-link`}>
-            Send this link to {sent.email}; it works once, until {new Date(sent.expiresAt).toLocaleDateString()}:
+            Invitation emailed to {sent.email}; the link works once, until {new Date(sent.expiresAt).toLocaleDateString()}. To pass it on yourself:
           </label>
           <div class="invite-row">
             <input

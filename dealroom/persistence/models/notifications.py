@@ -26,7 +26,10 @@ class Notification(Base):
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
-    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    account_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE")
+    )
+    """None for an email to an address with no account yet (an invitation): ``email_to``."""
     room_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(32))
     audience: Mapped[str] = mapped_column(String(16))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -44,7 +44,9 @@ def account_channel(account_id: uuid.UUID) -> str:
 class Note:
     """A notification to write: for one account, about one room (or none)."""
 
-    account_id: uuid.UUID
+    account_id: uuid.UUID | None
+    """None with ``address``: an email, and nothing in the app, to someone with no account yet
+    (an invitation)."""
     kind: Kind
     audience: Audience
     source: str
@@ -55,6 +57,7 @@ class Note:
     room_id: uuid.UUID | None = None
     wait: dict[str, Any] | None = None
     """Set for a wait on the principal: the reminder and escalation timers are armed."""
+    address: str | None = None
 
 
 @dataclass
@@ -91,10 +94,10 @@ async def write(
     notes = [n for n in notes if n.source not in already]
     if not notes:
         return done
-    recipients = await repo.recipients([n.account_id for n in notes])
+    recipients = await repo.recipients([n.account_id for n in notes if n.account_id])
     for note in notes:
-        recipient = recipients.get(note.account_id)
-        if recipient is None:
+        recipient = recipients.get(note.account_id) if note.account_id else None
+        if recipient is None and (note.account_id is not None or not note.address):
             continue
         if note.audience == Audience.VISITOR:
             note = await _screened(db, note, facts, held, now, band_percent)
@@ -102,7 +105,10 @@ async def write(
         if not await repo.add_once(row):
             continue  # written meanwhile by a unit that committed first
         done.rows.append(row)
-        done.published.append((account_channel(note.account_id), json.dumps({"id": str(row.id)})))
+        if note.account_id is not None:
+            done.published.append(
+                (account_channel(note.account_id), json.dumps({"id": str(row.id)}))
+            )
     if any(r.status == "pending" for r in done.rows):
         done.published.append((WAKE_CHANNEL, "1"))
     return done
@@ -138,21 +144,11 @@ async def _screened(
             )
         )
     log.warning("notification_text_withheld", room_id=str(facts.room_id), kind=note.kind.value)
-    return Note(
-        account_id=note.account_id,
-        kind=note.kind,
-        audience=note.audience,
-        source=note.source,
-        title=title,
-        body=body,
-        link=note.link,
-        reason=note.reason,
-        room_id=note.room_id,
-        wait=note.wait,
-    )
+    return replace(note, title=title, body=body)
 
 
-def _row(note: Note, recipient: Recipient, now: datetime) -> Notification:
+def _row(note: Note, recipient: Recipient | None, now: datetime) -> Notification:
+    """The row of ``note``; without a recipient account, an email due now to its address."""
     row = Notification(
         id=uuid.uuid4(),
         account_id=note.account_id,
@@ -164,8 +160,8 @@ def _row(note: Note, recipient: Recipient, now: datetime) -> Notification:
         body=note.body,
         link=note.link,
         reason=note.reason,
-        status="kept",
-        email_to=recipient.email,
+        status="kept" if recipient is not None else "pending",
+        email_to=recipient.email if recipient is not None else note.address,
         attempts=0,
         next_attempt_at=now,
         created_at=now,
@@ -174,6 +170,8 @@ def _row(note: Note, recipient: Recipient, now: datetime) -> Notification:
         row.wait = note.wait
         row.wait_state = "waiting"
         row.waiting_since = now
+    if recipient is None:
+        return row
     mode = mode_for(recipient.settings.modes if recipient.settings else None, note.kind)
     if recipient.email is None or mode == Mode.OFF:
         return row

@@ -49,11 +49,13 @@ def render(
     carrier: Notification,
     carried: list[Notification],
     *,
-    name: str,
+    name: str | None,
     public_url: str,
-    unsubscribe: str,
+    unsubscribe: str | None,
 ) -> Rendered:
-    """The email of ``carrier`` and the notifications that joined it (oldest first)."""
+    """The email of ``carrier`` and the notifications that joined it (oldest first). Without
+    a name it greets no one by name; without an unsubscribe link (an address with no account:
+    one invitation, no list) it offers none."""
     digest = carrier.kind == "digest"
     items = carried if digest else [carrier, *carried]
     rooms = {n.room_id for n in items}
@@ -83,18 +85,20 @@ def render(
         )
     link = absolute(public_url, carrier.link)
     text = _template("email.txt").substitute(
-        name=name,
+        greeting=f"Hello {name}," if name else "Hello,",
         items="\n".join(text_items).strip(),
         link=link,
         reason=carrier.reason,
-        unsubscribe=unsubscribe,
+        stop=f"\nStop these emails: {unsubscribe}" if unsubscribe else "",
     )
     page = _template("email.html").substitute(
-        name=html.escape(name),
+        greeting=html.escape(f"Hello {name}," if name else "Hello,"),
         items="\n".join(html_items),
         link=html.escape(link),
         reason=html.escape(carrier.reason),
-        unsubscribe=html.escape(unsubscribe),
+        stop=f'<br>\n<a href="{html.escape(unsubscribe)}">Stop these emails</a>'
+        if unsubscribe
+        else "",
     )
     return Rendered(subject=" ".join(subject.split())[:200], text=text, html=page)
 
@@ -106,7 +110,7 @@ def message(
     mail_from: str,
     to: str,
     public_url: str,
-    unsubscribe: str,
+    unsubscribe: str | None,
 ) -> EmailMessage:
     email = EmailMessage()
     email["Message-ID"] = message_id(carrier.id, public_url)
@@ -114,8 +118,9 @@ def message(
     email["To"] = to
     email["Subject"] = rendered.subject
     email["Date"] = format_datetime(carrier.created_at)
-    email["List-Unsubscribe"] = f"<{unsubscribe}>"
-    email["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    if unsubscribe is not None:
+        email["List-Unsubscribe"] = f"<{unsubscribe}>"
+        email["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     email["Auto-Submitted"] = "auto-generated"
     email["X-Dealroom-Kind"] = carrier.kind
     email.set_content(rendered.text)

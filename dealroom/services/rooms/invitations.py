@@ -85,8 +85,9 @@ async def invite_to_room(
     band_percent: Decimal | None = None,
 ) -> Issued:
     """An invitation to the inviter's side of a deal room it holds a pane in. The link is
-    ``/invite/<token>`` (absolute under ``public_url`` when given). An invitee who already has
-    an account is told in the app and by email; the text names only the room and the inviter."""
+    ``/invite/<token>`` (absolute under ``public_url`` when given). The invitee is told by
+    email, and in the app too when it has an account; the text names only the room and the
+    inviter."""
     account = identity.account
     if account is None:
         if identity.guest_key is not None:
@@ -153,16 +154,16 @@ async def _tell_invitee(
     path: str,
     band_percent: Decimal | None,
 ) -> None:
-    """An invitee who has an account hears of it in the app and by email (the outbox). The
-    text names the room and the inviter only; to a visitor side it passes the exit screen."""
+    """An invitee hears of it by email (the outbox), and in the app when it has an account
+    already. The text names the room and the inviter only; to a visitor side it passes the exit
+    screen."""
     credential = await AccountRepository(db).credential_by_email(invitation.email)
-    if credential is None:
-        return
     inviter_name = inviter.display_name or inviter.handle
     title = room.title or "a deal room"
     host_side = invitation.side == Seat.HOST.value
     note = Note(
-        account_id=credential.account_id,
+        account_id=credential.account_id if credential is not None else None,
+        address=None if credential is not None else invitation.email,
         kind=Kind.INVITATION,
         audience=Audience.HOST if host_side else Audience.VISITOR,
         source=f"invitation:{invitation.id}",
