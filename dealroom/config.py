@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     past it is refused ``ROOM_FULL``)."""
     invitation_days: float = Field(default=7.0, gt=0)
     """How long an invitation link to a room stays usable."""
+    invitations_per_hour: int = Field(default=20, ge=1)
+    """Invitations one account may send in an hour, every room together (each is an email to
+    an address it names; RATE_LIMITED past it)."""
     max_page_size: int = 100
     cors_origins: str = ""
     """Comma-separated origins (``https://app.example.com``) whose pages may call the API with

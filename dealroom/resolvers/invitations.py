@@ -10,6 +10,7 @@ import strawberry
 from dealroom.schema.context import Info
 from dealroom.schema.invitation_types import Invitation
 from dealroom.schema.room_types import Room
+from dealroom.services.accounts import abuse
 from dealroom.services.rooms import invitations
 from dealroom.services.rooms.service import parse_id
 
@@ -31,6 +32,8 @@ async def invite_to_room(info: Info, room_id: strawberry.ID, email: str) -> Invi
             public_url=settings.public_url,
             band_percent=settings.firewall_band_percent,
         )
+        assert identity.account is not None  # invite_to_room refused anyone else
+        await abuse.count_invitation(db, settings, identity.account.id, ctx.app.clock.now())
         return Invitation.from_issued(issued)
 
 

@@ -24,7 +24,8 @@ class InvitationsMutation:
         "FORBIDDEN (GUEST_CANNOT_INVITE) for a guest; NOT_FOUND for a room the reader holds "
         "no pane in; BAD_USER_INPUT for a bad email, the reader's own (INVITE_SELF) or a "
         "home room (NOT_A_DEAL_ROOM); CONFLICT (ROOM_FULL) when the room holds "
-        "DEALROOM_MAX_PARTICIPANTS people."
+        "DEALROOM_MAX_PARTICIPANTS people; RATE_LIMITED (with retryAfterSeconds) past "
+        "DEALROOM_INVITATIONS_PER_HOUR."
     )
     async def invite_to_room(
         self,

@@ -3,9 +3,20 @@ inviter's side, and each refusal answers its code and reason in ``extensions``."
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
-from tests.conftest import Server
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dealroom.config import Settings
+from dealroom.persistence.db import Db
+from dealroom.persistence.models import Invitation, Notification
+from dealroom.realtime import Broker
+from tests.conftest import Server, serving
+from tests.support.clock import ManualClock
 from tests.support.graphql import Client, open_room, sign_up
 from tests.support.partners import create_key, key_client
 
@@ -92,3 +103,44 @@ async def test_an_invitation_link_joins_the_inviters_side_once(server: Server) -
     assert await key.error_codes(INVITE, {"roomId": room_id, "email": "x@example.com"}) == [
         "FORBIDDEN"
     ]
+
+
+@pytest.fixture
+async def limited_server(
+    settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock
+) -> AsyncIterator[Server]:
+    tuned = settings.model_copy(update={"invitations_per_hour": 2})
+    async with serving(tuned, engine, broker, clock) as running:
+        yield running
+
+
+async def test_invitations_past_the_hourly_limit_are_refused_and_write_nothing(
+    limited_server: Server, db: Db
+) -> None:
+    """Each invitation emails an address the inviter names: an account sends at most
+    DEALROOM_INVITATIONS_PER_HOUR of them, every room together; the one past it is refused
+    with a retry time, and neither an invitation nor an email is written for it."""
+    server = limited_server
+    await sign_up(server.client(), "talent")
+    await sign_up(server.client(), "other")
+    buyer = server.client()
+    await sign_up(buyer, "brand")
+    first = (await open_room(buyer, "talent"))["room"]["id"]
+    second = (await open_room(buyer, "other"))["room"]["id"]
+    await buyer.query(INVITE, {"roomId": first, "email": "a@example.com"})
+    await buyer.query(INVITE, {"roomId": second, "email": "b@example.com"})
+    body = await buyer.raw(INVITE, {"roomId": second, "email": "c@example.com"})
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "RATE_LIMITED"
+    assert 0 < error["extensions"]["retryAfterSeconds"] <= 3600
+    try:
+        invited = set(await db.scalars(select(Invitation.email)))
+        emailed = set(await db.scalars(select(Notification.email_to)))
+    finally:
+        await db.close()
+    assert invited == {"a@example.com", "b@example.com"}
+    assert emailed == {"a@example.com", "b@example.com"}
+
+    server.clock.advance(timedelta(hours=1))  # the next window
+    again = await buyer.query(INVITE, {"roomId": second, "email": "c@example.com"})
+    assert again["inviteToRoom"]["email"] == "c@example.com"

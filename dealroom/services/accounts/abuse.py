@@ -3,11 +3,13 @@
 * posts by one participant (account or guest key) across all its rooms per minute: the
   per-pane limit alone multiplied with every room opened;
 * rooms created and guest keys minted per client IP per hour (anonymous visits);
-* ``signIn`` failures per email and client IP, with an exponential backoff.
+* ``signIn`` failures per email and client IP, with an exponential backoff;
+* invitations sent by one account per hour (each one emails an address it names).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
@@ -61,6 +63,15 @@ async def count_visit(
     if minted:
         keys = Limit("guest-keys-per-ip", settings.guest_keys_per_ip_per_hour, per_hour)
         await hit(db, keys, ip, now, f"At most {keys.count} guest keys an hour from one address.")
+
+
+async def count_invitation(
+    db: Db, settings: Settings, account_id: uuid.UUID, now: datetime
+) -> None:
+    """Inside inviteToRoom's transaction, after it: RATE_LIMITED past the hourly limit, which
+    rolls the invitation and its email back."""
+    limit = Limit("invitations", settings.invitations_per_hour, timedelta(hours=1))
+    await hit(db, limit, str(account_id), now, f"At most {limit.count} invitations an hour.")
 
 
 async def guard_sign_in(
