@@ -4,8 +4,9 @@ notification exists exactly when its fact committed (a rolled-back turn notifies
 What a row becomes is decided here from the recipient's preferences: an email due now
 (``pending``; the delivery worker coalesces it with others about the same room), a line of the
 daily digest (``digest``), or in-app only (``kept``: no address, or the account turned the kind
-off). An unclaimed guest has no account
-and gets no row. Visitor-bound text passes the private-value screen first (``screen.py``)."""
+off). An unclaimed guest has no account and gets no row; an invitation to an address with no
+account is an email-only row (no account: nothing in the app, no preferences, no coalescing).
+Visitor-bound text passes the private-value screen first (``screen.py``)."""
 
 from __future__ import annotations
 
