@@ -246,7 +246,7 @@ class Room(Node):
             Seat | None,
             strawberry.argument(
                 description="Whose pane by side: the reader's own there, else that side's "
-                "lead's. Give this or participantId."
+                "lead's. Give this or participantId, or neither for the reader's own pane."
             ),
         ] = None,
         participant_id: Annotated[
@@ -359,11 +359,11 @@ def _knows(view: RoomAccess, key: str) -> bool:
 def _addressed(
     view: RoomAccess, seat: Seat | None, participant_id: strawberry.ID | None
 ) -> models.Participant | None:
-    if (seat is None) == (participant_id is None):
+    if seat is not None and participant_id is not None:
         raise bad_input("Give seat or participantId, not both.", "participantId")
     if participant_id is None:
-        assert seat is not None
-        return view.participant(seat)
+        # Neither: the pane the reader writes into (as postMessage and paneEvents default).
+        return view.participant(seat) if seat is not None else view.by_key(view.reader_key)
     try:
         wanted = uuid.UUID(str(participant_id))
     except ValueError as exc:

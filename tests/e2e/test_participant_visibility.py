@@ -227,3 +227,29 @@ async def test_no_send_links_the_two_brand_side_panes(
     ]
     assert brand_to_brand == []
     assert all(b == "host" for a, b in links if side_of(a) is Seat.VISITOR)
+
+
+OWN_PANE = "query($id: ID!) { room(id: $id) { pane { key } } }"
+BOTH = """
+query($id: ID!, $participantId: ID!) {
+  room(id: $id) { pane(seat: HOST, participantId: $participantId) { key } }
+}
+"""
+
+
+async def test_a_pane_asked_for_by_neither_seat_nor_participant_is_the_readers_own(
+    server: Server, db: Db
+) -> None:
+    room = await _four(server, db)
+    for client, key in (
+        (room.host, "host"),
+        (room.manager, "host_2"),
+        (room.lead, "visitor"),
+        (room.colleague, "visitor_2"),
+    ):
+        found = await client.query(OWN_PANE, {"id": room.room_id})
+        assert found["room"]["pane"]["key"] == key
+    codes = await room.host.error_codes(
+        BOTH, {"id": room.room_id, "participantId": room.ids["visitor"]}
+    )
+    assert codes == ["BAD_USER_INPUT"]
