@@ -76,17 +76,28 @@ MERGE_KEY_PREFIX: Final = "memory-merged:"
 MERGE_LINE_ITEMS: Final = 8
 
 
+TURN_FAILED_KEY_PREFIX: Final = "turn-failed:"
+"""The system line of a pane's turn that failed for good is keyed ``turn-failed:<run>:<n>``."""
+
+
 class SystemLineKind(StrEnum):
-    """What a system line is about, so clients can style it."""
+    """What a system line is about, so clients can style it (and offer a retry)."""
 
     NOTICE = "NOTICE"
     MEMORY_MERGED = "MEMORY_MERGED"
+    TURN_FAILED = "TURN_FAILED"
 
 
 def system_line_kind(client_message_id: str | None) -> SystemLineKind:
     if client_message_id is not None and client_message_id.startswith(MERGE_KEY_PREFIX):
         return SystemLineKind.MEMORY_MERGED
+    if client_message_id is not None and client_message_id.startswith(TURN_FAILED_KEY_PREFIX):
+        return SystemLineKind.TURN_FAILED
     return SystemLineKind.NOTICE
+
+
+def turn_failed_key(run_id: object, attempt: int) -> str:
+    return f"{TURN_FAILED_KEY_PREFIX}{run_id}:{attempt}"
 
 
 def merge_line_key(participant_id: object, version: int) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 
 from dealroom.agents.models.base import AgentName, ModelError
+from dealroom.domain import durable
 from dealroom.jobs.handler import Handler
 from dealroom.persistence.db import Db
 from dealroom.persistence.runs import RunRepository
@@ -309,8 +310,14 @@ class TurnRunner:
                     if retry
                     else "The agent could not answer. Use retry to run this turn again."
                 )
+                # A turn that failed for good is its own kind: clients offer retryTurn on it.
+                key = f"run:{run.id}:fail:{row.attempts}" if retry else None
                 line = await system_line(
-                    db, self.deps.clock, run, text, key=f"run:{run.id}:fail:{row.attempts}"
+                    db,
+                    self.deps.clock,
+                    run,
+                    text,
+                    key=key or durable.turn_failed_key(run.id, row.attempts),
                 )
                 if line is not None:
                     uow.publish(line)

@@ -32,8 +32,10 @@ strawberry.enum(
 # resolve first would otherwise register it bare (no description).
 strawberry.enum(
     SystemLineKind,
-    description="What a system line is about: NOTICE (a retry, a new room) or MEMORY_MERGED "
-    "(standing knowledge from the participant's profile was merged into this room).",
+    description="What a system line is about: NOTICE (a new room, an agent retrying by "
+    "itself), MEMORY_MERGED (standing knowledge from the participant's profile was merged into "
+    "this room) or TURN_FAILED (the pane's agent could not answer; retryTurn runs the turn "
+    "again).",
 )
 
 __all__ = ["Alignment", "AuthorKind", "RoomKind", "RoomMode", "Seat", "SystemLineKind"]

@@ -18,7 +18,7 @@ from dealroom.persistence.db import Db
 from dealroom.persistence.models import AccountMemory, AgentRun, MemoryChange, Participant
 from tests.conftest import Server
 from tests.support.graphql import open_room, post, sign_up, subscribe, ws_init_for
-from tests.support.turns import HOME, memory, messages_in
+from tests.support.turns import HOME, memory, messages_in, system_kinds
 
 OLD_RULES = "My fee for a sponsored post is $8,000, never below $4,000."
 NEW_FLOOR = "For a sponsored post, never below $6,000."
@@ -147,17 +147,7 @@ async def test_a_week_old_deal_room_merges_the_new_floor_at_its_next_turn(
         assert "6,000" not in body
         assert "6000" not in body
     # The line is a MemoryMerged SystemLine for clients; the visitor cannot read the host pane.
-    page = await host.query(
-        "query($id: ID!) { room(id: $id) { pane(seat: HOST) { messages(last: 50) {"
-        " edges { node { body authorKind systemKind } } } } } }",
-        {"id": room_id},
-    )
-    kinds = [
-        e["node"]["systemKind"]
-        for e in page["room"]["pane"]["messages"]["edges"]
-        if e["node"]["authorKind"] == "SYSTEM"
-    ]
-    assert kinds == ["MEMORY_MERGED"]
+    assert await system_kinds(host, room_id) == ["MEMORY_MERGED"]
     denied = await visitor.error_codes(
         "query($id: ID!) { room(id: $id) { pane(seat: HOST) { seat } } }", {"id": room_id}
     )

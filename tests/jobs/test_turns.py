@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
 
-from dealroom.agents.models.base import (
-    AgentName,
-    Chunk,
-    Generation,
-    ModelClient,
-    ModelError,
-    ModelRequest,
-)
+from dealroom.agents.models.base import ModelClient
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.config import Settings
 from dealroom.domain.seats import AuthorKind
@@ -30,38 +22,9 @@ from dealroom.persistence.engine import create_sessionmaker
 from dealroom.persistence.models import AgentRun, Dispatch, Lease, ModelCall, Room
 from dealroom.services.turns.context import RunSnapshot
 from tests.conftest import Server
+from tests.support.flaky import FlakyModel
 from tests.support.graphql import Client, post, sign_up
-from tests.support.turns import HOME, deal, messages_in, rows
-
-
-class FlakyModel:
-    """The model edge failing on purpose: the first ``failures`` persona calls raise."""
-
-    engine = "offline"
-
-    def __init__(self, failures: int, *, transient: bool = True) -> None:
-        self.inner = OfflineClient()
-        self.failures = failures
-        self.transient = transient
-        self.persona_calls = 0
-
-    async def generate(self, request: ModelRequest) -> Generation:
-        return await self.inner.generate(request)
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
-        if request.agent is AgentName.PERSONA:
-            self.persona_calls += 1
-            if self.persona_calls <= self.failures:
-                # Fail mid-stream, after the first chunk: deltas went out, nothing is stored.
-                async for chunk in self.inner.stream(request):
-                    yield chunk
-                    break
-                raise ModelError("503 from the model", transient=self.transient, status=503)
-        async for chunk in self.inner.stream(request):
-            yield chunk
-
-    async def close(self) -> None:
-        await self.inner.close()
+from tests.support.turns import HOME, deal, messages_in, rows, system_kinds
 
 
 @pytest.fixture
@@ -124,6 +87,8 @@ async def test_a_turn_that_keeps_failing_is_marked_failed_and_can_be_re_run(
     lines = [m.body for m in await messages_in(db, home, "host") if m.author_kind == "system"]
     assert len(lines) == 3
     assert "retry" in lines[-1]
+    # Only the line of the turn that failed for good is TURN_FAILED: the one to offer a retry on.
+    assert await system_kinds(host, home) == ["NOTICE", "NOTICE", "TURN_FAILED"]
     model.failures = 0  # the model is back
     data = await host.query("mutation($r: ID!) { retryTurn(roomId: $r) }", {"r": home})
     assert data["retryTurn"] == 1

@@ -84,6 +84,20 @@ async def deal(server: Server, rules: str = RULES, *, guest: bool = False) -> De
     return Deal(host, visitor, home_id, opened["room"]["id"])
 
 
+async def system_kinds(client: Client, room_id: str, seat: str = "HOST") -> list[str]:
+    """The ``systemKind`` of each system line in the client's view of a pane, oldest first."""
+    page = await client.query(
+        "query($id: ID!, $seat: Seat!) { room(id: $id) { pane(seat: $seat) { messages(last: 50)"
+        " { edges { node { authorKind systemKind } } } } } }",
+        {"id": room_id, "seat": seat},
+    )
+    return [
+        e["node"]["systemKind"]
+        for e in page["room"]["pane"]["messages"]["edges"]
+        if e["node"]["authorKind"] == "SYSTEM"
+    ]
+
+
 async def messages_in(db: Db, room_id: str, key: str) -> list[Message]:
     try:
         return list(

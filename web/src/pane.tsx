@@ -96,7 +96,13 @@ export function Pane(props: PaneProps) {
       case "MessageAdded":
       case "SystemLine":
         add(event.message);
-        setDrafts(({ [event.message.id]: _done, ...rest }) => rest);
+        if (event.message.authorKind === "SYSTEM") {
+          // A pane streams one reply at a time: a system line (a failed attempt's notice) ends
+          // whatever was streaming there, which will never be stored under that id.
+          setDrafts({});
+        } else {
+          setDrafts(({ [event.message.id]: _done, ...rest }) => rest);
+        }
         if (event.message.authorKind !== "PARTICIPANT") setAnnounce(event.message.body);
         callbacks.current.onActivity?.(event.cursor);
         break;
@@ -183,7 +189,7 @@ export function Pane(props: PaneProps) {
       </h2>
       {loading && <p class="muted">Loading messages…</p>}
       <ol class="messages" ref={listRef} aria-label={`Messages: ${title}`}>
-        {messages.map((m) => (
+        {messages.map((m, i) => (
           <li
             key={m.id}
             id={`m-${m.id}`}
@@ -193,7 +199,8 @@ export function Pane(props: PaneProps) {
           >
             <span class="who">{author(m, writable, props.name)}</span>
             <p class="body">{m.body}</p>
-            {m.authorKind === "SYSTEM" && writable && (
+            {/* Only on a turn that failed for good, while nothing has followed it. */}
+            {m.systemKind === "TURN_FAILED" && writable && i === messages.length - 1 && (
               <button type="button" class="link" onClick={retryTurn}>
                 Try again
               </button>

@@ -22,6 +22,8 @@ export interface Message {
   alignment: "LEFT" | "RIGHT";
   clientMessageId: string | null;
   createdAt: string;
+  /** For a system line: what it is about (TURN_FAILED: the agent could not answer). */
+  systemKind?: "NOTICE" | "MEMORY_MERGED" | "TURN_FAILED" | null;
 }
 
 export interface Offer {
