@@ -24,13 +24,18 @@ Numbered rules, cited by the code and tests that depend on them:
       (``Speaking gig`` is ``speaking_gig``): it is a path segment and the last part of the
       link ``/z/<handle>/<key>``, so it is public; the parts themselves are as private as the
       rest of durable memory.
+- S5  A shared leaf filed under another of the host's services by key (``limits.sponsored_post``
+      when the host also sells a sponsored post) is about that service: a room about a different
+      service does not see it, at the seed, at a merge or in Arvist's input. A floor told in the
+      home room (which is about no service) is shared, so this is what keeps it out of a
+      speaking-gig room; a room about no service, or about that service, still sees it.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -111,8 +116,25 @@ def _deep_over(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return base
 
 
-def shared_part(document: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: copy.deepcopy(v) for k, v in document.items() if k != SERVICES}
+def shared_part(
+    document: Mapping[str, Any], others: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The top level but ``services``; without what is filed under ``others`` by key (S5)."""
+    shared: dict[str, Any] = {}
+    for name, value in document.items():
+        if name == SERVICES:
+            continue
+        if others and isinstance(value, Mapping) and not others.isdisjoint(value):
+            value = {k: v for k, v in value.items() if k not in others}
+            if not value:
+                continue  # the section held only other services' leaves
+        shared[name] = copy.deepcopy(value)
+    return shared
+
+
+def _others(service: str | None, services: Collection[str]) -> frozenset[str]:
+    """S5: the host's services a room about ``service`` is not about (none for no service)."""
+    return frozenset() if service is None else frozenset(services) - {service}
 
 
 def service_part(document: Mapping[str, Any], service: str | None) -> dict[str, Any]:
@@ -123,45 +145,61 @@ def service_part(document: Mapping[str, Any], service: str | None) -> dict[str, 
     return copy.deepcopy(dict(part)) if isinstance(part, Mapping) else {}
 
 
-def view(document: Mapping[str, Any], service: str | None) -> dict[str, Any]:
-    """S1: what a deal room about ``service`` sees of the durable ``document``."""
-    return _deep_over(shared_part(document), service_part(document, service))
+def view(
+    document: Mapping[str, Any], service: str | None, services: Collection[str] = ()
+) -> dict[str, Any]:
+    """S1, S5: what a deal room about ``service`` sees of the durable ``document``;
+    ``services``: the keys of every service the host offers."""
+    shared = shared_part(document, _others(service, services))
+    return _deep_over(shared, service_part(document, service))
 
 
-def room_view(document: Mapping[str, Any], kind: RoomKind, service: str | None) -> dict[str, Any]:
+def room_view(
+    document: Mapping[str, Any],
+    kind: RoomKind,
+    service: str | None,
+    services: Collection[str] = (),
+) -> dict[str, Any]:
     """S1: the home room sees every part; a deal room its view."""
     if kind == RoomKind.HOME:
         return copy.deepcopy(dict(document))
-    return view(document, service)
+    return view(document, service, services)
 
 
-def view_path(path: str, service: str | None) -> str | None:
-    """S2: a durable path as it reads in a deal room about ``service`` (None: not in it)."""
+def view_path(path: str, service: str | None, services: Collection[str] = ()) -> str | None:
+    """S2, S5: a durable path as it reads in a deal room about ``service`` (None: not in it)."""
     head, _, rest = path.partition(".")
     if head != SERVICES:
-        return path
+        key = rest.partition(".")[0]
+        return None if rest and key in _others(service, services) else path
     key, _, inner = rest.partition(".")
     if service is None or key != service or not inner:
         return None
     return inner
 
 
-def view_paths(paths: Iterable[str], service: str | None) -> list[str]:
-    return sorted({v for p in paths if (v := view_path(p, service)) is not None})
+def view_paths(
+    paths: Iterable[str], service: str | None, services: Collection[str] = ()
+) -> list[str]:
+    return sorted({v for p in paths if (v := view_path(p, service, services)) is not None})
 
 
-def room_paths(paths: Iterable[str], kind: RoomKind, service: str | None) -> list[str]:
+def room_paths(
+    paths: Iterable[str], kind: RoomKind, service: str | None, services: Collection[str] = ()
+) -> list[str]:
     """:func:`view_path` for every path, or the paths themselves in a home room (S1)."""
     if kind == RoomKind.HOME:
         return sorted(set(paths))
-    return view_paths(paths, service)
+    return view_paths(paths, service, services)
 
 
-def view_dates(dates: Mapping[str, Any], service: str | None) -> dict[str, Any]:
+def view_dates(
+    dates: Mapping[str, Any], service: str | None, services: Collection[str] = ()
+) -> dict[str, Any]:
     """The leaf dates of a view (S2); a service's date wins over the shared leaf's."""
     found: dict[str, Any] = {}
     for path, day in sorted(dates.items(), key=lambda item: item[0].startswith(SERVICES)):
-        seen = view_path(path, service)
+        seen = view_path(path, service, services)
         if seen is not None:
             found[seen] = day
     return found
@@ -195,6 +233,7 @@ def curate(
     room_branch: Mapping[str, Any] | None,
     said: Sequence[provenance.Said] = (),
     band_percent: Decimal | None = None,
+    services: Collection[str] = (),
 ) -> Curated:
     """S3 with D8 and D10: each part's changes are checked against the room's view (what the
     room's writer is held to) and what they changed in that view is written to their part. With
@@ -210,11 +249,11 @@ def curate(
         mine = [change for chosen, change in changes if chosen is part]
         if not mine:
             continue
-        seen = view(result, service)
+        seen = view(result, service, services)
         applied = durable.curate(seen, mine, said=said, band_percent=band_percent)
         rejected.extend(applied.rejected)
         write(durable.diff(seen, applied.document), target(part, service))
     if room_branch is not None:  # D10
-        seen = view(result, service)
+        seen = view(result, service, services)
         write(durable.diff(seen, durable.keep_limits(seen, room_branch)), service)
     return Curated(durable.prune(result), tuple(rejected))

@@ -184,7 +184,12 @@ class AccUpdate:
             # S1: a deal room merges the shared part and its own service's part, nothing else
             kind = RoomKind(room.kind)
             service = await ServiceRepository(db).key_of(room.service_id)
-            document = service_parts.room_view(memory.document or {}, kind, service)
+            services = (
+                await ServiceRepository(db).keys_of(participant.account_id)
+                if service is not None
+                else ()
+            )
+            document = service_parts.room_view(memory.document or {}, kind, service, services)
             paths = (
                 None
                 if last == 0
@@ -192,6 +197,7 @@ class AccUpdate:
                     await DurableRepository(db).paths_changed_since(participant.account_id, last),
                     kind,
                     service,
+                    services,
                 )
             )
             branch = (room.memory or {}).get(participant.key)

@@ -15,7 +15,7 @@ checked (``durable_memory.write``); a run that changes nothing writes nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -166,6 +166,8 @@ class _Loaded:
     kind: RoomKind = RoomKind.DEAL
     service: str | None = None
     """The key of the room's service (S4): where its ``service`` changes go (S3)."""
+    services: Collection[str] = ()
+    """The keys of the host's services, for a room about one (S5)."""
 
 
 class ArvistTurn:
@@ -195,6 +197,7 @@ class ArvistTurn:
                 loaded.request_input.branch if loaded.request_input.perspective == "host" else None,
                 kind=loaded.kind,
                 service=loaded.service,
+                services=loaded.services,
             )
         except Exception:
             await deps.ledger.keep(site)
@@ -216,6 +219,9 @@ class ArvistTurn:
             host = participant.key == Seat.HOST.value
             # The room's service is the host's: another participant's document has no part for it.
             service = await ServiceRepository(db).key_of(room.service_id) if host else None
+            services = (
+                await ServiceRepository(db).keys_of(account.id) if service is not None else ()
+            )
             branch = (room.memory or {}).get(participant.key)
             lines = await TranscriptRepository(db).recent(participant.id, PANE_LINES)
             deals = await _closed_deals(db, room) if host and room.kind == "deal" else []
@@ -227,10 +233,10 @@ class ArvistTurn:
                 account_name=account.display_name,
                 pane=participant.key,
                 # S1: the room's view, never another service's part
-                durable=service_parts.room_view(current.document, kind, service),
+                durable=service_parts.room_view(current.document, kind, service, services),
                 leaf_dates=current.dates
                 if kind == RoomKind.HOME
-                else service_parts.view_dates(current.dates, service),
+                else service_parts.view_dates(current.dates, service, services),
                 branch=dict(branch) if isinstance(branch, dict) else {},
                 session=[Line(m.author_kind, m.body) for m in lines],
                 closed_deals=deals,
@@ -241,7 +247,9 @@ class ArvistTurn:
                 for m in lines
                 if m.author_kind == AuthorKind.PARTICIPANT.value and m.relayed_dispatch_id is None
             ]
-            return _Loaded(inputs, account.id, dict(room.model_picks or {}), said, kind, service)
+            return _Loaded(
+                inputs, account.id, dict(room.model_picks or {}), said, kind, service, services
+            )
 
     async def _apply(
         self,
@@ -254,6 +262,7 @@ class ArvistTurn:
         *,
         kind: RoomKind = RoomKind.DEAL,
         service: str | None = None,
+        services: Collection[str] = (),
     ) -> None:
         deps = self.deps
         async with deps.unit() as uow:
@@ -274,6 +283,7 @@ class ArvistTurn:
                 await repo.paths_changed_since(account_id, participant.last_merged_memory_version),
                 kind,
                 service,
+                services,
             )
             refused: list[str] = []
             changes: list[tuple[service_parts.Part, memdoc.Change]] = []
@@ -307,6 +317,7 @@ class ArvistTurn:
                     room_branch=room_branch if keeps_floors else None,
                     said=said,
                     band_percent=deps.settings.firewall_band_percent,
+                    services=services,
                 )
                 refused.extend(f"{r.change.path} ({r.reason})" for r in applied.rejected)
                 public.extend(

@@ -29,6 +29,10 @@ class ServiceRepository:
             )
         )
 
+    async def keys_of(self, account_id: uuid.UUID) -> frozenset[str]:
+        """The keys (S4) of every service the account offers (S5 reads them)."""
+        return frozenset(service_key(s.name) for s in await self.of_account(account_id))
+
     async def by_key(self, account_id: uuid.UUID, key: str) -> Service | None:
         """The account's service whose key (S4) is ``key``."""
         for service in await self.of_account(account_id):

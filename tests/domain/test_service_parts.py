@@ -114,3 +114,40 @@ def test_a_hosts_floor_the_curator_forgot_goes_to_the_rooms_service() -> None:
 def test_a_model_never_names_a_part() -> None:
     assert not sp.model_may_name("services.sponsored_post.limits.x")
     assert sp.model_may_name("rates.services_note")
+
+
+def test_a_shared_leaf_filed_under_another_service_stays_out_of_a_room_about_one() -> None:
+    """S5: a floor told in the home room lands in the shared part under the deliverable's key;
+    a room about another of the host's services does not see it, in its view, its paths or its
+    leaf dates; a room about that service, or about none, does."""
+    keys = {"sponsored_post", "speaking_gig"}
+    told = {
+        "style": "brief",
+        "limits": {"sponsored_post": FLOOR},
+        "rates": {"sponsored_post": {"ask": "8000 USD"}, "keynote": {"ask": "5000 USD"}},
+        "services": {"speaking_gig": {"limits": {"keynote": KEYNOTE}}},
+    }
+    speaking = sp.view(told, "speaking_gig", keys)
+    assert speaking == {
+        "style": "brief",
+        "rates": {"keynote": {"ask": "5000 USD"}},
+        "limits": {"keynote": KEYNOTE},
+    }
+    assert "4000" not in json.dumps(speaking)
+    assert sp.room_view(told, RoomKind.DEAL, "speaking_gig", keys) == speaking
+    assert sp.view(told, "sponsored_post", keys)["limits"] == {"sponsored_post": FLOOR}
+    assert sp.view(told, None, keys)["limits"] == {"sponsored_post": FLOOR}
+    assert sp.room_view(told, RoomKind.HOME, None, keys) == told
+    # without the host's list (a host with no services) nothing is held back
+    assert sp.view(told, "speaking_gig")["limits"]["sponsored_post"] == FLOOR
+
+    assert sp.view_path("limits.sponsored_post.floor", "speaking_gig", keys) is None
+    assert sp.view_path("limits.keynote.floor", "speaking_gig", keys) == "limits.keynote.floor"
+    assert sp.view_path("style", "speaking_gig", keys) == "style"
+    assert sp.view_path("limits.sponsored_post.floor", "sponsored_post", keys) == (
+        "limits.sponsored_post.floor"
+    )
+    changed = ["limits.sponsored_post.floor", "rates.keynote.ask"]
+    assert sp.room_paths(changed, RoomKind.DEAL, "speaking_gig", keys) == ["rates.keynote.ask"]
+    dates = {"limits.sponsored_post.floor": "d1", "style": "d2"}
+    assert sp.view_dates(dates, "speaking_gig", keys) == {"style": "d2"}

@@ -297,3 +297,45 @@ async def test_a_service_chosen_in_the_room_is_read_from_the_next_turn(
     everything = json.dumps(host_branch) + "".join(everything_sent(r) for r in model.requests)
     for value in (SPONSORED_FLOOR, secret):
         assert value not in everything, value
+
+
+HOME_ROOM = "query { me { homeRoom { id } } }"
+
+
+async def test_a_floor_told_in_the_home_room_stays_out_of_a_speaking_gig_room(
+    agent_server: Server, db: Db, model: RecordingClient
+) -> None:
+    """S5 end to end: the host lists both services and tells its agent, in the home room, its
+    sponsored-post fee and floor. The home room is about no service, so the floor is shared;
+    a speaking-gig room still never reads it (seed, requests), while a sponsored-post room and a
+    room about no service do."""
+    server = agent_server
+    host = server.client()
+    await sign_up(host, "devraman", "Dev Raman")
+    await host.query(SET_SERVICES, {"names": ["Sponsored post", "Speaking gig"]})
+    home = (await host.query(HOME_ROOM))["me"]["homeRoom"]["id"]
+    await post(host, home, "My fee for a sponsored post is $8,000, never below $6,000.")
+    await settle(server)
+    told = (await room_memory(db, home))["host"]
+    assert told["limits"]["sponsored_post"]["floor"] == "6000"  # shared: the home has no service
+
+    before = len(model.requests)
+    brand = server.client()
+    await sign_up(brand, "acme", "Mara Ellison")
+    speaking = (await open_for(brand, "devraman", "speaking-gig"))["room"]["id"]
+    await post(brand, speaking, "Hi, I'm Mara from Acme. We'd like a keynote in March.")
+    await settle(server)
+    seeded = await room_memory(db, speaking)
+    assert "sponsored_post" not in json.dumps(seeded)
+    sent = [everything_sent(r) for r in model.requests[before:]]
+    assert any("Speaking gig" in text for text in sent)  # the speaking room's turn ran
+    for text in sent:
+        assert "6000" not in text
+        assert "6,000" not in text
+
+    for service in ("sponsored-post", None):
+        other = server.client()
+        await sign_up(other, f"globex{service or 'any'}".replace("-", ""), "Hank Scorpio")
+        room_id = (await open_for(other, "devraman", service, new=True))["room"]["id"]
+        host_branch = (await room_memory(db, room_id))["host"]
+        assert host_branch["limits"]["sponsored_post"]["floor"] == "6000", service

@@ -18,6 +18,7 @@ from dealroom.domain.errors import DomainError, ErrorCode, not_found
 from dealroom.domain.seats import AuthorKind, RoomKind, RoomMode, Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.models import Flag, Message, Participant, Room
+from dealroom.persistence.offered_services import ServiceRepository
 from dealroom.persistence.repositories import (
     AccountRepository,
     GuestCount,
@@ -341,7 +342,9 @@ async def seed_host_memory(
         branch: Mapping[str, Any] = home_branch
     else:
         branch = durable.document if durable is not None and durable.document else {}
-    branch = service_parts.view(branch, service)
+    # S5: what is filed under the host's other services stays out of a room about one.
+    services = await ServiceRepository(db).keys_of(host_id) if service is not None else ()
+    branch = service_parts.view(branch, service, services)
     if not branch:
         return SeededMemory({}, version)
     # D7: a public note that states a limit, a figure within the band of one, or a private
