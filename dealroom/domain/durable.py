@@ -77,7 +77,7 @@ MERGE_LINE_ITEMS: Final = 8
 
 
 TURN_FAILED_KEY_PREFIX: Final = "turn-failed:"
-"""The system line of a pane's turn that failed for good is keyed ``turn-failed:<run>:<n>``."""
+"""The system line of a pane's turn that failed for good: ``turn-failed:<run>:<attempt>``."""
 
 
 class SystemLineKind(StrEnum):
@@ -96,7 +96,7 @@ def system_line_kind(client_message_id: str | None) -> SystemLineKind:
     return SystemLineKind.NOTICE
 
 
-def turn_failed_key(run_id: object, attempt: int) -> str:
+def turn_failed_key(run_id: object, attempt: str) -> str:
     return f"{TURN_FAILED_KEY_PREFIX}{run_id}:{attempt}"
 
 

@@ -292,6 +292,9 @@ class TurnRunner:
                 uow.discard()
                 return  # another worker owns it now
             now = self.deps.clock.now()
+            # The attempt's queue time tells this failure's line from one after a retryTurn,
+            # which counts attempts from 0 again.
+            attempt = f"{row.attempts}:{int(row.not_before.timestamp() * 1000):x}"  # 64 chars max
             retry = row.attempts < settings.turn_attempts and (
                 not isinstance(exc, ModelError) or exc.transient
             )
@@ -311,14 +314,12 @@ class TurnRunner:
                     else "The agent could not answer. Use retry to run this turn again."
                 )
                 # A turn that failed for good is its own kind: clients offer retryTurn on it.
-                key = f"run:{run.id}:fail:{row.attempts}" if retry else None
-                line = await system_line(
-                    db,
-                    self.deps.clock,
-                    run,
-                    text,
-                    key=key or durable.turn_failed_key(run.id, row.attempts),
+                key = (
+                    f"run:{run.id}:fail:{attempt}"
+                    if retry
+                    else durable.turn_failed_key(run.id, attempt)
                 )
+                line = await system_line(db, self.deps.clock, run, text, key=key)
                 if line is not None:
                     uow.publish(line)
 

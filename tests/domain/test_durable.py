@@ -122,7 +122,7 @@ def test_the_merge_line_and_its_kind() -> None:
     key = durable.merge_line_key("p1", 4)
     assert durable.system_line_kind(key) is SystemLineKind.MEMORY_MERGED
     assert durable.system_line_kind("run:x:fail:1") is SystemLineKind.NOTICE  # retrying itself
-    failed = durable.turn_failed_key("r1", 3)
+    failed = durable.turn_failed_key("r1", "3:18bcfe56800")
     assert durable.system_line_kind(failed) is SystemLineKind.TURN_FAILED
     assert durable.system_line_kind(None) is SystemLineKind.NOTICE
 

@@ -75,12 +75,17 @@ async def test_a_turn_that_keeps_failing_is_marked_failed_and_can_be_re_run(
     agent_server: Server, db: Db, model: FlakyModel
 ) -> None:
     host, home = await home_room(agent_server)
-    await post(host, home, "Hello?")
-    for _ in range(3):
+    retry = "mutation($r: ID!) { retryTurn(roomId: $r) }"
+
+    async def three_attempts() -> None:
+        for _ in range(3):
+            await agent_server.settle()
+            agent_server.clock.advance(timedelta(minutes=1))
+            agent_server.runner.wake()
         await agent_server.settle()
-        agent_server.clock.advance(timedelta(minutes=1))
-        agent_server.runner.wake()
-    await agent_server.settle()
+
+    await post(host, home, "Hello?")
+    await three_attempts()
     [persona] = [r for r in await rows(db, AgentRun, home) if r.agent == "persona"]
     assert persona.status == "failed"
     assert persona.attempts == 3
@@ -89,14 +94,18 @@ async def test_a_turn_that_keeps_failing_is_marked_failed_and_can_be_re_run(
     assert "retry" in lines[-1]
     # Only the line of the turn that failed for good is TURN_FAILED: the one to offer a retry on.
     assert await system_kinds(host, home) == ["NOTICE", "NOTICE", "TURN_FAILED"]
+    # Re-run while the model is still down: the pane is told again, as the first time.
+    assert (await host.query(retry, {"r": home}))["retryTurn"] == 1
+    await three_attempts()
+    assert await system_kinds(host, home) == ["NOTICE", "NOTICE", "TURN_FAILED"] * 2
     model.failures = 0  # the model is back
-    data = await host.query("mutation($r: ID!) { retryTurn(roomId: $r) }", {"r": home})
+    data = await host.query(retry, {"r": home})
     assert data["retryTurn"] == 1
     await agent_server.settle()
     replies = [m for m in await messages_in(db, home, "host") if m.author_kind == "agent"]
     assert len(replies) == 1
     # A second retry finds nothing failed: no double effects.
-    again = await host.query("mutation($r: ID!) { retryTurn(roomId: $r) }", {"r": home})
+    again = await host.query(retry, {"r": home})
     assert again["retryTurn"] == 0
 
 
