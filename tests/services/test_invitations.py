@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dealroom.agents import offer_gen
@@ -23,7 +23,15 @@ from dealroom.domain.passwords import OWASP_MINIMUM
 from dealroom.domain.seats import Seat
 from dealroom.persistence.db import Db
 from dealroom.persistence.engine import create_sessionmaker
-from dealroom.persistence.models import Invitation, Notification, Offer, Participant, Room
+from dealroom.persistence.models import (
+    Account,
+    Flag,
+    Invitation,
+    Notification,
+    Offer,
+    Participant,
+    Room,
+)
 from dealroom.realtime.broker import Broker
 from dealroom.services.accounts import service as accounts
 from dealroom.services.accounts.identity import Credentials, Identity, new_guest_key
@@ -37,6 +45,7 @@ from dealroom.services.rooms import service as rooms
 from dealroom.services.turns.context import RunSnapshot
 from tests.support.clock import ManualClock
 from tests.support.factories import AGREED
+from tests.support.recording import write_room_memory
 
 PASSWORD = "correct horse battery"
 
@@ -472,6 +481,33 @@ async def test_a_member_approves_only_when_the_buyer_allows_and_any_member_pays(
     assert legal.account is not None
     assert payment.payer_account_id == legal.account.id
     assert paid.offer.status == OfferStatus.PAYMENT_HELD.value
+
+
+async def test_an_email_to_an_address_states_no_private_value_of_the_host(
+    db: Db, broker: Broker, clock: ManualClock
+) -> None:
+    """The exit screen on the email-only row: an inviter whose name states the host's floor is
+    not quoted to the visitor side's newcomer (the text is replaced and operators flagged)."""
+    d = await deal(db, clock)
+    floor = {"sponsored_post": {"floor": "7777", "currency": "USD"}}
+    await write_room_memory(db, str(d.room.id), {"host": {"limits": floor}})
+    await db.execute(
+        update(Account).where(Account.handle == "brand").values(display_name="Brand at $7,777")
+    )
+    await db.commit()
+    assert d.buyer.account is not None
+    d.buyer.account.display_name = "Brand at $7,777"  # the identity the request would hold
+    await invite(db, broker, clock, d.buyer, d.room, "newcomer@example.com")
+    rows = list(await db.scalars(select(Notification)))
+    flags = list(await db.scalars(select(Flag).where(Flag.room_id == d.room.id)))
+    db.session.expunge_all()
+    await db.rollback()
+    (row,) = rows
+    assert (row.account_id, row.email_to) == (None, "newcomer@example.com")
+    for text in (row.title, row.body):
+        assert "7,777" not in text
+        assert "7777" not in text
+    assert [f.level for f in flags] == ["firewall"]
 
 
 async def test_an_invitee_is_emailed_naming_the_room_and_inviter_only(
