@@ -90,7 +90,9 @@ def dispatch_record(entries: Sequence[Mapping[str, Any]]) -> str:
     what crossed`` (the same facts as the rows' JSON at half the tokens)."""
     if not entries:
         return "(nothing has crossed yet)"
+    # A substance is a model's words: a line break in it must not read as another crossing.
     return "\n".join(
-        f"{entry.get('from')} → {entry.get('to')} ({entry.get('status')}): {entry.get('substance')}"
+        f"{entry.get('from')} → {entry.get('to')} ({entry.get('status')}): "
+        f"{' '.join(str(entry.get('substance')).split())}"
         for entry in entries
     )
