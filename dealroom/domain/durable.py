@@ -78,26 +78,38 @@ MERGE_LINE_ITEMS: Final = 8
 
 TURN_FAILED_KEY_PREFIX: Final = "turn-failed:"
 """The system line of a pane's turn that failed for good: ``turn-failed:<run>:<attempt>``."""
+TURN_RETRYING_KEY_PREFIX: Final = "turn-retrying:"
+"""The line of a failed attempt the runner tries again: ``turn-retrying:<run>:<attempt>``."""
 
 
 class SystemLineKind(StrEnum):
-    """What a system line is about, so clients can style it (and offer a retry)."""
+    """What a system line is about, so clients can style it (and offer a retry, or drop what
+    a failed attempt had streamed)."""
 
     NOTICE = "NOTICE"
     MEMORY_MERGED = "MEMORY_MERGED"
+    TURN_RETRYING = "TURN_RETRYING"
     TURN_FAILED = "TURN_FAILED"
 
 
+_KINDS: Final = (
+    (MERGE_KEY_PREFIX, SystemLineKind.MEMORY_MERGED),
+    (TURN_RETRYING_KEY_PREFIX, SystemLineKind.TURN_RETRYING),
+    (TURN_FAILED_KEY_PREFIX, SystemLineKind.TURN_FAILED),
+)
+
+
 def system_line_kind(client_message_id: str | None) -> SystemLineKind:
-    if client_message_id is not None and client_message_id.startswith(MERGE_KEY_PREFIX):
-        return SystemLineKind.MEMORY_MERGED
-    if client_message_id is not None and client_message_id.startswith(TURN_FAILED_KEY_PREFIX):
-        return SystemLineKind.TURN_FAILED
+    for prefix, kind in _KINDS:
+        if client_message_id is not None and client_message_id.startswith(prefix):
+            return kind
     return SystemLineKind.NOTICE
 
 
-def turn_failed_key(run_id: object, attempt: str) -> str:
-    return f"{TURN_FAILED_KEY_PREFIX}{run_id}:{attempt}"
+def turn_failed_key(run_id: object, attempt: str, *, again: bool = False) -> str:
+    """The key of a failed attempt's line; ``again``: the runner tries it again."""
+    prefix = TURN_RETRYING_KEY_PREFIX if again else TURN_FAILED_KEY_PREFIX
+    return f"{prefix}{run_id}:{attempt}"
 
 
 def merge_line_key(participant_id: object, version: int) -> str:

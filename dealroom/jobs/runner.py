@@ -313,12 +313,9 @@ class TurnRunner:
                     if retry
                     else "The agent could not answer. Use retry to run this turn again."
                 )
-                # A turn that failed for good is its own kind: clients offer retryTurn on it.
-                key = (
-                    f"run:{run.id}:fail:{attempt}"
-                    if retry
-                    else durable.turn_failed_key(run.id, attempt)
-                )
+                # Its own kind: clients drop the attempt's streamed draft, and offer retryTurn
+                # on a turn that failed for good.
+                key = durable.turn_failed_key(run.id, attempt, again=retry)
                 line = await system_line(db, self.deps.clock, run, text, key=key)
                 if line is not None:
                     uow.publish(line)

@@ -32,9 +32,10 @@ strawberry.enum(
 # resolve first would otherwise register it bare (no description).
 strawberry.enum(
     SystemLineKind,
-    description="What a system line is about: NOTICE (a new room, an agent retrying by "
-    "itself), MEMORY_MERGED (standing knowledge from the participant's profile was merged into "
-    "this room) or TURN_FAILED (the pane's agent could not answer; retryTurn runs the turn "
+    description="What a system line is about: NOTICE (a new room, a handback), MEMORY_MERGED "
+    "(standing knowledge from the participant's profile was merged into this room), "
+    "TURN_RETRYING (the pane's agent could not answer and tries again by itself: what it had "
+    "streamed will not be stored) or TURN_FAILED (it could not answer; retryTurn runs the turn "
     "again).",
 )
 

@@ -40,8 +40,8 @@ class Message:
     created_at: datetime = strawberry.field(description="When it was stored (UTC).")
     room_id: strawberry.ID = strawberry.field(description="The room it belongs to.")
     system_kind: SystemLineKind | None = strawberry.field(
-        description="For a system line, what it is about (NOTICE, MEMORY_MERGED, TURN_FAILED); "
-        "else null."
+        description="For a system line, what it is about (NOTICE, MEMORY_MERGED, "
+        "TURN_RETRYING, TURN_FAILED); else null."
     )
     _own: strawberry.Private[bool] = False
     """The reader is the pane's own participant (or an operator reading the pane)."""

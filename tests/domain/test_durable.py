@@ -121,9 +121,11 @@ def test_the_merge_line_and_its_kind() -> None:
     assert line.endswith("and 2 more.")
     key = durable.merge_line_key("p1", 4)
     assert durable.system_line_kind(key) is SystemLineKind.MEMORY_MERGED
-    assert durable.system_line_kind("run:x:fail:1") is SystemLineKind.NOTICE  # retrying itself
+    assert durable.system_line_kind("run:x:fail:1") is SystemLineKind.NOTICE  # an older key
     failed = durable.turn_failed_key("r1", "3:18bcfe56800")
     assert durable.system_line_kind(failed) is SystemLineKind.TURN_FAILED
+    again = durable.turn_failed_key("r1", "1:18bcfe56800", again=True)
+    assert durable.system_line_kind(again) is SystemLineKind.TURN_RETRYING
     assert durable.system_line_kind(None) is SystemLineKind.NOTICE
 
 

@@ -93,11 +93,11 @@ async def test_a_turn_that_keeps_failing_is_marked_failed_and_can_be_re_run(
     assert len(lines) == 3
     assert "retry" in lines[-1]
     # Only the line of the turn that failed for good is TURN_FAILED: the one to offer a retry on.
-    assert await system_kinds(host, home) == ["NOTICE", "NOTICE", "TURN_FAILED"]
+    assert await system_kinds(host, home) == ["TURN_RETRYING", "TURN_RETRYING", "TURN_FAILED"]
     # Re-run while the model is still down: the pane is told again, as the first time.
     assert (await host.query(retry, {"r": home}))["retryTurn"] == 1
     await three_attempts()
-    assert await system_kinds(host, home) == ["NOTICE", "NOTICE", "TURN_FAILED"] * 2
+    assert await system_kinds(host, home) == ["TURN_RETRYING", "TURN_RETRYING", "TURN_FAILED"] * 2
     model.failures = 0  # the model is back
     data = await host.query(retry, {"r": home})
     assert data["retryTurn"] == 1

@@ -96,9 +96,9 @@ export function Pane(props: PaneProps) {
       case "MessageAdded":
       case "SystemLine":
         add(event.message);
-        if (event.message.authorKind === "SYSTEM") {
-          // A pane streams one reply at a time: a system line (a failed attempt's notice) ends
-          // whatever was streaming there, which will never be stored under that id.
+        if (event.message.systemKind === "TURN_RETRYING" || event.message.systemKind === "TURN_FAILED") {
+          // A pane streams one reply at a time: a failed attempt's notice ends what was
+          // streaming there, which will never be stored under that id.
           setDrafts({});
         } else {
           setDrafts(({ [event.message.id]: _done, ...rest }) => rest);

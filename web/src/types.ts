@@ -22,8 +22,8 @@ export interface Message {
   alignment: "LEFT" | "RIGHT";
   clientMessageId: string | null;
   createdAt: string;
-  /** For a system line: what it is about (TURN_FAILED: the agent could not answer). */
-  systemKind?: "NOTICE" | "MEMORY_MERGED" | "TURN_FAILED" | null;
+  /** For a system line: what it is about (TURN_RETRYING, TURN_FAILED: the agent could not answer). */
+  systemKind?: "NOTICE" | "MEMORY_MERGED" | "TURN_RETRYING" | "TURN_FAILED" | null;
 }
 
 export interface Offer {
