@@ -191,7 +191,7 @@ class NotifyWorker(OutboxLoop):
                         to=row.email_to,
                         kind=row.kind,
                         subject=row.title,
-                        link=render.absolute(settings.public_url, row.link),
+                        link=render.absolute(settings.public_url, render.loggable(row.link)),
                         reason="no SMTP configured",
                     )
                     continue

@@ -34,6 +34,12 @@ def absolute(public_url: str, path: str) -> str:
     return public_url.rstrip("/") + path
 
 
+def loggable(link: str) -> str:
+    """A link as a log line may show it: an invitation's token admits whoever holds it."""
+    head, marker, _token = link.partition("/invite/")
+    return f"{head}{marker}…" if marker else link
+
+
 def unsubscribe_url(public_url: str, token: str) -> str:
     return absolute(public_url, f"/notifications/unsubscribe?t={quote(token)}")
 

@@ -4,6 +4,7 @@ SMTP at all, coalescing and the Message-ID."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -110,6 +111,28 @@ async def test_without_smtp_each_notification_is_kept_with_one_log_line(
     rows = await stored(engine)
     assert [r.status for r in rows] == ["kept", "kept"]
     assert all(r.sent_at is None for r in rows)  # nothing pretends to be sent
+
+
+async def test_a_kept_invitation_logs_its_link_without_the_token(
+    settings: Settings, engine: AsyncEngine, broker: Broker, clock: ManualClock, people: People
+) -> None:
+    """The link admits whoever holds it: a log line names the invitation, never its token."""
+    invited = host_note(
+        people,
+        3,
+        account_id=None,
+        address="newcomer@example.com",
+        kind=Kind.INVITATION,
+        link="/invite/SECRET-TOKEN",
+    )
+    await write(engine, clock, invited)
+    worker = make_worker(settings, engine, broker, clock, smtp_url=None)
+    with structlog.testing.capture_logs() as logs:
+        await worker.run_once()
+    (kept,) = [entry for entry in logs if entry["event"] == "notification_kept"]
+    assert kept["to"] == "newcomer@example.com"
+    assert kept["link"].endswith("/invite/…")
+    assert "SECRET-TOKEN" not in json.dumps(logs, default=str)
 
 
 async def test_a_5xx_fails_with_the_reason_and_is_never_retried(
