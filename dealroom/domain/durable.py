@@ -54,6 +54,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Final
@@ -77,9 +78,9 @@ MERGE_LINE_ITEMS: Final = 8
 
 
 TURN_FAILED_KEY_PREFIX: Final = "turn-failed:"
-"""The system line of a pane's turn that failed for good: ``turn-failed:<run>:<attempt>``."""
+"""The system line of a pane's turn that failed for good: ``turn-failed:<run>:<queued>``."""
 TURN_RETRYING_KEY_PREFIX: Final = "turn-retrying:"
-"""The line of a failed attempt the runner tries again: ``turn-retrying:<run>:<attempt>``."""
+"""The line of a failed attempt the runner tries again: ``turn-retrying:<run>:<queued>``."""
 
 
 class SystemLineKind(StrEnum):
@@ -106,10 +107,12 @@ def system_line_kind(client_message_id: str | None) -> SystemLineKind:
     return SystemLineKind.NOTICE
 
 
-def turn_failed_key(run_id: object, attempt: str, *, again: bool = False) -> str:
-    """The key of a failed attempt's line; ``again``: the runner tries it again."""
+def turn_failed_key(run_id: object, queued: datetime, *, again: bool = False) -> str:
+    """The key of a failed attempt's line; ``again``: the runner tries it again. An attempt is
+    named by when it was queued (every retry, and retryTurn, queues it anew), in hex
+    milliseconds: at most 14 + 36 + 1 + 11 characters, within a client message id's 64."""
     prefix = TURN_RETRYING_KEY_PREFIX if again else TURN_FAILED_KEY_PREFIX
-    return f"{prefix}{run_id}:{attempt}"
+    return f"{prefix}{run_id}:{int(queued.timestamp() * 1000):x}"
 
 
 def merge_line_key(participant_id: object, version: int) -> str:

@@ -292,9 +292,7 @@ class TurnRunner:
                 uow.discard()
                 return  # another worker owns it now
             now = self.deps.clock.now()
-            # The attempt's queue time tells this failure's line from one after a retryTurn,
-            # which counts attempts from 0 again.
-            attempt = f"{row.attempts}:{int(row.not_before.timestamp() * 1000):x}"  # 64 chars max
+            queued = row.not_before  # the attempt's, before a retry moves it
             retry = row.attempts < settings.turn_attempts and (
                 not isinstance(exc, ModelError) or exc.transient
             )
@@ -315,7 +313,7 @@ class TurnRunner:
                 )
                 # Its own kind: clients drop the attempt's streamed draft, and offer retryTurn
                 # on a turn that failed for good.
-                key = durable.turn_failed_key(run.id, attempt, again=retry)
+                key = durable.turn_failed_key(run.id, queued, again=retry)
                 line = await system_line(db, self.deps.clock, run, text, key=key)
                 if line is not None:
                     uow.publish(line)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -122,10 +124,12 @@ def test_the_merge_line_and_its_kind() -> None:
     key = durable.merge_line_key("p1", 4)
     assert durable.system_line_kind(key) is SystemLineKind.MEMORY_MERGED
     assert durable.system_line_kind("run:x:fail:1") is SystemLineKind.NOTICE  # an older key
-    failed = durable.turn_failed_key("r1", "3:18bcfe56800")
+    run, queued = uuid.uuid4(), datetime(2026, 12, 7, 1, 0, tzinfo=UTC)
+    failed = durable.turn_failed_key(run, queued)
     assert durable.system_line_kind(failed) is SystemLineKind.TURN_FAILED
-    again = durable.turn_failed_key("r1", "1:18bcfe56800", again=True)
+    again = durable.turn_failed_key(run, queued, again=True)
     assert durable.system_line_kind(again) is SystemLineKind.TURN_RETRYING
+    assert len(again) <= 64  # messages.client_message_id
     assert durable.system_line_kind(None) is SystemLineKind.NOTICE
 
 
