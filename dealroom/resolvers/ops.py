@@ -253,13 +253,6 @@ async def override_goal(
     )
 
 
-def pane_key(seat: Seat | None, key: str | None) -> str:
-    """The pane an operator names: by side (its lead's) or by participant key."""
-    if (seat is None) == (key is None):
-        raise bad_input("Give seat or key, not both.", "key")
-    return key if key is not None else Seat(str(seat)).value
-
-
 async def take_over_pane(info: Info, room_id: strawberry.ID, key: str) -> PaneTakeover:
     ctx = info.context
     identity = await ctx.identity()

@@ -9,6 +9,7 @@ import strawberry
 
 from dealroom.domain.seats import Seat
 from dealroom.resolvers import ops
+from dealroom.resolvers.ops_transcripts import pane_key
 from dealroom.schema.context import Info
 from dealroom.schema.ops_room_view import (
     MemoryOp,
@@ -146,7 +147,7 @@ class OpsMutation:
         seat: PaneSeat = None,
         key: PaneKey = None,
     ) -> PaneTakeover:
-        return await ops.take_over_pane(info, room_id, ops.pane_key(seat, key))
+        return await ops.take_over_pane(info, room_id, pane_key(seat, key))
 
     @strawberry.mutation(
         description="Operators only: give a taken-over pane back to its agent, with a system "
@@ -160,7 +161,7 @@ class OpsMutation:
         seat: PaneSeat = None,
         key: PaneKey = None,
     ) -> bool:
-        return await ops.release_pane(info, room_id, ops.pane_key(seat, key))
+        return await ops.release_pane(info, room_id, pane_key(seat, key))
 
     @strawberry.mutation(
         description="Operators only: one targeted change to a room's memory, with a reason, "
@@ -217,6 +218,4 @@ class OpsMutation:
         seat: PaneSeat = None,
         key: PaneKey = None,
     ) -> Message:
-        return await ops.operator_post(
-            info, room_id, ops.pane_key(seat, key), body, client_message_id
-        )
+        return await ops.operator_post(info, room_id, pane_key(seat, key), body, client_message_id)

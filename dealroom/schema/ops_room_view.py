@@ -16,7 +16,7 @@ from strawberry.scalars import JSON
 
 from dealroom.domain.cursors import room_cursor
 from dealroom.domain.offer_stage import OfferRow, OfferStatus, Stage, derive_stage
-from dealroom.domain.seats import Seat
+from dealroom.domain.seats import Seat, side_of
 from dealroom.persistence import models
 from dealroom.schema.pane_types import Message
 from dealroom.services.live.events import MessageView
@@ -40,12 +40,14 @@ class OpsTranscript:
     )
 
 
-def ops_transcript(seat: Seat, page: TranscriptPage) -> OpsTranscript:
-    """A page of one pane's lines as an operator reads them (operators' lines marked)."""
+def ops_transcript(pane: str, page: TranscriptPage) -> OpsTranscript:
+    """A page of one pane's lines (by participant key) as an operator reads them (operators'
+    lines marked)."""
+    side = side_of(pane) or Seat.VISITOR
     return OpsTranscript(
-        seat=seat.value,
+        seat=pane,
         nodes=[
-            Message.from_view(MessageView.from_row(m, seat), seat, operator_shown=True)
+            Message.from_view(MessageView.from_row(m, pane), side, operator_shown=True)
             for m in page.rows
         ],
         has_next_page=page.has_next,

@@ -13,7 +13,6 @@ import strawberry
 from strawberry.scalars import JSON
 
 from dealroom.domain import money
-from dealroom.domain.seats import Seat
 from dealroom.persistence import models
 from dealroom.resolvers import ops_transcripts
 from dealroom.schema.context import Info
@@ -265,16 +264,14 @@ class PaneTakeover:
             int | None, strawberry.argument(description="`before` of the previous page.")
         ] = None,
     ) -> OpsTranscript:
-        return await ops_transcripts.pane_transcript(
-            info, self._room_id, Seat(self.seat), first, before
-        )
+        return await ops_transcripts.pane_transcript(info, self._room_id, self.seat, first, before)
 
     @strawberry.field(
         description="The plan the pane's agent wrote on its last turn (what it meant to do "
         "next), or null."
     )
     async def last_plan(self, info: Info) -> str | None:
-        return await ops_transcripts.last_plan(info, self._room_id, Seat(self.seat))
+        return await ops_transcripts.last_plan(info, self._room_id, self.seat)
 
     @classmethod
     def from_row(cls, seat: str, row: models.PaneTakeover) -> PaneTakeover:

@@ -463,3 +463,17 @@ async def test_an_operator_reads_every_pane_of_a_room_of_teammates(server: Serve
     pane = seen["room"]["pane"]
     assert pane["key"] == "visitor_2"
     assert pane["messages"]["edges"][-1]["node"]["body"] == "An operator here: noted."
+    # The takeover reads as the teammate's pane: its transcript and its agent's plan.
+    held = await operator.query(
+        """query($id: ID!) { opsRoom(roomId: $id) {
+             takeovers { seat lastPlan transcript(first: 5) { seat nodes { body authorKind } } }
+           } }""",
+        {"id": room_id},
+    )
+    (takeover,) = held["opsRoom"]["takeovers"]
+    assert takeover["seat"] == "visitor_2"
+    assert takeover["transcript"]["seat"] == "visitor_2"
+    assert takeover["transcript"]["nodes"][0] == {
+        "body": "An operator here: noted.",
+        "authorKind": "OPERATOR",
+    }

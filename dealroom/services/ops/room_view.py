@@ -133,10 +133,10 @@ async def links(
     return [(row, seats.get(row.participant_id, "?")) for row in found]
 
 
-async def last_plan(db: Db, identity: Identity, room_id: uuid.UUID, seat: Seat) -> str | None:
-    """The plan the persona of ``seat``'s pane wrote on its last turn, or None."""
+async def last_plan(db: Db, identity: Identity, room_id: uuid.UUID, pane: str) -> str | None:
+    """The plan the persona of the pane (by participant key) wrote on its last turn, or None."""
     require_operator(identity)
     room = await RoomRepository(db).by_id(room_id)
     if room is None:
         raise not_found("Room")
-    return memory_records.own_plan(room.memory or {}, seat.value) or None
+    return memory_records.own_plan(room.memory or {}, pane) or None
