@@ -29,7 +29,7 @@ from dealroom.agents.render import Line
 from dealroom.domain import durable, provenance, service_parts
 from dealroom.domain import memory as memdoc
 from dealroom.domain.offer_stage import OfferStatus
-from dealroom.domain.seats import GUEST_NAME, AuthorKind, RoomKind, RoomMode, Seat
+from dealroom.domain.seats import GUEST_NAME, AuthorKind, RoomKind, RoomMode, Seat, on_host_side
 from dealroom.persistence.db import Db
 from dealroom.persistence.durable import DurableRepository
 from dealroom.persistence.models import Account, AgentRun, Flag, Participant, Room
@@ -119,8 +119,15 @@ def curator_runs(
             watch_generation=watch_generation,
         )
         for p in participants
-        if p.account_id is not None
+        if p.account_id is not None and _curated(p.key)
     ]
+
+
+def _curated(key: str) -> bool:
+    """Whose account Arvist promotes from a room: the host, and anyone on the visitor side.
+    A host's teammate talks to the host's agent with the host's view; its own account memory
+    must not learn the host's private rules from that pane."""
+    return key == Seat.HOST.value or not on_host_side(key)
 
 
 async def enqueue_arvist_for_room(db: Db, room: Room, now: datetime) -> list[AgentRun]:
@@ -209,6 +216,8 @@ class ArvistTurn:
             participant = await db.get(Participant, run.participant_id)
             if room is None or participant is None or participant.account_id is None:
                 return None
+            if not _curated(participant.key):
+                return None  # a run queued before the rule, or by hand
             if not durable.arvist_runs(RoomMode(room.mode)):
                 return None  # D5, whoever queued it
             account = await db.get(Account, participant.account_id)
