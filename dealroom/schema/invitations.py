@@ -40,7 +40,9 @@ class InvitationsMutation:
         "the room with a pane of its own; already on that side, the room is returned "
         "unchanged. UNAUTHENTICATED (LOGIN_REQUIRED) when not signed in; NOT_FOUND "
         "(INVITATION_INVALID) for an unknown token; CONFLICT with reason INVITATION_USED, "
-        "INVITATION_EXPIRED, ALREADY_ON_OTHER_SIDE or ROOM_FULL. A refusal changes nothing."
+        "INVITATION_EXPIRED, ALREADY_ON_OTHER_SIDE or ROOM_FULL; FORBIDDEN "
+        "(INVITATION_FOR_ANOTHER_ADDRESS) when a link to the host's side, which reads every "
+        "pane, is opened by an account signed in with another address. A refusal changes nothing."
     )
     async def accept_invitation(
         self,

@@ -192,6 +192,41 @@ async def test_the_host_invites_to_the_host_side(
     await db.rollback()
 
 
+async def test_a_host_side_link_admits_only_its_address_and_no_one_seated_as_a_guest(
+    db: Db, broker: Broker, clock: ManualClock
+) -> None:
+    """The host's side reads every pane, so its link is not a bearer link: another account
+    holding it is refused, and so is the invited address while a guest key it holds still sits
+    in the visitor seat."""
+    d = await deal(db, clock)
+    forwarded = await invite(db, broker, clock, d.host, d.room, "manager@example.com")
+    stranger, _ = await account(db, clock, "stranger")
+    error = await refused(
+        db, invitations.accept_invitation(db, broker, clock, stranger, forwarded.token)
+    )
+    assert (error.code, error.details["reason"]) == (
+        ErrorCode.FORBIDDEN,
+        "INVITATION_FOR_ANOTHER_ADDRESS",
+    )
+    assert (await stored_invitation(db, forwarded.invitation.id)).used_at is None
+
+    guest = Identity(signed_in=None, account=None, guest_key=new_guest_key())
+    seated = await rooms.open_visitor_room(
+        db, clock, guest, handle="talent", new_conversation=True, greet=False
+    )
+    await db.commit()
+    db.session.expunge(seated.room)  # a refusal's rollback must not expire it
+    to_host = await invite(db, broker, clock, d.host, seated.room, "manager@example.com")
+    manager, _ = await account(db, clock, "manager")
+    both = Identity(signed_in=manager.account, account=manager.account, guest_key=guest.guest_key)
+    error = await refused(db, invitations.accept_invitation(db, broker, clock, both, to_host.token))
+    assert (error.code, error.details["reason"]) == (ErrorCode.CONFLICT, "ALREADY_ON_OTHER_SIDE")
+    assert set(await panes(db, seated.room)) == {"host", "visitor"}
+
+    await accept(db, broker, clock, manager, forwarded.token)  # the address it was sent to
+    assert set(await panes(db, d.room)) == {"host", "host_2", "visitor"}
+
+
 async def test_a_used_expired_or_forged_link_is_refused_and_changes_nothing(
     db: Db, broker: Broker, clock: ManualClock
 ) -> None:

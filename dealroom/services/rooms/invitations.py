@@ -232,7 +232,9 @@ async def accept_invitation(
     if inviter is None or inviter.removed_at is not None:
         raise _invalid()  # the inviter's invitations leave the room with it
     side = Seat(invitation.side)
-    held = {side_of(p.key) for p in participants if p.account_id == account.id}
+    # The sides the reader sits on, by its account or by a guest key it still holds (R1, R4).
+    seated = access.holders(p for p in participants if p.removed_at is None)
+    held = access.seats_of(identity.viewer, seated)
     if side in held:
         return room  # already there (a second click on the link it used too): nothing to do
     if invitation.used_at is not None:
@@ -246,6 +248,15 @@ async def accept_invitation(
             "You are already in this room on the other side.",
             "ALREADY_ON_OTHER_SIDE",
         )
+    if side == Seat.HOST:
+        # The host's side reads every pane: its link admits only the address it was sent to.
+        own = await AccountRepository(db).credential_for(account.id)
+        if own is None or own.email.strip().lower() != invitation.email:
+            raise _refused(
+                ErrorCode.FORBIDDEN,
+                "This invitation was sent to another email address: sign in with that one.",
+                "INVITATION_FOR_ANOTHER_ADDRESS",
+            )
     if sum(1 for p in participants if p.removed_at is None) >= max_participants:
         raise _room_full(max_participants)
     # Removed participants keep their keys: a key names one pane for the room's life.
