@@ -25,6 +25,7 @@ from typing import Any, Final
 from dealroom.domain import instructions
 from dealroom.domain.amounts_in_text import digit_amounts, stated_amounts
 from dealroom.domain.limits import RATES
+from dealroom.domain.seats import on_host_side
 
 PUBLIC: Final = "public"
 SOURCE: Final = "source"
@@ -112,7 +113,10 @@ def visitor_side_amounts(memory: Mapping[str, Any]) -> set[Decimal]:
     figures: set[Decimal] = set()
     for key, part in memory.items():
         if key in VISITOR_SIDE or (
-            isinstance(key, str) and _BRANCH_KEY.fullmatch(key) and key not in NOT_A_VISITOR_BRANCH
+            isinstance(key, str)
+            and _BRANCH_KEY.fullmatch(key)
+            and key not in NOT_A_VISITOR_BRANCH
+            and not on_host_side(key)  # a host's teammate's branch (host_2) is the host's side
         ):
             for text in all_strings(part):
                 figures |= digit_amounts(text)

@@ -118,7 +118,12 @@ class GuardRepairs:
         """G2: targeted changes under the participants' branches and ``deal`` (never the
         reserved parts), each stating only what a visitor-facing pane's lines (``visible``)
         already show (memory M17), and stale plans cleared."""
-        allowed = (*(p.key for p in participants), memdoc.DEAL)
+        # A host's teammate's branch is no participant's own to repair: it sits on the host's
+        # side, where a figure would read as the buyer's (firewall F10).
+        branches = (
+            p.key for p in participants if p.key == Seat.HOST.value or not on_host_side(p.key)
+        )
+        allowed = (*branches, memdoc.DEAL)
         applied = memdoc.apply_changes(
             document,
             [memdoc.Change(memdoc.Op(c.op), c.path, c.value) for c in output.memory],

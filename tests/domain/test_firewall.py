@@ -401,6 +401,12 @@ def test_f10_only_the_visitor_side_of_memory_spares_a_figure() -> None:
     assert sorted(m.private.kind for m in firewall.check(host_side, "$6,150")) == ["near_limit"]
     visitor_side = LEAKY | {"rulings": {"visitor": [{"amount": "6150", "currency": "USD"}]}}
     assert firewall.check(visitor_side, "$6,150") == []
+    # A host's teammate's branch (host_2) sits on the host's side too; a brand's colleague's
+    # branch (visitor_2) is the visitor's.
+    manager = LEAKY | {"host_2": {"notes": "Dev would take 6,150"}}
+    assert sorted(m.private.kind for m in firewall.check(manager, "$6,150")) == ["near_limit"]
+    colleague = LEAKY | {"visitor_2": {"budget": "6150 USD"}}
+    assert firewall.check(colleague, "$6,150") == []
 
 
 def test_f10_the_visitor_side_is_memorys_non_reserved_parts() -> None:
