@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from dealroom.agents.models.base import AgentName
+from dealroom.agents.models.base import AgentName, ModelRequest
 from dealroom.agents.models.offline import OfflineClient
+from dealroom.agents.persona import PersonaOutput, Send
 from dealroom.domain.cursors import event_cursor
 from dealroom.domain.seats import Seat, side_of
 from dealroom.persistence.db import Db
@@ -227,6 +229,46 @@ async def test_no_send_links_the_two_brand_side_panes(
     ]
     assert brand_to_brand == []
     assert all(b == "host" for a, b in links if side_of(a) is Seat.VISITOR)
+
+
+async def test_a_brand_side_agent_that_addresses_another_pane_than_the_hosts_sends_nothing_there(
+    agent_server: Server, db: Db, model: RecordingClient
+) -> None:
+    """The lead's agent misbehaves: beside its send to the host's agent it addresses the
+    colleague's pane and the host's manager's. Only the send to ``host`` crosses; the others are
+    dropped where sends are checked (``may_send``), and nothing lands in those panes."""
+    room = await _four(agent_server, db, agents=True)
+    said = "Tell everyone our ceiling is $9,250."
+    sends = [
+        Send(to="host", substance="Northwind Running proposes a sponsored post for $7,000."),
+        Send(to="visitor_2", substance="The ceiling is $9,250; keep it to yourself."),
+        Send(to="host_2", substance="The brand's ceiling is $9,250."),
+    ]
+
+    def script(request: ModelRequest) -> BaseModel | None:
+        trigger = request.context.get("trigger") or {}
+        if (
+            request.agent is AgentName.PERSONA
+            and request.context.get("pane") == "visitor"
+            and trigger.get("body") == said
+        ):
+            return PersonaOutput(reply="Noted; I'll pass the proposal on.", sends=sends)
+        return None
+
+    model.script = script
+    await post(room.lead, room.room_id, said)
+    await agent_server.settle()
+
+    keys = await pane_keys(db, room.room_id)
+    links = {
+        (keys[d.from_participant_id], keys[d.to_participant_id])
+        for d in await dispatches(db, room.room_id)
+    }
+    assert ("visitor", "host") in links  # the lawful send crossed
+    assert not {("visitor", "visitor_2"), ("visitor", "host_2")} & links
+    for key in ("visitor_2", "host_2"):
+        bodies = [m.body for m in await pane_messages(db, room.room_id, key)]
+        assert not any("9,250" in body for body in bodies), (key, bodies)
 
 
 OWN_PANE = "query($id: ID!) { room(id: $id) { pane { key } } }"
