@@ -236,8 +236,9 @@ async def test_an_invitation_to_an_address_with_no_account_reaches_that_inbox_an
     mail_server: Server, box: Mailbox, db: Db
 ) -> None:
     """The brand invites a colleague who has no account: the colleague's inbox gets the link
-    (no account, so no list to leave), the email states nothing private of the host, and the
-    link joins the brand's side once the colleague signs up with that address."""
+    (no account, so no list to leave), and the link joins the brand's side once the colleague
+    signs up with that address. (That such an email passes the exit screen is
+    tests/services/test_invitations.py's: here its text holds nothing the screen would catch.)"""
     deal = await open_deal(mail_server)
     invited = await deal.visitor.query(
         INVITE, {"roomId": deal.room_id, "email": "Legal@Example.com"}
@@ -250,10 +251,6 @@ async def test_an_invitation_to_an_address_with_no_account_reaches_that_inbox_an
     assert email.text.splitlines()[0] == "Hello,"
     assert email.message["List-Unsubscribe"] is None
     assert "Stop these emails" not in email.text + email.html
-    memory = await room_memory(db, deal.room_id)
-    assert firewall.check(memory, "never below $6,000"), "the canary is planted"
-    for text in email.readable():
-        assert firewall.check(memory, text) == [], text
     await settle(mail_server)
     assert len(box.received) == 1  # exactly one, and nothing kept for a missing account
 
