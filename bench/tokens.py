@@ -72,7 +72,7 @@ from dealroom.agents.models.base import (
 from dealroom.agents.models.gemini import GeminiClient
 from dealroom.agents.models.offline import OfflineClient
 from dealroom.agents.models.pricing import price
-from dealroom.agents.render import dispatch_record, document, memory_view
+from dealroom.agents.render import Line, dispatch_record, document, memory_view, transcript
 from dealroom.app import create_app
 from dealroom.config import Settings
 from dealroom.domain.double_texts import DoubleText
@@ -213,7 +213,11 @@ class RecordingClient:
                 dispatch_record(context.get("deliveries", context.get("dispatches")) or [])
             ),
             "session": estimate_tokens(
-                "\n".join(f"{line['author']}: {line['body']}" for line in session)
+                transcript(
+                    [Line(**line) for line in session],
+                    participant=str((context.get("speaking_with") or {}).get("name", "")),
+                    agent="you" if request.agent is AgentName.PERSONA else "agent",
+                )
             ),
             "plan": estimate_tokens(str(context.get("plan") or "")),
         }
@@ -544,8 +548,9 @@ def prefix_reuse(
 ) -> dict[str, tuple[float, int, float]]:
     """Per agent (or per ``by``): the mean share of each request's tokens that equals the
     previous request's prefix (same agent, same pane), over every request but the first of
-    each pane; how many requests that is; and the same share weighted by tokens (what the bill
-    sees: long requests late in a sitting count for more)."""
+    each pane; how many requests that is; and the same share weighted by tokens (long requests
+    late in a sitting count for more; the bill's cached tokens are this prefix only where the
+    request reaches the caching minimum)."""
     shares: dict[str, list[tuple[int, int]]] = {}
     seen: set[tuple[str, str, str]] = set()
     for call in calls:
@@ -593,10 +598,11 @@ def report_scenario(result: ScenarioResult, scenario: Scenario) -> list[str]:
         )
     )
     panes = prefix_reuse(
-        [c for c in result.calls if c.agent == "persona"], by=lambda call: call.pane
+        [c for c in result.calls if c.agent == "persona"],
+        by=lambda call: f"{call.room_kind} {call.pane}",
     )
     lines.append(
-        "persona prefix reuse by pane: "
+        "persona prefix reuse by room kind and pane: "
         + ", ".join(
             f"{pane} {share:.3f}/{weighted:.3f} (n={n})"
             for pane, (share, n, weighted) in panes.items()
