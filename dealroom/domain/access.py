@@ -105,16 +105,6 @@ def readable_keys(held: frozenset[str], holders: Sequence[SeatHolder]) -> frozen
     return held | shared
 
 
-_EVERY_SEAT = frozenset(Seat)
-
-
-def readable_panes(seats: frozenset[Seat]) -> frozenset[Seat]:
-    """R2 and R3 by side: the host side reads both sides, a visitor its own."""
-    if Seat.HOST in seats:
-        return _EVERY_SEAT
-    return seats
-
-
 def reaches(readable: frozenset[str], held: frozenset[str], pane: str | None) -> bool:
     """Whether a viewer still reaches a held stream: a pane's stream needs that pane readable
     (R2, R3, R8); a room-wide stream (``pane`` None: an offer's stage) needs any seat (R1, R4)."""

@@ -12,7 +12,6 @@ from dealroom.domain.access import (
     keys_of,
     reaches,
     readable_keys,
-    readable_panes,
     reader_seat,
     seats_of,
     writable_panes,
@@ -185,36 +184,13 @@ def test_seats_of_empty_room_is_empty() -> None:
     assert seats_of(account(HOST_ID), []) == NO_SEATS
 
 
-# --- readable_panes: R2 and R3 ---
-
-
-def test_host_reads_both_panes() -> None:
-    # R2: the host reads both panes of its rooms.
-    assert readable_panes(HOST_ONLY) == BOTH
-
-
-def test_visitor_reads_only_its_own_pane() -> None:
-    # R3: a visitor reads only its own pane.
-    assert readable_panes(VISITOR_ONLY) == VISITOR_ONLY
-
-
-def test_visitor_cannot_read_the_host_pane() -> None:
-    # R3: the host pane is never readable from the visitor seat.
-    assert HOST not in readable_panes(VISITOR_ONLY)
-
-
-def test_viewer_with_no_seat_reads_no_pane() -> None:
-    assert readable_panes(NO_SEATS) == NO_SEATS
-
-
-def test_host_holding_both_seats_reads_both_panes() -> None:
-    # R2: the demo host holds both seats and reads both panes.
-    assert readable_panes(BOTH) == BOTH
+# --- readable panes: R2 and R3 by key (tests/domain/test_access_participants.py has the rest) ---
 
 
 def test_stranger_reads_nothing_in_another_guest_room() -> None:
     # R4 + R3: a different guest key holds no seat, so it reads no pane.
-    assert readable_panes(seats_of(guest(OTHER_GUEST_KEY), GUEST_ROOM)) == NO_SEATS
+    held = keys_of(guest(OTHER_GUEST_KEY), GUEST_ROOM)
+    assert readable_keys(held, GUEST_ROOM) == frozenset()
 
 
 # --- reader_seat: R5 ---
@@ -276,10 +252,14 @@ def test_holder_of_both_seats_writes_into_both_of_its_panes() -> None:
     assert writable_panes(BOTH) == BOTH
 
 
-@pytest.mark.parametrize("seats", ALL_SEAT_SETS, ids=["none", "host", "visitor", "both"])
-def test_every_writable_pane_is_readable(seats: frozenset[Seat]) -> None:
+@pytest.mark.parametrize("room", [ACCOUNT_ROOM, GUEST_ROOM, DEMO_ROOM, UNBOUND_VISITOR_ROOM])
+@pytest.mark.parametrize(
+    "viewer", [account(HOST_ID), account(VISITOR_ID), guest(GUEST_KEY), guest(OTHER_GUEST_KEY)]
+)
+def test_every_writable_pane_is_readable(room: list[SeatHolder], viewer: Viewer) -> None:
     # R6 within R2/R3: nobody writes into a pane it cannot read.
-    assert writable_panes(seats) <= readable_panes(seats)
+    held = keys_of(viewer, room)
+    assert held <= readable_keys(held, room)
 
 
 @pytest.mark.parametrize("seats", ALL_SEAT_SETS, ids=["none", "host", "visitor", "both"])
