@@ -183,11 +183,8 @@ class AccUpdate:
             last = participant.last_merged_memory_version
             # S1: a deal room merges the shared part and its own service's part, nothing else
             kind = RoomKind(room.kind)
-            service = await ServiceRepository(db).key_of(room.service_id)
-            services = (
-                await ServiceRepository(db).keys_of(participant.account_id)
-                if service is not None
-                else ()
+            service, services = await ServiceRepository(db).scope(
+                participant.account_id, room.service_id
             )
             document = service_parts.room_view(memory.document or {}, kind, service, services)
             paths = (

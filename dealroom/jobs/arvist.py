@@ -227,9 +227,10 @@ class ArvistTurn:
             kind = RoomKind(room.kind)
             host = participant.key == Seat.HOST.value
             # The room's service is the host's: another participant's document has no part for it.
-            service = await ServiceRepository(db).key_of(room.service_id) if host else None
-            services = (
-                await ServiceRepository(db).keys_of(account.id) if service is not None else ()
+            service, services = (
+                await ServiceRepository(db).scope(account.id, room.service_id)
+                if host
+                else (None, frozenset[str]())
             )
             branch = (room.memory or {}).get(participant.key)
             lines = await TranscriptRepository(db).recent(participant.id, PANE_LINES)

@@ -33,6 +33,17 @@ class ServiceRepository:
         """The keys (S4) of every service the account offers (S5 reads them)."""
         return frozenset(service_key(s.name) for s in await self.of_account(account_id))
 
+    async def scope(
+        self, host_id: uuid.UUID, service_id: uuid.UUID | None
+    ) -> tuple[str | None, frozenset[str]]:
+        """A room's service key (None: about no service) and, for a room about one, the keys of
+        every service its host offers (S1, S5): one read of the host's list."""
+        if service_id is None:
+            return None, frozenset()
+        offered = await self.of_account(host_id)
+        key = next((service_key(s.name) for s in offered if s.id == service_id), None)
+        return key, frozenset(service_key(s.name) for s in offered) if key else frozenset()
+
     async def by_key(self, account_id: uuid.UUID, key: str) -> Service | None:
         """The account's service whose key (S4) is ``key``."""
         for service in await self.of_account(account_id):
